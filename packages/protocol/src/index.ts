@@ -1,0 +1,1 @@
+export * from './jsonrpc/index.ts';

@@ -1,0 +1,114 @@
+/**
+ * JSON-RPC 2.0 framing as the WuKongIM gateway uses it: one JSON object per
+ * WebSocket text message; `jsonrpc` optional but, when present, "2.0";
+ * responses correlated by `id` only.
+ */
+
+/** Standard JSON-RPC error codes used by the gateway. */
+export const JsonRpcErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+} as const;
+
+export type JsonRpcId = string | number;
+
+export type JsonRpcFrame =
+  | { kind: 'request'; id: JsonRpcId; method: string; params: unknown }
+  | { kind: 'notification'; method: string; params: unknown }
+  | { kind: 'response'; id: JsonRpcId | null; result?: unknown; error?: JsonRpcErrorObject };
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A frame that could not be decoded; `id` is set when the request's id was readable. */
+export class JsonRpcDecodeError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly id: JsonRpcId | null = null,
+  ) {
+    super(message);
+    this.name = 'JsonRpcDecodeError';
+  }
+}
+
+/** Longest request id accepted, in characters. */
+export const MAX_ID_LENGTH = 128;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function readId(raw: unknown): JsonRpcId | null | undefined {
+  if (raw === undefined || raw === null) return raw as null | undefined;
+  if (typeof raw === 'string' && raw.length >= 1 && raw.length <= MAX_ID_LENGTH) return raw;
+  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return raw;
+  throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'id must be a non-empty string');
+}
+
+/** Decodes one text frame; throws `JsonRpcDecodeError` for anything malformed. */
+export function decodeJsonRpc(text: string): JsonRpcFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new JsonRpcDecodeError(JsonRpcErrorCode.ParseError, 'parse error: invalid JSON');
+  }
+  if (!isRecord(value)) {
+    throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'a frame must be one JSON object');
+  }
+  const id = readId(value.id);
+  const echoId = id ?? null;
+  if (value.jsonrpc !== undefined && value.jsonrpc !== '2.0') {
+    throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'jsonrpc must be "2.0"', echoId);
+  }
+  const method = value.method;
+  if (method !== undefined) {
+    if (typeof method !== 'string' || method === '' || method.length > 64) {
+      throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'method must be a string', echoId);
+    }
+    if (id === undefined || id === null) return { kind: 'notification', method, params: value.params };
+    return { kind: 'request', id, method, params: value.params };
+  }
+  if (id === undefined) {
+    throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'a frame needs a method or an id');
+  }
+  const hasResult = 'result' in value;
+  const hasError = value.error !== undefined;
+  if (hasResult === hasError) {
+    throw new JsonRpcDecodeError(
+      JsonRpcErrorCode.InvalidRequest,
+      'a response carries exactly one of result and error',
+      echoId,
+    );
+  }
+  if (hasError) {
+    const error = value.error;
+    if (!isRecord(error) || typeof error.code !== 'number' || typeof error.message !== 'string') {
+      throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'error must be {code, message}', echoId);
+    }
+    return { kind: 'response', id, error: { code: error.code, message: error.message, data: error.data } };
+  }
+  return { kind: 'response', id, result: value.result };
+}
+
+/** A success response. `result` must already be JSON-safe (no bigint). */
+export function encodeResult(id: JsonRpcId, result: unknown): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result === undefined ? 'null' : JSON.stringify(result)}}`;
+}
+
+/** An error response; `id` is null when the request's id could not be read. */
+export function encodeError(id: JsonRpcId | null, error: JsonRpcErrorObject): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error });
+}
+
+/** A server-to-client notification. */
+export function encodeNotification(method: string, params: unknown): string {
+  return `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
+}

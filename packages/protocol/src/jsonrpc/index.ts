@@ -1,0 +1,3 @@
+export * from './frame.ts';
+export * from './params.ts';
+export * from './recv.ts';

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { decodeJsonRpc, encodeError, encodeResult, JsonRpcDecodeError, JsonRpcErrorCode } from './frame.ts';
+import { readConnectParams, readPayload, readRecvackParams, readSendParams, InvalidParamsError } from './params.ts';
+import { encodeRecv, recvPayloadJson } from './recv.ts';
+
+function decodeError(text: string): JsonRpcDecodeError {
+  try {
+    decodeJsonRpc(text);
+  } catch (err) {
+    if (err instanceof JsonRpcDecodeError) return err;
+    throw err;
+  }
+  throw new Error('expected a decode error');
+}
+
+describe('decodeJsonRpc', () => {
+  it('tells requests, notifications and responses apart', () => {
+    expect(decodeJsonRpc('{"jsonrpc":"2.0","method":"ping","id":"p1"}')).toEqual({
+      kind: 'request',
+      id: 'p1',
+      method: 'ping',
+      params: undefined,
+    });
+    expect(decodeJsonRpc('{"method":"recvack","params":{"messageId":"1"}}')).toMatchObject({ kind: 'notification' });
+    expect(decodeJsonRpc('{"id":"x","result":null}')).toEqual({ kind: 'response', id: 'x', result: null });
+  });
+
+  it('rejects malformed frames with the JSON-RPC codes and keeps a readable id', () => {
+    expect(decodeError('{nope').code).toBe(JsonRpcErrorCode.ParseError);
+    expect(decodeError('[1,2]').code).toBe(JsonRpcErrorCode.InvalidRequest);
+    const wrongVersion = decodeError('{"jsonrpc":"1.0","method":"ping","id":"a"}');
+    expect(wrongVersion.code).toBe(JsonRpcErrorCode.InvalidRequest);
+    expect(wrongVersion.id).toBe('a');
+    expect(decodeError('{"id":""}').code).toBe(JsonRpcErrorCode.InvalidRequest);
+    expect(decodeError('{"id":"a","result":1,"error":{"code":1,"message":"x"}}').code).toBe(
+      JsonRpcErrorCode.InvalidRequest,
+    );
+  });
+
+  it('encodes responses with jsonrpc 2.0 and a null result for ping', () => {
+    expect(JSON.parse(encodeResult('p1', null))).toEqual({ jsonrpc: '2.0', id: 'p1', result: null });
+    expect(JSON.parse(encodeError(null, { code: -32700, message: 'bad' }))).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: 'bad' },
+    });
+  });
+});
+
+describe('params', () => {
+  it('accepts both spellings of connect params', () => {
+    const camel = readConnectParams({ uid: 'u', token: 't', deviceFlag: 1, deviceId: 'd', clientTimestamp: 5 });
+    const snake = readConnectParams({ uid: 'u', token: 't', device_flag: 1, device_id: 'd', client_timestamp: 5 });
+    expect(snake).toEqual(camel);
+    expect(camel.deviceFlag).toBe(1);
+    expect(readConnectParams({ uid: 'u', token: 't', deviceId: null }).deviceId).toBe('');
+  });
+
+  it('reads send params in both spellings, with header and setting bits', () => {
+    const p = readSendParams({
+      client_msg_no: 'c1',
+      channel_id: 'g1',
+      channel_type: 2,
+      header: { red_dot: true, syncOnce: true },
+      setting: { receipt: true, topic: true },
+      payload: { type: 1, content: 'hi' },
+    });
+    expect(p.clientMsgNo).toBe('c1');
+    expect(p.channelType).toBe(2);
+    expect(p.header).toMatchObject({ redDot: true, syncOnce: true, noPersist: false });
+    expect(p.setting).toBe(0x88);
+    expect(Buffer.from(p.payload).toString()).toBe('{"type":1,"content":"hi"}');
+  });
+
+  it('takes a payload string as JSON text when it parses, else as Base64', () => {
+    expect(Buffer.from(readPayload('{"a":1}')).toString()).toBe('{"a":1}');
+    expect(Buffer.from(readPayload(Buffer.from('hello').toString('base64'))).toString()).toBe('hello');
+    expect(Buffer.from(readPayload('1234')).toString()).toBe('1234');
+    expect(readPayload(null).length).toBe(0);
+    expect(() => readPayload('not base64!')).toThrow(InvalidParamsError);
+    expect(() => readPayload(12)).toThrow(InvalidParamsError);
+  });
+
+  it('rejects wrong types with a message naming the field', () => {
+    expect(() => readSendParams({ channelType: 'x' })).toThrow(/channelType/);
+    expect(() => readSendParams({ header: { redDot: 1 } })).toThrow(/redDot/);
+    expect(() => readConnectParams('x')).toThrow(/connect/);
+    expect(() => readRecvackParams({ messageSeq: -1 })).toThrow(/messageSeq/);
+  });
+});
+
+describe('recv', () => {
+  it('sends JSON-object payloads as objects and anything else as Base64', () => {
+    expect(recvPayloadJson(Buffer.from(' {"type":1}'))).toBe(' {"type":1}');
+    expect(recvPayloadJson(Buffer.from('[1]'))).toBe(`"${Buffer.from('[1]').toString('base64')}"`);
+    expect(recvPayloadJson(Buffer.from([0xff, 0x00]))).toBe('"/wA="');
+    expect(recvPayloadJson(Buffer.from('{broken'))).toBe(`"${Buffer.from('{broken').toString('base64')}"`);
+  });
+
+  it('encodes a valid notification with camelCase fields and an exact message id', () => {
+    const text = encodeRecv(
+      {
+        redDot: true,
+        syncOnce: false,
+        noPersist: false,
+        setting: 0x08,
+        expire: 60,
+        messageId: '1957234823423213568',
+        messageSeq: 42,
+        clientMsgNo: 'c"1',
+        timestamp: 1785398400,
+        channelId: 'alice',
+        channelType: 1,
+        topic: 't',
+        fromUid: 'alice',
+      },
+      '{"type":1}',
+    );
+    expect(text).toContain('"messageId":"1957234823423213568"');
+    expect(JSON.parse(text)).toEqual({
+      jsonrpc: '2.0',
+      method: 'recv',
+      params: {
+        header: { redDot: true },
+        setting: { topic: true },
+        expire: 60,
+        messageId: '1957234823423213568',
+        messageSeq: 42,
+        clientMsgNo: 'c"1',
+        timestamp: 1785398400,
+        channelId: 'alice',
+        channelType: 1,
+        topic: 't',
+        fromUid: 'alice',
+        payload: { type: 1 },
+      },
+    });
+  });
+});
