@@ -1,0 +1,152 @@
+/**
+ * Big-endian primitive readers and writers over a Buffer window (realtime.md §2.1).
+ * The writer writes into a buffer sized exactly in advance (no growth, no copy);
+ * the reader reads in place and returns views for `rest` fields.
+ */
+import { MAX_STRING_BYTES } from './constants.ts';
+import { WkprotoDecodeError, WkprotoEncodeError } from './errors.ts';
+
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+const U64_MAX = (1n << 64n) - 1n;
+
+/** Wire size of a string field: 2-byte length + UTF-8 bytes. Throws when too long. */
+export function stringFieldSize(value: string, field: string): number {
+  const n = Buffer.byteLength(value, 'utf8');
+  if (n > MAX_STRING_BYTES) throw new WkprotoEncodeError(`${field}: ${n} UTF-8 bytes exceeds ${MAX_STRING_BYTES}`);
+  return 2 + n;
+}
+
+function checkInt(value: number, max: number, field: string): void {
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw new WkprotoEncodeError(`${field}: ${value} is not an integer in [0, ${max}]`);
+  }
+}
+
+/** Sequential writer into a pre-sized buffer. */
+export class ByteWriter {
+  pos: number;
+  constructor(
+    readonly buf: Buffer,
+    start = 0,
+  ) {
+    this.pos = start;
+  }
+
+  u8(value: number, field: string): void {
+    checkInt(value, 0xff, field);
+    this.buf[this.pos++] = value;
+  }
+
+  u32(value: number, field: string): void {
+    checkInt(value, 0xffff_ffff, field);
+    this.buf.writeUInt32BE(value, this.pos);
+    this.pos += 4;
+  }
+
+  i32(value: number, field: string): void {
+    if (!Number.isInteger(value) || value < -0x8000_0000 || value > 0x7fff_ffff) {
+      throw new WkprotoEncodeError(`${field}: ${value} is not an int32`);
+    }
+    this.buf.writeInt32BE(value, this.pos);
+    this.pos += 4;
+  }
+
+  i64(value: bigint, field: string): void {
+    if (value < I64_MIN || value > I64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not an int64`);
+    this.buf.writeBigInt64BE(value, this.pos);
+    this.pos += 8;
+  }
+
+  u64(value: bigint, field: string): void {
+    if (value < 0n || value > U64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not a uint64`);
+    this.buf.writeBigUInt64BE(value, this.pos);
+    this.pos += 8;
+  }
+
+  /** Writes a string whose size was already validated by {@link stringFieldSize}. */
+  str(value: string): void {
+    const n = this.buf.write(value, this.pos + 2, 'utf8');
+    this.buf.writeUInt16BE(n, this.pos);
+    this.pos += 2 + n;
+  }
+
+  bytes(value: Uint8Array): void {
+    this.buf.set(value, this.pos);
+    this.pos += value.length;
+  }
+}
+
+/** Sequential bounds-checked reader over `buf[pos, end)`. */
+export class ByteReader {
+  constructor(
+    readonly buf: Buffer,
+    public pos: number,
+    readonly end: number,
+  ) {}
+
+  get remaining(): number {
+    return this.end - this.pos;
+  }
+
+  private need(n: number, what: string): void {
+    if (this.end - this.pos < n) {
+      throw new WkprotoDecodeError('TRUNCATED', `${what} needs ${n} bytes, ${this.end - this.pos} left in the body`);
+    }
+  }
+
+  u8(what: string): number {
+    this.need(1, what);
+    return this.buf[this.pos++] as number;
+  }
+
+  u32(what: string): number {
+    this.need(4, what);
+    const v = this.buf.readUInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  i32(what: string): number {
+    this.need(4, what);
+    const v = this.buf.readInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  i64(what: string): bigint {
+    this.need(8, what);
+    const v = this.buf.readBigInt64BE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  u64(what: string): bigint {
+    this.need(8, what);
+    const v = this.buf.readBigUInt64BE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  /** Length is read as a signed int16 (negative ⇒ error), then bounded by the body. */
+  str(what: string): string {
+    this.need(2, `${what} length`);
+    const len = this.buf.readInt16BE(this.pos);
+    if (len < 0) throw new WkprotoDecodeError('BAD_STRING_LENGTH', `${what} length ${len} is negative`);
+    this.pos += 2;
+    if (len === 0) return '';
+    if (this.end - this.pos < len) {
+      throw new WkprotoDecodeError('BAD_STRING_LENGTH', `${what} length ${len} exceeds the ${this.end - this.pos} bytes left`);
+    }
+    const s = this.buf.toString('utf8', this.pos, this.pos + len);
+    this.pos += len;
+    return s;
+  }
+
+  /** The rest of the body as a view (no copy). */
+  rest(): Buffer {
+    const v = this.buf.subarray(this.pos, this.end);
+    this.pos = this.end;
+    return v;
+  }
+}
