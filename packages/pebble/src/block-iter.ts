@@ -1,0 +1,109 @@
+/**
+ * Sequential decoder of a key/value block: entries `shared | unshared | valueLen |
+ * keyDelta | value` followed by the restart array. The full key of the current
+ * entry lives in a reusable scratch buffer; values are views into the block.
+ */
+import { PebbleCorruptionError } from './errors.ts';
+import { readU32LE } from './varint.ts';
+
+export class BlockIter {
+  /** Current full key is `key[0, keyLen)`; overwritten by the next call to {@link next}. */
+  key: Uint8Array = new Uint8Array(64);
+  keyLen = 0;
+  /** Current value is `block[valueStart, valueEnd)`. */
+  valueStart = 0;
+  valueEnd = 0;
+  /** Offset of the current entry inside the (decompressed) block. */
+  entryOffset = 0;
+  private pos = 0;
+  private readonly limit: number;
+
+  /**
+   * @param block decompressed block bytes; @param file path and @param blockOffset
+   * (file offset of the block) locate errors.
+   */
+  constructor(
+    readonly block: Uint8Array,
+    private readonly file: string,
+    private readonly blockOffset: number,
+  ) {
+    if (block.length < 4) throw this.fail(0, 'block shorter than its restart count');
+    const restarts = readU32LE(block, block.length - 4);
+    const limit = block.length - 4 * (restarts + 1);
+    if (restarts === 0 || limit < 0) throw this.fail(0, `invalid restart count ${restarts} for a ${block.length}-byte block`);
+    this.limit = limit;
+  }
+
+  private fail(at: number, detail: string): PebbleCorruptionError {
+    return new PebbleCorruptionError(this.file, this.blockOffset, `${detail} (block entry at ${at})`);
+  }
+
+  /** Advances to the next entry; false at the end of the block. */
+  next(): boolean {
+    const b = this.block;
+    let p = this.pos;
+    const limit = this.limit;
+    if (p >= limit) return false;
+    this.entryOffset = p;
+    let shared: number, unshared: number, vlen: number;
+    // Fast path: all three varints fit in one byte each (the common case).
+    if (p + 3 <= limit && b[p]! < 0x80 && b[p + 1]! < 0x80 && b[p + 2]! < 0x80) {
+      shared = b[p]!;
+      unshared = b[p + 1]!;
+      vlen = b[p + 2]!;
+      p += 3;
+    } else {
+      [shared, p] = this.varint(p);
+      [unshared, p] = this.varint(p);
+      [vlen, p] = this.varint(p);
+    }
+    if (shared > this.keyLen) throw this.fail(this.entryOffset, `shared prefix ${shared} longer than the previous key ${this.keyLen}`);
+    const vstart = p + unshared;
+    const vend = vstart + vlen;
+    if (vend > limit) throw this.fail(this.entryOffset, 'entry runs past the end of the block');
+    const klen = shared + unshared;
+    if (klen > this.key.length) {
+      const grown = new Uint8Array(Math.max(klen, this.key.length * 2));
+      grown.set(this.key.subarray(0, shared));
+      this.key = grown;
+    }
+    this.key.set(b.subarray(p, vstart), shared);
+    this.keyLen = klen;
+    this.valueStart = vstart;
+    this.valueEnd = vend;
+    this.pos = vend;
+    return true;
+  }
+
+  private varint(p: number): [number, number] {
+    const b = this.block;
+    let result = 0;
+    let mul = 1;
+    for (let i = 0; i < 5; i++) {
+      if (p >= this.limit) break;
+      const byte = b[p++]!;
+      result += (byte & 0x7f) * mul;
+      if (byte < 0x80) return [result, p];
+      mul *= 0x80;
+    }
+    throw this.fail(this.entryOffset, 'bad varint in block entry');
+  }
+
+  /** Copy of the current full key. */
+  keyCopy(): Uint8Array {
+    return this.key.slice(0, this.keyLen);
+  }
+
+  /** View of the current value. */
+  value(): Uint8Array {
+    return this.block.subarray(this.valueStart, this.valueEnd);
+  }
+}
+
+/** Decodes every entry of a raw block (metaindex, properties) into name → value views. */
+export function readRawBlock(block: Uint8Array, file: string, blockOffset: number): Map<string, Uint8Array> {
+  const it = new BlockIter(block, file, blockOffset);
+  const out = new Map<string, Uint8Array>();
+  while (it.next()) out.set(Buffer.from(it.key.subarray(0, it.keyLen)).toString('latin1'), it.value());
+  return out;
+}

@@ -1,0 +1,121 @@
+/**
+ * Streaming iterator over the point entries of one sstable, in internal-key
+ * order, holding one data block at a time. Verifies key order, key kinds and,
+ * after a full scan, the entry and block counts of the properties.
+ */
+import { BlockIter } from './block-iter.ts';
+import { readBlock, type BlockHandle } from './block.ts';
+import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
+import { compareBytes, formatKey, Kind, trailerSeq } from './internal-key.ts';
+import type { PointSource } from './point-source.ts';
+import type { Sstable } from './sstable.ts';
+import { ValueResolver } from './value-blocks.ts';
+
+const POINT_KINDS = new Set<number>([Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL]);
+const EMPTY = new Uint8Array(0);
+
+export class TableIter implements PointSource {
+  userKey: Uint8Array = EMPTY;
+  seq = 0;
+  kind = 0;
+  private block: BlockIter | undefined;
+  private blockHandle: BlockHandle = { offset: 0, length: 0 };
+  private readonly handles: Generator<{ handle: BlockHandle; separator: Uint8Array }>;
+  private readonly resolver: ValueResolver | undefined;
+  private readonly globalSeq: number | undefined;
+  private points = 0;
+  private blocks = 0;
+  private prevValid = false;
+
+  /** @param start skip entries whose user key is below it (seek). @param rank tie-break among sources, lower = newer. */
+  constructor(
+    readonly table: Sstable,
+    private readonly start: Uint8Array | undefined,
+    readonly rank: number,
+  ) {
+    this.handles = table.dataBlockHandles();
+    this.resolver = table.format === '(Pebble,v3)' ? new ValueResolver(table) : undefined;
+    this.globalSeq = table.globalSeq;
+  }
+
+  next(): boolean {
+    for (;;) {
+      if (this.block && this.block.next()) {
+        if (this.decode()) return true;
+        continue;
+      }
+      if (!this.loadBlock()) return false;
+    }
+  }
+
+  private loadBlock(): boolean {
+    for (;;) {
+      const n = this.handles.next();
+      if (n.done) {
+        this.block = undefined;
+        this.checkCounts();
+        return false;
+      }
+      this.blocks++;
+      if (this.start && compareBytes(n.value.separator, this.start) < 0) continue;
+      this.blockHandle = n.value.handle;
+      this.block = new BlockIter(readBlock(this.table.file, n.value.handle, 'data'), this.table.path, n.value.handle.offset);
+      return true;
+    }
+  }
+
+  /** Decodes the block iterator's current entry; false if it is before the seek key. */
+  private decode(): boolean {
+    const it = this.block!;
+    const n = it.keyLen - 8;
+    if (n < 0) throw this.fail(`key of ${it.keyLen} bytes is shorter than an internal key`);
+    const kind = it.key[n]!;
+    const seq = this.globalSeq ?? trailerSeq(it.key, n);
+    if (!POINT_KINDS.has(kind)) {
+      if (kind === 23 || (kind & 0x40) !== 0) throw new PebbleUnsupportedError(`${this.table.path}: key kind ${kind} needs Pebble >= 1.1 (Pebblev4 tables); not supported`);
+      throw this.fail(`invalid key kind ${kind} in a data block`);
+    }
+    this.points++;
+    const userKey = it.key.slice(0, n);
+    if (this.prevValid) {
+      const c = compareBytes(this.userKey, userKey);
+      if (c > 0 || (c === 0 && (this.seq < seq || (this.seq === seq && this.kind <= kind)))) {
+        throw this.fail(`keys out of order: ${formatKey({ userKey, seq, kind })} after ${formatKey(this)}`);
+      }
+    }
+    this.userKey = userKey;
+    this.seq = seq;
+    this.kind = kind;
+    this.prevValid = true;
+    return !(this.start && compareBytes(userKey, this.start) < 0);
+  }
+
+  value(): Uint8Array {
+    const v = this.block!.value();
+    if (this.resolver && this.kind === Kind.SET) return this.resolver.resolve(v, formatKey(this));
+    return v;
+  }
+
+  private fail(detail: string): PebbleCorruptionError {
+    return new PebbleCorruptionError(this.table.path, this.blockHandle.offset, `data block ${this.blockHandle.offset}/${this.blockHandle.length}: ${detail}`);
+  }
+
+  /** After a full scan, the properties' counts must match what was read. */
+  private checkCounts(): void {
+    if (this.start) return;
+    const p = this.table.properties;
+    if (p.numDataBlocks !== undefined && p.numDataBlocks !== this.blocks) {
+      throw new PebbleCorruptionError(this.table.path, undefined, `index lists ${this.blocks} data blocks, properties say ${p.numDataBlocks}`);
+    }
+    if (p.numEntries !== undefined) {
+      const expected = p.numEntries - (p.numRangeDeletions ?? 0);
+      if (expected !== this.points) {
+        throw new PebbleCorruptionError(this.table.path, undefined, `read ${this.points} point entries, properties say ${expected}`);
+      }
+    }
+  }
+
+  close(): void {
+    this.block = undefined;
+  }
+}
