@@ -3,7 +3,7 @@
  * into it), the live-set digest of the v2 fixtures, and temp-dir copies.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,9 +34,13 @@ export function liveDigest(db: PebbleDb): { sha256: string; keys: number } {
   return { sha256: h.digest('hex'), keys };
 }
 
+const temps: string[] = [];
+
 /** Copies a fixture directory into a fresh writable temp dir and returns the copy's path. */
 export function tempCopy(src: string): string {
-  const dst = join(mkdtempSync(join(tmpdir(), 'pebble-test-')), 'db');
+  const root = mkdtempSync(join(tmpdir(), 'pebble-test-'));
+  temps.push(root);
+  const dst = join(root, 'db');
   cpSync(src, dst, { recursive: true });
   chmodRecursive(dst);
   return dst;
@@ -70,3 +74,8 @@ export function snapshotDir(dir: string): string[] {
 export const text = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
 /** Bytes of a UTF-8 string. */
 export const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'utf8'));
+
+/** Removes every temp dir made by {@link tempCopy}. */
+export function removeTempCopies(): void {
+  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
+}
