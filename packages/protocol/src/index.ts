@@ -1,1 +1,2 @@
 export * from './jsonrpc/index.ts';
+export * from './wkproto/index.ts';

@@ -1,0 +1,89 @@
+/**
+ * Byte-stream transports for {@link WkprotoClient}: raw TCP (`tcp://host:port`)
+ * or a WebSocket (`ws://…`, binary frames; the `ws` package is loaded lazily
+ * so servers that only decode never load it).
+ */
+import { connect as netConnect, type Socket } from 'node:net';
+
+/** A duplex byte pipe with close notification. */
+export interface ClientTransport {
+  write(frame: Uint8Array): void;
+  close(): void;
+  /** Registers the single data handler (chunks in arrival order). */
+  onData(handler: (chunk: Buffer) => void): void;
+  /** Registers the single close handler; `error` is set when the pipe failed. */
+  onClose(handler: (error?: Error) => void): void;
+}
+
+function tcpTransport(socket: Socket): ClientTransport {
+  let closeHandler: ((error?: Error) => void) | undefined;
+  let lastError: Error | undefined;
+  socket.setNoDelay(true);
+  socket.on('error', (e) => {
+    lastError = e;
+  });
+  socket.on('close', () => closeHandler?.(lastError));
+  return {
+    write: (frame) => void socket.write(frame),
+    close: () => void socket.destroy(),
+    onData: (handler) => void socket.on('data', handler),
+    onClose: (handler) => {
+      closeHandler = handler;
+    },
+  };
+}
+
+/** Opens a transport to `url` (`tcp://host:port`, `ws://host:port/…` or `wss://…`); rejects on failure or timeout. */
+export async function openTransport(url: string, timeoutMs: number): Promise<ClientTransport> {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'tcp:') {
+    const socket = netConnect({ host: parsed.hostname, port: Number(parsed.port) });
+    await withTimeout(new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    }), timeoutMs, () => socket.destroy(), `TCP connect to ${url}`);
+    return tcpTransport(socket);
+  }
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new Error(`unsupported WKProto URL ${url}`);
+  const { WebSocket } = await import('ws');
+  const ws = new WebSocket(url);
+  await withTimeout(new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  }), timeoutMs, () => ws.terminate(), `WebSocket connect to ${url}`);
+  let closeHandler: ((error?: Error) => void) | undefined;
+  let lastError: Error | undefined;
+  ws.on('error', (e) => {
+    lastError = e;
+  });
+  ws.on('close', () => closeHandler?.(lastError));
+  return {
+    write: (frame) => ws.send(frame, { binary: true }),
+    close: () => ws.terminate(),
+    onData: (handler) => {
+      ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+        if (Array.isArray(data)) for (const part of data) handler(part);
+        else handler(Buffer.isBuffer(data) ? data : Buffer.from(data));
+      });
+    },
+    onClose: (handler) => {
+      closeHandler = handler;
+    },
+  };
+}
+
+/** Races `p` against a timer; on timeout runs `onTimeout` and rejects. */
+export async function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => void, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`${what} timed out after ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

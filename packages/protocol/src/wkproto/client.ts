@@ -1,0 +1,258 @@
+/**
+ * A small WKProto client for tests and the benchmark: CONNECT with the X25519
+ * key exchange, encrypted + signed SEND resolved by its SENDACK, verified and
+ * decrypted RECV (optionally auto-acknowledged), PING/PONG.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { openTransport, withTimeout, type ClientTransport } from './client-transport.ts';
+import { negotiateVersion, PacketType, ReasonCode } from './constants.ts';
+import { clientKeyExchange, generateKeyPair, type WkSessionCrypto } from './crypto.ts';
+import { encodePacket } from './encode.ts';
+import { WkprotoDecoder } from './stream-decoder.ts';
+import type { ConnackPacket, DisconnectPacket, RecvPacket, SendackPacket, WkPacket } from './types.ts';
+
+/** Options of {@link WkprotoClient}. */
+export interface WkprotoClientOptions {
+  /** `tcp://host:port` or `ws://host:port/`. */
+  url: string;
+  uid: string;
+  token: string;
+  /** 0 APP, 1 WEB (default), 2 PC. */
+  deviceFlag?: number;
+  deviceId?: string;
+  /** Protocol version sent in CONNECT (default 5, what the JS SDK's source speaks). */
+  version?: number;
+  /** Send a client_key and encrypt payloads (default true). */
+  encrypt?: boolean;
+  /** Answer every valid RECV with a RECVACK (default true). */
+  autoRecvAck?: boolean;
+  /** Queue RECVs for {@link WkprotoClient.nextMessage}/{@link WkprotoClient.messages} (default true). */
+  bufferMessages?: boolean;
+  /** Connect/CONNACK and per-request timeout in ms (default 5000). */
+  timeoutMs?: number;
+}
+
+/** Fields of one SEND; `payload` is the plaintext (strings are UTF-8 encoded). */
+export interface ClientSendOptions {
+  channelId: string;
+  channelType: number;
+  payload: Uint8Array | string;
+  setting?: number;
+  clientMsgNo?: string;
+  topic?: string;
+  expire?: number;
+  /** Header flags; RedDot defaults to true like the JS SDK. */
+  redDot?: boolean;
+  noPersist?: boolean;
+  syncOnce?: boolean;
+}
+
+/** A verified RECV with its decrypted payload. */
+export interface ReceivedMessage {
+  packet: RecvPacket;
+  payload: Buffer;
+}
+
+/** CONNACK with a non-success reason code. */
+export class WkprotoConnectError extends Error {
+  override readonly name = 'WkprotoConnectError';
+  constructor(readonly reasonCode: number) {
+    super(`CONNACK reason ${reasonCode}`);
+  }
+}
+
+function removeItem<T>(list: T[], item: T | undefined): void {
+  const i = item === undefined ? -1 : list.indexOf(item);
+  if (i >= 0) list.splice(i, 1);
+}
+
+interface Pending<T> {
+  resolve: (v: T) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * Events: `recv` (ReceivedMessage), `recv-error` (Error: msg_key/decrypt
+ * failure, the RECV is dropped like the JS SDK does), `disconnect`
+ * (DisconnectPacket), `packet` (any other inbound packet), `close` (Error?).
+ */
+export class WkprotoClient extends EventEmitter {
+  /** Version of the session once connected (the CONNACK's, else the negotiated CONNECT version). */
+  version: number;
+  private transport: ClientTransport | undefined;
+  private readonly decoder: WkprotoDecoder;
+  private crypto: WkSessionCrypto | undefined;
+  private clientSeq = 0;
+  private readonly pendingSends = new Map<number, Pending<SendackPacket>>();
+  private readonly pendingPings: Pending<void>[] = [];
+  private connack: Pending<ConnackPacket> | undefined;
+  private readonly inbox: ReceivedMessage[] = [];
+  private readonly waiters: Pending<ReceivedMessage>[] = [];
+  private closedError: Error | undefined;
+
+  constructor(readonly options: WkprotoClientOptions) {
+    super();
+    this.version = negotiateVersion(options.version ?? 5);
+    this.decoder = new WkprotoDecoder({ version: this.version });
+  }
+
+  private get timeoutMs(): number {
+    return this.options.timeoutMs ?? 5000;
+  }
+
+  /** Opens the transport, sends CONNECT and resolves with a success CONNACK (else rejects and closes). */
+  async connect(): Promise<ConnackPacket> {
+    const o = this.options;
+    const transport = await openTransport(o.url, this.timeoutMs);
+    this.transport = transport;
+    transport.onData((chunk) => this.onData(chunk));
+    transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
+    const keys = o.encrypt === false ? undefined : generateKeyPair();
+    const done = new Promise<ConnackPacket>((resolve, reject) => {
+      this.connack = { resolve, reject };
+    });
+    this.write({
+      type: PacketType.CONNECT, version: o.version ?? 5, deviceFlag: o.deviceFlag ?? 1,
+      deviceId: o.deviceId ?? `${randomUUID().replace(/-/g, '')}W`, uid: o.uid, token: o.token,
+      clientTimestamp: BigInt(Date.now()), clientKey: keys?.publicKey ?? '',
+    });
+    const ack = await withTimeout(done, this.timeoutMs, () => this.close(), 'CONNACK');
+    if (ack.reasonCode !== ReasonCode.Success) {
+      this.close();
+      throw new WkprotoConnectError(ack.reasonCode);
+    }
+    if (ack.serverVersion !== undefined) this.version = ack.serverVersion;
+    this.decoder.version = this.version;
+    if (keys && ack.serverKey) this.crypto = clientKeyExchange(keys.privateKey, ack.serverKey, ack.salt);
+    return ack;
+  }
+
+  /** Sends one message and resolves with its SENDACK (whatever its reason code). */
+  send(m: ClientSendOptions): Promise<SendackPacket> {
+    const clientSeq = ++this.clientSeq;
+    const payload = typeof m.payload === 'string' ? Buffer.from(m.payload, 'utf8') : m.payload;
+    let packet: WkPacket = {
+      type: PacketType.SEND, redDot: m.redDot ?? true, noPersist: m.noPersist ?? false, syncOnce: m.syncOnce ?? false,
+      setting: m.setting ?? 0, clientSeq, clientMsgNo: m.clientMsgNo ?? randomUUID().replace(/-/g, ''),
+      channelId: m.channelId, channelType: m.channelType, expire: m.expire ?? 0, msgKey: '', topic: m.topic ?? '', payload,
+    };
+    if (this.crypto) packet = this.crypto.sealSend(packet);
+    const acked = new Promise<SendackPacket>((resolve, reject) => this.pendingSends.set(clientSeq, { resolve, reject }));
+    this.write(packet);
+    return acked;
+  }
+
+  /** Sends PING and resolves on the matching PONG. */
+  ping(): Promise<void> {
+    let entry: Pending<void> | undefined;
+    const pong = new Promise<void>((resolve, reject) => {
+      entry = { resolve, reject };
+      this.pendingPings.push(entry);
+    });
+    this.write({ type: PacketType.PING });
+    return withTimeout(pong, this.timeoutMs, () => removeItem(this.pendingPings, entry), 'PONG');
+  }
+
+  /** Acknowledges a delivered message (done automatically unless autoRecvAck is false). */
+  recvAck(messageId: bigint, messageSeq: bigint): void {
+    this.write({ type: PacketType.RECVACK, messageId, messageSeq });
+  }
+
+  /** Encodes and writes any packet at the session version. */
+  write(packet: WkPacket): void {
+    if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
+    this.transport.write(encodePacket(packet, this.version));
+  }
+
+  /** The next queued RECV (waits up to `timeoutMs`). */
+  nextMessage(timeoutMs = this.timeoutMs): Promise<ReceivedMessage> {
+    const queued = this.inbox.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.closedError) return Promise.reject(this.closedError);
+    let entry: Pending<ReceivedMessage> | undefined;
+    const p = new Promise<ReceivedMessage>((resolve, reject) => {
+      entry = { resolve, reject };
+      this.waiters.push(entry);
+    });
+    return withTimeout(p, timeoutMs, () => removeItem(this.waiters, entry), 'RECV');
+  }
+
+  /** Async iteration over RECVs until the connection closes. */
+  async *messages(): AsyncGenerator<ReceivedMessage> {
+    for (;;) {
+      const queued = this.inbox.shift();
+      if (queued) yield queued;
+      else if (this.closedError) return;
+      else yield await new Promise<ReceivedMessage>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    }
+  }
+
+  /** Closes the connection; pending requests reject. */
+  close(): void {
+    this.transport?.close();
+    this.onClosed(new Error('client closed'));
+  }
+
+  private onData(chunk: Buffer): void {
+    try {
+      this.decoder.push(chunk, (p) => this.onPacket(p));
+    } catch (e) {
+      this.transport?.close();
+      this.onClosed(e as Error);
+    }
+  }
+
+  private onPacket(p: WkPacket): void {
+    switch (p.type) {
+      case PacketType.CONNACK:
+        this.connack?.resolve(p);
+        this.connack = undefined;
+        return;
+      case PacketType.SENDACK: {
+        const pending = this.pendingSends.get(p.clientSeq);
+        this.pendingSends.delete(p.clientSeq);
+        pending?.resolve(p);
+        return;
+      }
+      case PacketType.PONG:
+        this.pendingPings.shift()?.resolve();
+        return;
+      case PacketType.RECV:
+        return this.onRecv(p);
+      case PacketType.DISCONNECT:
+        this.emit('disconnect', p satisfies DisconnectPacket);
+        return;
+      default:
+        this.emit('packet', p);
+    }
+  }
+
+  private onRecv(p: RecvPacket): void {
+    let payload: Buffer;
+    try {
+      payload = this.crypto ? this.crypto.openRecv(p) : Buffer.from(p.payload);
+    } catch (e) {
+      this.emit('recv-error', e);
+      return;
+    }
+    if (this.options.autoRecvAck !== false) this.recvAck(p.messageId, p.messageSeq);
+    const m: ReceivedMessage = { packet: p, payload };
+    this.emit('recv', m);
+    if (this.options.bufferMessages === false) return;
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.resolve(m);
+    else this.inbox.push(m);
+  }
+
+  private onClosed(error: Error): void {
+    if (this.closedError) return;
+    this.closedError = error;
+    this.connack?.reject(error);
+    for (const s of this.pendingSends.values()) s.reject(error);
+    this.pendingSends.clear();
+    for (const p of this.pendingPings.splice(0)) p.reject(error);
+    for (const w of this.waiters.splice(0)) w.reject(error);
+    this.emit('close', error);
+  }
+}

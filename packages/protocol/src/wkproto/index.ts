@@ -1,0 +1,18 @@
+/**
+ * Public API of the binary WKProto library: packet types and codec, the
+ * streaming decoder for the server hot path, session crypto, and a small client.
+ */
+export * from './constants.ts';
+export * from './errors.ts';
+export type * from './types.ts';
+export { encodePacket, flagBits } from './encode.ts';
+export { decodeBody, decodePacket, flagsOf } from './decode.ts';
+export { readFrameHeader, varintSize, writeVarint, type FrameHeader } from './varint.ts';
+export { WkprotoDecoder, type PacketHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
+export {
+  clientKeyExchange, deriveAesKey, generateKeyPair, keyPairFromPrivate, randomSalt, serverKeyExchange, sharedSecret,
+  WkSessionCrypto, type RecvSignFields, type SendSignFields, type ServerKeyExchange, type WkKeyPair,
+} from './crypto.ts';
+export {
+  WkprotoClient, WkprotoConnectError, type ClientSendOptions, type ReceivedMessage, type WkprotoClientOptions,
+} from './client.ts';
