@@ -13,6 +13,12 @@ export const Uint32 = Type.Integer({ minimum: 0, maximum: 4_294_967_295 });
 export const IntFlag = Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 });
 export const Id = Type.String({ maxLength: MAX_ID_LENGTH });
 export const UidList = Type.Array(Id, { maxItems: MAX_UIDS_PER_REQUEST });
+/**
+ * A 64-bit integer (message ids). A `bigint` in TypeScript, written to JSON
+ * as an exact integer literal; never passed through a JS number.
+ */
+export const Int64 = Type.Unsafe<bigint>({ type: 'integer', description: '64-bit integer, exact' });
+
 /** A sequence number: unsigned, exact within 2^53. */
 export const Seq = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 

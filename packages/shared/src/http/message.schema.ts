@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, IntFlag, Seq, Uint32, Uint8, UidList } from './common.schema.ts';
+import { Id, Int64, IntFlag, Seq, Uint32, Uint8, UidList } from './common.schema.ts';
 
 /** Header flags of an HTTP send (`1` = on). */
 export const SendHeader = Type.Object({
@@ -34,13 +34,11 @@ export type MessageSendBody = Static<typeof MessageSendBody>;
  * `message_id` is a 64-bit integer written exactly (a `bigint` in TypeScript).
  */
 export const MessageSendResult = Type.Object({
-  message_id: Type.Integer(),
+  message_id: Int64,
   message_seq: Type.Integer(),
   reason: Type.Integer(),
 });
-export type MessageSendResult = Omit<Static<typeof MessageSendResult>, 'message_id'> & {
-  message_id: bigint;
-};
+export type MessageSendResult = Static<typeof MessageSendResult>;
 
 /** `POST /channel/messagesync`: one page of a channel's messages. */
 export const MessageSyncBody = Type.Object({
@@ -61,7 +59,7 @@ export type MessageSyncBody = Static<typeof MessageSyncBody>;
 export const MessageResp = Type.Object({
   header: Type.Object({ no_persist: Type.Integer(), red_dot: Type.Integer(), sync_once: Type.Integer() }),
   setting: Type.Integer(),
-  message_id: Type.Integer(),
+  message_id: Int64,
   message_idstr: Type.String(),
   client_msg_no: Type.String(),
   message_seq: Type.Integer(),
@@ -73,7 +71,7 @@ export const MessageResp = Type.Object({
   timestamp: Type.Integer(),
   payload: Type.String(),
 });
-export type MessageResp = Omit<Static<typeof MessageResp>, 'message_id'> & { message_id: bigint };
+export type MessageResp = Static<typeof MessageResp>;
 
 export const MessageSyncResult = Type.Object({
   start_message_seq: Type.Integer(),
@@ -81,6 +79,4 @@ export const MessageSyncResult = Type.Object({
   more: Type.Integer(),
   messages: Type.Array(MessageResp),
 });
-export type MessageSyncResult = Omit<Static<typeof MessageSyncResult>, 'messages'> & {
-  messages: MessageResp[];
-};
+export type MessageSyncResult = Static<typeof MessageSyncResult>;

@@ -1,0 +1,48 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import { channelRoutes } from './http/channel.route.ts';
+import { installCors } from './http/cors.ts';
+import type { HttpDeps } from './http/deps.ts';
+import { installErrorHandler } from './http/errors.ts';
+import { healthRoutes } from './http/health.route.ts';
+import { messageRoutes } from './http/message.route.ts';
+import { userRoutes } from './http/user.route.ts';
+
+export interface AppOptions {
+  deps: HttpDeps;
+  logger: Logger;
+  /** Largest request body, bytes. */
+  maxBodyBytes: number;
+}
+
+/**
+ * The HTTP API as a Fastify instance with every route registered and no port
+ * opened: tests call `inject()`, `main` calls `listen()`.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    bodyLimit: options.maxBodyBytes,
+    logController: new LogController({ disableRequestLogging: true }),
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // WuKongIM binds any body as JSON whatever its Content-Type.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  installCors(app);
+  installErrorHandler(app);
+  const { deps } = options;
+  await app.register(healthRoutes, { deps });
+  await app.register(userRoutes, { deps });
+  await app.register(channelRoutes, { deps });
+  await app.register(messageRoutes, { deps });
+  return app;
+}

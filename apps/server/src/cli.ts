@@ -1,0 +1,82 @@
+import { Command } from 'commander';
+import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';
+import { createLogger } from './log.ts';
+import { startServer } from './server.ts';
+import { versionInfo } from './version.ts';
+
+function load(file: string | undefined): Config {
+  return loadConfig(file ?? process.env.PARLEY_CONFIG);
+}
+
+function fail(err: unknown): never {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`parley: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(err instanceof ConfigError ? 2 : 1);
+}
+
+const program = new Command('parley').description('Parley instant-messaging server');
+
+program
+  .command('start')
+  .description('run the server (embedded SQLite store in node.data_dir)')
+  .option('-c, --config <file>', 'TOML config file (default: $PARLEY_CONFIG)')
+  .action(async (opts: { config?: string }) => {
+    let config: Config;
+    try {
+      config = load(opts.config);
+    } catch (err) {
+      fail(err);
+    }
+    const log = createLogger(config.log.level);
+    const server = await startServer(config, log).catch(fail);
+    const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+    process.stdout.write(
+      `${JSON.stringify({ event: 'listening', node_id: config.node.id, api: addr(server.addresses.api), ws: addr(server.addresses.ws), data_dir: config.node.dataDir })}\n`,
+    );
+    log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws) }, 'parley started');
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping');
+      server.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+
+const configCmd = program.command('config').description('configuration tools');
+configCmd
+  .command('validate')
+  .description('check a config file and the PARLEY_* environment; list every problem')
+  .option('-c, --config <file>', 'TOML config file (default: $PARLEY_CONFIG)')
+  .action((opts: { config?: string }) => {
+    try {
+      const config = load(opts.config);
+      process.stdout.write(`${JSON.stringify({ valid: true, config: redactedValues(config) }, null, 2)}\n`);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        process.stdout.write(`${JSON.stringify({ valid: false, problems: err.problems }, null, 2)}\n`);
+        process.exit(2);
+      }
+      fail(err);
+    }
+  });
+
+program
+  .command('version')
+  .description('print version, commit and build time')
+  .option('-o, --output <format>', 'text or json', 'text')
+  .action((opts: { output: string }) => {
+    const info = versionInfo();
+    if (opts.output === 'json') process.stdout.write(`${JSON.stringify(info)}\n`);
+    else process.stdout.write(`parley ${info.version} (${info.commit.slice(0, 12)}, ${info.build_time})\n`);
+  });
+
+await program.parseAsync(process.argv);

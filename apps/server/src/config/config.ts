@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { parseDuration } from './duration.ts';
+import { envName, OPTIONS, type OptionKey, type OptionSpec } from './options.ts';
+
+/** A listener address split into host and port (port 0 = any free port). */
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** The effective configuration: every key with its checked, typed value. */
+export interface Config {
+  node: { id: number; name: string; dataDir: string };
+  api: { listen: HostPort; externalTcpAddr: string; externalWsAddr: string; externalWssAddr: string; maxBodyBytes: number };
+  gateway: {
+    ws: HostPort;
+    tcp: HostPort;
+    tokenAuthOn: boolean;
+    maxFrameBytes: number;
+    authTimeoutMs: number;
+    idleTimeoutMs: number;
+    maxOutboundBytes: number;
+  };
+  message: { personWhitelistEnabled: boolean; systemDeviceId: string };
+  store: { sync: 'full' | 'normal'; batchMaxRows: number };
+  log: { level: string };
+  /** The raw dotted values, for `/debug/config` and `config validate`. */
+  values: Record<OptionKey, string | number | boolean>;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Env variables that are not config keys but are still ours. */
+const OTHER_ENV = new Set(['PARLEY_CONFIG']);
+
+function flatten(value: unknown, prefix: string, out: Map<string, unknown>): void {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else {
+    out.set(prefix, value);
+  }
+}
+
+export function parseHostPort(text: string): HostPort | undefined {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]*):(\d{1,5})$/.exec(text);
+  if (!m) return undefined;
+  const port = Number(m[2]);
+  if (port > 65535) return undefined;
+  const host = m[1]!.replace(/^\[|\]$/g, '');
+  return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: string | number | boolean; problem?: string } {
+  switch (spec.type) {
+    case 'bool': {
+      if (typeof raw === 'boolean') return { value: raw };
+      if (fromEnv && typeof raw === 'string' && /^(true|false|1|0)$/.test(raw)) return { value: raw === 'true' || raw === '1' };
+      return { problem: 'must be a boolean' };
+    }
+    case 'int': {
+      const n = typeof raw === 'number' ? raw : fromEnv && typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(n)) return { problem: 'must be an integer' };
+      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+        return { problem: `must be between ${spec.min} and ${spec.max}` };
+      }
+      return { value: n };
+    }
+    case 'duration': {
+      if (typeof raw !== 'string' || parseDuration(raw) === undefined) return { problem: 'must be a duration such as "500ms", "10s" or "3m"' };
+      return { value: raw };
+    }
+    case 'addr': {
+      if (typeof raw !== 'string' || !parseHostPort(raw)) return { problem: 'must be host:port' };
+      return { value: raw };
+    }
+    case 'enum': {
+      if (typeof raw !== 'string' || !spec.values?.includes(raw)) return { problem: `must be one of ${spec.values?.join(', ')}` };
+      return { value: raw };
+    }
+    default:
+      return typeof raw === 'string' ? { value: raw } : { problem: 'must be a string' };
+  }
+}
+
+/**
+ * Loads the configuration from an optional TOML file and the environment.
+ * Collects every problem (unknown keys, bad values) and throws one
+ * `ConfigError` listing them all.
+ */
+export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const values = new Map<string, string | number | boolean>();
+  for (const [key, spec] of Object.entries(OPTIONS)) values.set(key, spec.default);
+
+  if (file !== undefined) {
+    let tree: unknown;
+    try {
+      tree = parseToml(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError([`${file}: ${(err as Error).message.split('\n')[0]}`]);
+    }
+    const flat = new Map<string, unknown>();
+    flatten(tree, '', flat);
+    for (const [key, raw] of flat) {
+      const spec = (OPTIONS as Record<string, OptionSpec>)[key];
+      if (!spec) {
+        problems.push(`${file}: unknown key "${key}"`);
+        continue;
+      }
+      const { value, problem } = coerce(spec, raw, false);
+      if (problem) problems.push(`${file}: ${key} ${problem}`);
+      else values.set(key, value!);
+    }
+  }
+
+  const byEnv = new Map(Object.keys(OPTIONS).map((k) => [envName(k), k]));
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('PARLEY_') || OTHER_ENV.has(name) || raw === undefined) continue;
+    const key = byEnv.get(name);
+    if (!key) {
+      problems.push(`environment: unknown variable ${name}`);
+      continue;
+    }
+    const { value, problem } = coerce((OPTIONS as Record<string, OptionSpec>)[key]!, raw, true);
+    if (problem) problems.push(`environment: ${name} ${problem}`);
+    else values.set(key, value!);
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  const v = (key: OptionKey) => values.get(key)!;
+  const id = v('node.id') as number;
+  return {
+    node: { id, name: (v('node.name') as string) || `node-${id}`, dataDir: v('node.data_dir') as string },
+    api: {
+      listen: parseHostPort(v('api.listen_addr') as string)!,
+      externalTcpAddr: v('api.external_tcp_addr') as string,
+      externalWsAddr: v('api.external_ws_addr') as string,
+      externalWssAddr: v('api.external_wss_addr') as string,
+      maxBodyBytes: v('api.max_body_bytes') as number,
+    },
+    gateway: {
+      ws: parseHostPort(v('gateway.ws_addr') as string)!,
+      tcp: parseHostPort(v('gateway.tcp_addr') as string)!,
+      tokenAuthOn: v('gateway.token_auth_on') as boolean,
+      maxFrameBytes: v('gateway.max_frame_bytes') as number,
+      authTimeoutMs: parseDuration(v('gateway.auth_timeout') as string)!,
+      idleTimeoutMs: parseDuration(v('gateway.idle_timeout') as string)!,
+      maxOutboundBytes: v('gateway.max_outbound_bytes') as number,
+    },
+    message: {
+      personWhitelistEnabled: v('message.person_whitelist_enabled') as boolean,
+      systemDeviceId: v('message.system_device_id') as string,
+    },
+    store: { sync: v('store.sync') as 'full' | 'normal', batchMaxRows: v('store.batch_max_rows') as number },
+    log: { level: v('log.level') as string },
+    values: Object.fromEntries(values) as Config['values'],
+  };
+}
+
+/** The effective values with secrets replaced, for display. */
+export function redactedValues(config: Config): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(config.values)) {
+    const spec = (OPTIONS as Record<string, OptionSpec>)[key];
+    out[key] = spec?.secret && value !== '' ? '[redacted]' : value;
+  }
+  return out;
+}

@@ -1,0 +1,47 @@
+/**
+ * Every configuration key, declared once with its type, default and meaning.
+ * Keys keep WuKongIM's dotted names; each is overridable by an environment
+ * variable `PARLEY_` + the key upper-cased with dots as underscores.
+ */
+export type OptionType = 'string' | 'int' | 'bool' | 'addr' | 'duration' | 'enum';
+
+export interface OptionSpec {
+  type: OptionType;
+  default: string | number | boolean;
+  doc: string;
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+  /** Redacted wherever the effective config is shown. */
+  secret?: boolean;
+}
+
+export const OPTIONS = {
+  'node.id': { type: 'int', default: 1, min: 1, max: 1023, doc: 'Node id, 1-1023; the Snowflake worker bits of every message id this node allocates.' },
+  'node.name': { type: 'string', default: '', doc: 'Human-readable node name; defaults to `node-<id>`.' },
+  'node.data_dir': { type: 'string', default: './data', doc: 'Data directory; the embedded store lives in `<data_dir>/parley.db`.' },
+  'api.listen_addr': { type: 'addr', default: '0.0.0.0:5001', doc: 'HTTP API listener (host:port; port 0 = any free port).' },
+  'api.external_tcp_addr': { type: 'string', default: '', doc: 'TCP address `/route` answers (host:port); derived from the TCP listener when empty.' },
+  'api.external_ws_addr': { type: 'string', default: '', doc: 'WebSocket address `/route` answers (ws://host:port); derived from the WebSocket listener when empty.' },
+  'api.external_wss_addr': { type: 'string', default: '', doc: 'WSS address `/route` answers when TLS is terminated by a proxy in front of the gateway.' },
+  'api.max_body_bytes': { type: 'int', default: 1_048_576, min: 1024, max: 67_108_864, doc: 'Largest HTTP request body, in bytes; larger bodies get 413.' },
+  'gateway.ws_addr': { type: 'addr', default: '0.0.0.0:5200', doc: 'WebSocket gateway listener (WKProto and JSON-RPC, told apart by the first frame).' },
+  'gateway.tcp_addr': { type: 'addr', default: '0.0.0.0:5100', doc: 'TCP gateway listener (binary WKProto only).' },
+  'gateway.token_auth_on': { type: 'bool', default: true, doc: 'Check uid + device_flag + token on CONNECT against the stored record. Off only for controlled migrations.' },
+  'gateway.max_frame_bytes': { type: 'int', default: 1_048_576, min: 1024, max: 16_777_216, doc: 'Largest inbound WebSocket message, in bytes; a larger one closes the connection with code 1009.' },
+  'gateway.auth_timeout': { type: 'duration', default: '10s', doc: 'A connection that has not completed CONNECT within this time is closed.' },
+  'gateway.idle_timeout': { type: 'duration', default: '3m', doc: 'A connection that sends nothing for this long is closed (clients ping every 25-60 s).' },
+  'gateway.max_outbound_bytes': { type: 'int', default: 1_048_576, min: 65_536, max: 67_108_864, doc: 'Outbound bytes buffered for one slow connection before it is closed.' },
+  'message.person_whitelist_enabled': { type: 'bool', default: false, doc: 'When true, a person message needs the sender in the receiver allowlist or the receiver allow_stranger flag.' },
+  'message.system_device_id': { type: 'string', default: '____device', doc: 'Sessions and HTTP sends with this device_id are trusted senders (only the disband check applies).' },
+  'store.sync': { type: 'enum', default: 'full', values: ['full', 'normal'], doc: 'SQLite synchronous mode. `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only.' },
+  'store.batch_max_rows': { type: 'int', default: 512, min: 1, max: 10_000, doc: 'Most messages committed in one group-commit transaction.' },
+  'log.level': { type: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Log level (logs are JSON lines on stderr).' },
+} as const satisfies Record<string, OptionSpec>;
+
+export type OptionKey = keyof typeof OPTIONS;
+
+/** The env variable overriding `key`: `api.listen_addr` → `PARLEY_API_LISTEN_ADDR`. */
+export function envName(key: string): string {
+  return `PARLEY_${key.toUpperCase().replace(/\./g, '_')}`;
+}

@@ -1,0 +1,284 @@
+import {
+  checkPingParams,
+  decodeJsonRpc,
+  encodeError,
+  encodeNotification,
+  encodeRecv,
+  encodeResult,
+  InvalidParamsError,
+  JsonRpcDecodeError,
+  JsonRpcErrorCode,
+  readConnectParams,
+  readRecvackParams,
+  readSendParams,
+  recvPayloadJson,
+  type JsonRpcFrame,
+  type JsonRpcId,
+} from '@parley/protocol/jsonrpc';
+import { reasonName, ReasonCode } from '@parley/shared';
+import type { Logger } from 'pino';
+import type { Delivery } from '../messaging/delivery.ts';
+import type { SessionHandle } from '../messaging/presence.ts';
+import { KICK_GRACE_MS } from '../identity/token.service.ts';
+import { CloseCode, type Deadlines, type WsConnection } from './connection.ts';
+import type { GatewayServices } from './services.ts';
+
+/** Un-acked RECVs remembered per session; the oldest is dropped beyond this. */
+export const PENDING_ACK_MAX = 1024;
+
+let nextSessionId = 1;
+
+/**
+ * One JSON-RPC session over WebSocket: `connect` first, then `send`, `ping`
+ * and `recvack`; the server pushes `recv`. Malformed frames get a JSON-RPC
+ * error and the session is closed; nothing here can crash the process.
+ * JSON-RPC sessions are bridged as protocol version 6 and are not encrypted.
+ */
+export class JsonRpcSession implements SessionHandle, Deadlines {
+  readonly id = nextSessionId++;
+  readonly protocol = 'jsonrpc' as const;
+  uid = '';
+  deviceFlag = 0;
+  deviceId = '';
+  deviceLevel = 0;
+  readonly openedAt = Date.now();
+  lastInboundAt = this.openedAt;
+  authenticated = false;
+  private state: 'awaiting-connect' | 'authenticating' | 'open' | 'closed' = 'awaiting-connect';
+  private readonly pendingAcks = new Map<string, number>();
+
+  constructor(
+    private readonly conn: WsConnection,
+    private readonly services: GatewayServices,
+    private readonly log: Logger,
+  ) {}
+
+  /** Handles one inbound text message. */
+  onMessage(text: string): void {
+    this.lastInboundAt = Date.now();
+    if (this.state === 'closed') return;
+    let frame: JsonRpcFrame;
+    try {
+      frame = decodeJsonRpc(text);
+    } catch (err) {
+      const e = err instanceof JsonRpcDecodeError ? err : new JsonRpcDecodeError(JsonRpcErrorCode.ParseError, 'invalid frame');
+      this.fail(e.id, e.code, e.message);
+      return;
+    }
+    this.dispatch(frame).catch((err: unknown) => {
+      this.log.error({ err, session: this.id }, 'json-rpc handler failed');
+      this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InternalError, 'internal error');
+    });
+  }
+
+  /** Called when the socket closes, whoever closed it. */
+  onClose(): void {
+    if (this.state === 'open') this.services.presence.remove(this);
+    this.state = 'closed';
+    this.pendingAcks.clear();
+  }
+
+  expire(reason: 'auth timeout' | 'idle timeout'): void {
+    this.closeWith(CloseCode.PolicyViolation, reason);
+  }
+
+  deliver(d: Delivery): void {
+    if (this.state !== 'open') return;
+    let payload = d.encoded.get('j:payload') as string | undefined;
+    if (payload === undefined) {
+      payload = recvPayloadJson(d.payload);
+      d.encoded.set('j:payload', payload);
+    }
+    const channelId = d.channelIdFor(this.uid);
+    const redDot = d.redDotFor(this.uid);
+    const key = `j:${redDot ? 1 : 0}:${channelId}`;
+    let frame = d.encoded.get(key) as string | undefined;
+    if (frame === undefined) {
+      frame = encodeRecv(
+        {
+          redDot,
+          syncOnce: d.syncOnce,
+          noPersist: d.noPersist,
+          setting: d.setting,
+          expire: d.expire,
+          messageId: d.messageIdText,
+          messageSeq: d.messageSeq,
+          clientMsgNo: d.clientMsgNo,
+          timestamp: d.timestamp,
+          channelId,
+          channelType: d.channelType,
+          topic: d.topic,
+          fromUid: d.fromUid,
+        },
+        payload,
+      );
+      d.encoded.set(key, frame);
+    }
+    this.conn.send(frame);
+    if (this.pendingAcks.size >= PENDING_ACK_MAX) {
+      const oldest = this.pendingAcks.keys().next().value;
+      if (oldest !== undefined) this.pendingAcks.delete(oldest);
+    }
+    this.pendingAcks.set(d.messageIdText, d.messageSeq);
+  }
+
+  kick(reasonCode: number, reason: string): void {
+    if (this.state === 'closed') return;
+    this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
+    const timer = setTimeout(() => this.closeWith(CloseCode.Normal, reason), KICK_GRACE_MS);
+    timer.unref();
+  }
+
+  /** Un-acked deliveries (for tests and the operations surface). */
+  get pendingAckCount(): number {
+    return this.pendingAcks.size;
+  }
+
+  private async dispatch(frame: JsonRpcFrame): Promise<void> {
+    if (frame.kind === 'response') {
+      this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
+      return;
+    }
+    if (this.state === 'awaiting-connect') {
+      if (frame.kind !== 'request' || frame.method !== 'connect') {
+        this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InvalidRequest, 'connect must be the first request');
+        return;
+      }
+      await this.connect(frame.id, frame.params);
+      return;
+    }
+    if (this.state === 'authenticating') {
+      this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InvalidRequest, 'wait for the connect result');
+      return;
+    }
+    if (frame.kind === 'notification') {
+      if (frame.method === 'recvack') this.recvack(frame.params);
+      else this.fail(null, JsonRpcErrorCode.MethodNotFound, `notification ${frame.method} is not supported`);
+      return;
+    }
+    switch (frame.method) {
+      case 'send':
+        await this.send(frame.id, frame.params);
+        return;
+      case 'ping':
+        this.withParams(frame.id, () => checkPingParams(frame.params)) && this.conn.send(encodeResult(frame.id, null));
+        return;
+      case 'connect':
+        this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'already connected');
+        return;
+      case 'disconnect':
+      case 'subscribe':
+      case 'unsubscribe':
+        this.fail(frame.id, JsonRpcErrorCode.MethodNotFound, `${frame.method} is not supported`);
+        return;
+      default:
+        this.fail(frame.id, JsonRpcErrorCode.MethodNotFound, `unknown method ${frame.method}`);
+    }
+  }
+
+  private async connect(id: JsonRpcId, raw: unknown): Promise<void> {
+    let params: ReturnType<typeof readConnectParams> | undefined;
+    if (!this.withParams(id, () => (params = readConnectParams(raw))) || !params) return;
+    this.state = 'authenticating';
+    const version = params.version === 0 || params.version > 6 ? 6 : params.version;
+    const now = Date.now();
+    const base = {
+      serverVersion: version,
+      server_version: version,
+      serverKey: '',
+      server_key: '',
+      salt: '',
+      timeDiff: params.clientTimestamp ? now - params.clientTimestamp : 0,
+      time_diff: params.clientTimestamp ? now - params.clientTimestamp : 0,
+      nodeId: this.services.nodeId,
+      node_id: this.services.nodeId,
+    };
+    const reason = params.uid === '' ? ReasonCode.AuthFail : undefined;
+    const auth = reason === undefined ? await this.services.tokens.authenticate(params.uid, params.deviceFlag, params.token) : { reason, deviceLevel: 0 };
+    if (this.state !== 'authenticating') return;
+    if (auth.reason !== ReasonCode.Success) {
+      this.services.metrics.authFailures++;
+      this.log.info({ uid: params.uid, deviceFlag: params.deviceFlag, session: this.id }, 'connect refused');
+      this.conn.send(encodeResult(id, { ...base, reasonCode: auth.reason, reason_code: auth.reason }));
+      this.conn.send(encodeNotification('disconnect', { reasonCode: auth.reason, reason: reasonName(auth.reason) }));
+      this.closeWith(CloseCode.PolicyViolation, reasonName(auth.reason));
+      return;
+    }
+    this.uid = params.uid;
+    this.deviceFlag = params.deviceFlag;
+    this.deviceId = params.deviceId;
+    this.deviceLevel = auth.deviceLevel;
+    for (const old of this.services.presence.conflicting(this.uid, this.deviceFlag, this.deviceId, this.deviceLevel)) {
+      old.kick(ReasonCode.ConnectKick, 'login in other device');
+    }
+    this.state = 'open';
+    this.authenticated = true;
+    this.services.presence.add(this);
+    this.conn.send(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success }));
+  }
+
+  private async send(id: JsonRpcId, raw: unknown): Promise<void> {
+    let p: ReturnType<typeof readSendParams> | undefined;
+    if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
+    const outcome = await this.services.send.send({
+      fromUid: this.uid,
+      deviceId: this.deviceId,
+      channelId: p.channelId,
+      channelType: p.channelType,
+      payload: p.payload,
+      clientMsgNo: p.clientMsgNo,
+      setting: p.setting,
+      topic: p.topic,
+      expire: p.expire,
+      redDot: p.header.redDot,
+      syncOnce: p.header.syncOnce,
+      noPersist: p.header.noPersist,
+      session: this,
+    });
+    const messageId = outcome.messageId.toString();
+    this.conn.send(
+      encodeResult(id, {
+        messageId,
+        message_id: messageId,
+        messageSeq: outcome.messageSeq,
+        message_seq: outcome.messageSeq,
+        reasonCode: outcome.reason,
+        reason_code: outcome.reason,
+      }),
+    );
+  }
+
+  private recvack(raw: unknown): void {
+    try {
+      const p = readRecvackParams(raw);
+      if (/^\d{1,20}$/.test(p.messageId)) this.pendingAcks.delete(p.messageId);
+    } catch (err) {
+      if (!(err instanceof InvalidParamsError)) throw err;
+      this.fail(null, JsonRpcErrorCode.InvalidParams, err.message);
+    }
+  }
+
+  /** Runs a params reader; answers -32602 and closes when it rejects them. */
+  private withParams(id: JsonRpcId, read: () => void): boolean {
+    try {
+      read();
+      return true;
+    } catch (err) {
+      if (!(err instanceof InvalidParamsError)) throw err;
+      this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
+      return false;
+    }
+  }
+
+  /** Answers with a JSON-RPC error object, then closes the session. */
+  private fail(id: JsonRpcId | null, code: number, message: string): void {
+    this.conn.send(encodeError(id, { code, message }));
+    this.closeWith(CloseCode.PolicyViolation, message.slice(0, 120));
+  }
+
+  private closeWith(code: number, reason: string): void {
+    if (this.state === 'open') this.services.presence.remove(this);
+    this.state = 'closed';
+    this.conn.close(code, reason);
+  }
+}

@@ -1,0 +1,24 @@
+import type { RouteResponse } from '@parley/shared';
+import type { TokenService } from '../identity/token.service.ts';
+import type { ChannelService } from '../messaging/channel.service.ts';
+import type { SendService } from '../messaging/send.service.ts';
+import type { SyncService } from '../messaging/sync.service.ts';
+
+/** Readiness as `/readyz` reports it. */
+export interface Readiness {
+  ready: boolean;
+  reason?: string;
+  parts: Record<string, boolean>;
+}
+
+/** Everything the HTTP routes call into; plain objects, easy to build in tests. */
+export interface HttpDeps {
+  nodeId: number;
+  tokens: TokenService;
+  channels: ChannelService;
+  send: SendService;
+  sync: SyncService;
+  readiness(): Promise<Readiness>;
+  /** Gateway addresses for `/route`; `host` is the host the request reached, for wildcard listeners. */
+  routeAddresses(host: string | undefined): RouteResponse;
+}

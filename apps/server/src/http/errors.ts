@@ -1,0 +1,61 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Error body shapes. Most business routes answer WuKongIM's legacy
+ * `{"msg","status"}`; `/message/send` and the operations routes answer
+ * `{"error"}`. Both carry Parley's stable machine-readable `code`.
+ */
+export type ErrorShape = 'legacy' | 'error';
+
+/** Per-route settings the central error handler reads (Fastify route `config`). */
+export interface RouteErrorConfig {
+  errorShape?: ErrorShape;
+  /** Message for a body that does not bind (bad JSON, wrong types). */
+  bindMessage?: string;
+}
+
+/** An error a route raises on purpose: its message is safe to show. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** A 400 with a legacy validation text (often the exact Chinese text WuKongIM answers). */
+export const badRequest = (message: string, code = 'invalid_request') => new ApiError(400, code, message);
+
+export function errorBody(shape: ErrorShape, status: number, code: string, message: string): object {
+  return shape === 'legacy' ? { msg: message, status, code } : { error: message, code };
+}
+
+function routeConfig(request: FastifyRequest): RouteErrorConfig {
+  return (request.routeOptions.config ?? {}) as RouteErrorConfig;
+}
+
+/** Installs the one error handler: known errors keep their text, anything else hides its details. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const config = routeConfig(request);
+    const shape = config.errorShape ?? 'legacy';
+    if (err instanceof ApiError) {
+      return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, err.code, err.message));
+    }
+    if (err.validation || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+      return reply.status(400).send(errorBody(shape, 400, 'invalid_request', config.bindMessage ?? '数据格式有误！'));
+    }
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send(errorBody(shape, 413, 'payload_too_large', 'request body too large'));
+    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, 'bad_request', err.message));
+    }
+    request.log.error({ err }, 'request failed');
+    return reply.status(500).send(errorBody(shape, 500, 'internal_error', 'internal error'));
+  });
+  app.setNotFoundHandler((_request, reply) => reply.status(404).type('text/plain').send('404 page not found'));
+}

@@ -1,0 +1,62 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ReasonCode } from '@parley/shared';
+import type { DeviceRepository } from '../store/device.repository.ts';
+import type { Presence } from '../messaging/presence.ts';
+
+/** Hex SHA-256 of a token: the only form in which a credential is stored. */
+export function tokenDigest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** All concrete device classes, for `device_flag = -1`. */
+const ALL_DEVICE_FLAGS = [0, 1, 2];
+
+/** Grace between a DISCONNECT and closing the socket, so the client reads it. */
+export const KICK_GRACE_MS = 2000;
+
+export interface AuthResult {
+  reason: number;
+  deviceLevel: number;
+}
+
+/**
+ * Connection credentials: stored as SHA-256 digests and compared in constant
+ * time, so a copy of the database leaks no usable token.
+ */
+export class TokenService {
+  constructor(
+    private readonly devices: DeviceRepository,
+    private readonly presence: Presence,
+    private readonly tokenAuthOn: boolean,
+  ) {}
+
+  /** Stores (or replaces) the token of `(uid, deviceFlag)`. Existing connections stay open. */
+  async store(uid: string, token: string, deviceFlag: number, deviceLevel: number, deviceId: string): Promise<void> {
+    await this.devices.upsert({ uid, deviceFlag, deviceLevel, deviceId, tokenSha256: tokenDigest(token) });
+  }
+
+  /**
+   * Revokes the device class (`-1` = APP, WEB and PC): later CONNECTs fail and
+   * this node's matching sessions are told (DISCONNECT) and closed.
+   */
+  async quit(uid: string, deviceFlag: number): Promise<void> {
+    const flags = deviceFlag === -1 ? ALL_DEVICE_FLAGS : [deviceFlag];
+    await this.devices.revoke(uid, flags);
+    for (const session of this.presence.sessionsOfDevices(uid, flags)) {
+      session.kick(ReasonCode.ConnectKick, 'login in other device');
+    }
+  }
+
+  /** Checks a CONNECT's credentials against the stored record. */
+  async authenticate(uid: string, deviceFlag: number, token: string): Promise<AuthResult> {
+    const record = await this.devices.get(uid, deviceFlag);
+    if (!this.tokenAuthOn) return { reason: ReasonCode.Success, deviceLevel: record?.deviceLevel ?? 0 };
+    if (token === '' || !record || record.tokenSha256 === '') return { reason: ReasonCode.AuthFail, deviceLevel: 0 };
+    const given = Buffer.from(tokenDigest(token), 'hex');
+    const stored = Buffer.from(record.tokenSha256, 'hex');
+    if (stored.length !== given.length || !timingSafeEqual(given, stored)) {
+      return { reason: ReasonCode.AuthFail, deviceLevel: 0 };
+    }
+    return { reason: ReasonCode.Success, deviceLevel: record.deviceLevel };
+  }
+}

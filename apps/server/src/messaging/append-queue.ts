@@ -1,0 +1,191 @@
+import type { LastSendMark } from '../store/membership.repository.ts';
+import type { MessageRepository, StoredMessage } from '../store/message.repository.ts';
+
+/** A message ready to be sequenced: everything but its seq. */
+export type NewMessage = Omit<StoredMessage, 'messageSeq'>;
+
+export type AppendResult =
+  | { kind: 'appended'; messageId: bigint; messageSeq: number }
+  | { kind: 'duplicate'; messageId: bigint; messageSeq: number }
+  | { kind: 'conflict' };
+
+interface Pending {
+  message: NewMessage;
+  /** Mark the sender's latest send (ordinary messages, not command logs). */
+  markSend: boolean;
+  resolve(result: AppendResult): void;
+  reject(err: unknown): void;
+}
+
+/** Figures the operations surface reads. */
+export interface AppendStats {
+  batches: number;
+  rows: number;
+  /** Durations of recent commits, ms. */
+  lastCommitMs: number;
+}
+
+function channelKey(channelId: string, channelType: number): string {
+  return `${channelType}:${channelId}`;
+}
+
+function idemKey(m: NewMessage): string {
+  return `${channelKey(m.channelId, m.channelType)}\u0000${m.fromUid}\u0000${m.clientMsgNo}`;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.compare(a, b) === 0;
+}
+
+/**
+ * The channel sequencer and group committer. Sends are queued and committed
+ * together: per batch one idempotency look-up, one transaction for all rows.
+ * A send's promise settles only after its row is durable, so an acknowledged
+ * message survives a crash. Batches run one at a time, which makes this
+ * process the single writer of every channel tail it holds.
+ */
+export class AppendQueue {
+  private queue: Pending[] = [];
+  private flushing = false;
+  private scheduled = false;
+  private readonly tails = new Map<string, number>();
+  readonly stats: AppendStats = { batches: 0, rows: 0, lastCommitMs: 0 };
+
+  constructor(
+    private readonly messages: MessageRepository,
+    private readonly maxRows: number,
+    private readonly maxTails = 100_000,
+  ) {}
+
+  /** Messages waiting for the next commit. */
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  append(message: NewMessage, markSend: boolean): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ message, markSend, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** The committed tail of a channel (0 for an empty one). */
+  async tail(channelId: string, channelType: number): Promise<number> {
+    const key = channelKey(channelId, channelType);
+    const known = this.tails.get(key);
+    if (known !== undefined) return known;
+    const loaded = await this.messages.loadTail(channelId, channelType);
+    return this.tails.get(key) ?? loaded;
+  }
+
+  /** Resolves once everything queued so far is committed or failed. */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0 || this.flushing) await new Promise((r) => setImmediate(r));
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing || this.queue.length === 0) return;
+    this.flushing = true;
+    const batch = this.queue.splice(0, this.maxRows);
+    try {
+      await this.commit(batch);
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    } finally {
+      this.flushing = false;
+      if (this.queue.length > 0) this.schedule();
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const started = performance.now();
+    const nextTail = new Map<string, number>();
+    for (const p of batch) {
+      const key = channelKey(p.message.channelId, p.message.channelType);
+      if (!nextTail.has(key)) nextTail.set(key, await this.tail(p.message.channelId, p.message.channelType));
+    }
+
+    const earlier = await this.findEarlier(batch);
+    const firstInBatch = new Map<string, Pending>();
+    const outcome = new Map<Pending, AppendResult | Pending>();
+    const rows: StoredMessage[] = [];
+    const marks = new Map<string, LastSendMark>();
+
+    for (const p of batch) {
+      const m = p.message;
+      if (m.clientMsgNo !== '' && m.fromUid !== '') {
+        const key = idemKey(m);
+        const hit = earlier.get(key);
+        if (hit) {
+          outcome.set(p, sameBytes(hit.payload, m.payload) ? { kind: 'duplicate', messageId: hit.messageId, messageSeq: hit.messageSeq } : { kind: 'conflict' });
+          continue;
+        }
+        const first = firstInBatch.get(key);
+        if (first) {
+          outcome.set(p, sameBytes(first.message.payload, m.payload) ? first : { kind: 'conflict' });
+          continue;
+        }
+        firstInBatch.set(key, p);
+      }
+      const ck = channelKey(m.channelId, m.channelType);
+      const seq = nextTail.get(ck)! + 1;
+      nextTail.set(ck, seq);
+      rows.push({ ...m, messageSeq: seq });
+      outcome.set(p, { kind: 'appended', messageId: m.messageId, messageSeq: seq });
+      if (p.markSend) {
+        marks.set(`${ck}\u0000${m.fromUid}`, { channelId: m.channelId, channelType: m.channelType, uid: m.fromUid, seq });
+      }
+    }
+
+    if (rows.length > 0) await this.messages.appendBatch(rows, [...marks.values()]);
+    for (const [key, tail] of nextTail) this.tails.set(key, tail);
+    this.trimTails();
+
+    this.stats.batches++;
+    this.stats.rows += rows.length;
+    this.stats.lastCommitMs = performance.now() - started;
+    for (const p of batch) {
+      const o = outcome.get(p)!;
+      if ('kind' in o) p.resolve(o);
+      else {
+        const first = outcome.get(o) as Extract<AppendResult, { kind: 'appended' }>;
+        p.resolve({ kind: 'duplicate', messageId: first.messageId, messageSeq: first.messageSeq });
+      }
+    }
+  }
+
+  /** Earlier durable messages under the batch's idempotency keys, one query per (channel, sender). */
+  private async findEarlier(batch: Pending[]) {
+    const groups = new Map<string, { m: NewMessage; nos: Set<string> }>();
+    for (const { message: m } of batch) {
+      if (m.clientMsgNo === '' || m.fromUid === '') continue;
+      const gk = `${channelKey(m.channelId, m.channelType)}\u0000${m.fromUid}`;
+      const g = groups.get(gk) ?? { m, nos: new Set<string>() };
+      g.nos.add(m.clientMsgNo);
+      groups.set(gk, g);
+    }
+    const found = new Map<string, { messageId: bigint; messageSeq: number; payload: Uint8Array }>();
+    for (const { m, nos } of groups.values()) {
+      const hits = await this.messages.findByClientMsgNos(m.channelId, m.channelType, m.fromUid, [...nos]);
+      for (const h of hits) found.set(idemKey({ ...m, clientMsgNo: h.clientMsgNo }), h);
+    }
+    return found;
+  }
+
+  private trimTails(): void {
+    while (this.tails.size > this.maxTails) {
+      const oldest = this.tails.keys().next().value;
+      if (oldest === undefined) break;
+      this.tails.delete(oldest);
+    }
+  }
+}

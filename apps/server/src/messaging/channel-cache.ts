@@ -1,0 +1,59 @@
+import { ChannelType } from '@parley/shared';
+import type { ChannelRow, ChannelRepository } from '../store/channel.repository.ts';
+import type { MembershipRepository } from '../store/membership.repository.ts';
+
+/** What the send path needs to know about one channel, held in memory. */
+export interface ChannelState {
+  info: ChannelRow | undefined;
+  /** Live subscribers (empty for person channels, whose members are the two uids). */
+  subscribers: ReadonlySet<string>;
+  deny: ReadonlySet<string>;
+  allow: ReadonlySet<string>;
+}
+
+/**
+ * A bounded cache of channel state for permission checks and fan-out. Every
+ * write to a channel's metadata, subscribers or lists invalidates its entry;
+ * concurrent loads of one channel share a single read.
+ */
+export class ChannelCache {
+  private readonly entries = new Map<string, Promise<ChannelState>>();
+
+  constructor(
+    private readonly channels: ChannelRepository,
+    private readonly memberships: MembershipRepository,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(channelId: string, channelType: number): Promise<ChannelState> {
+    const key = `${channelType}:${channelId}`;
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit;
+    }
+    const loading = this.load(channelId, channelType);
+    this.entries.set(key, loading);
+    loading.catch(() => this.entries.delete(key));
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    return loading;
+  }
+
+  invalidate(channelId: string, channelType: number): void {
+    this.entries.delete(`${channelType}:${channelId}`);
+  }
+
+  private async load(channelId: string, channelType: number): Promise<ChannelState> {
+    const [info, deny, allow, subscribers] = await Promise.all([
+      this.channels.get(channelId, channelType),
+      this.channels.listMembers(channelId, channelType, 'deny'),
+      this.channels.listMembers(channelId, channelType, 'allow'),
+      channelType === ChannelType.Person ? Promise.resolve([]) : this.memberships.listLiveUids(channelId, channelType),
+    ]);
+    return { info, deny: new Set(deny), allow: new Set(allow), subscribers: new Set(subscribers) };
+  }
+}

@@ -1,0 +1,159 @@
+import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, ReasonCode, SYSTEM_UID } from '@parley/shared';
+import type { MembershipRepository } from '../store/membership.repository.ts';
+import type { AppendQueue } from './append-queue.ts';
+import { Delivery } from './delivery.ts';
+import type { Fanout } from './fanout.ts';
+import { checkSendPermission, type PermissionDeps } from './permission.ts';
+import type { SessionHandle } from './presence.ts';
+import type { Snowflake } from './snowflake.ts';
+
+/** A send from any entry point (gateway or HTTP), already decoded. */
+export interface SendCommand {
+  fromUid: string;
+  deviceId: string;
+  /** As the caller gave it: a peer uid or `a@b` for person channels. */
+  channelId: string;
+  channelType: number;
+  payload: Uint8Array;
+  clientMsgNo: string;
+  setting: number;
+  topic: string;
+  expire: number;
+  redDot: boolean;
+  syncOnce: boolean;
+  noPersist: boolean;
+  /** The sending session: it gets no RECV echo of its own message. */
+  session?: SessionHandle;
+}
+
+/**
+ * The result of a send. `reason` 1 is success; any other reason carries zero
+ * ids. `error` names a request-shape problem for the HTTP API's 4xx answers.
+ */
+export interface SendOutcome {
+  reason: number;
+  messageId: bigint;
+  messageSeq: number;
+  error?: 'invalid request' | 'invalid channel id' | 'idempotency conflict';
+}
+
+const rejected = (reason: number, error?: SendOutcome['error']): SendOutcome => ({
+  reason,
+  messageId: 0n,
+  messageSeq: 0,
+  ...(error ? { error } : {}),
+});
+
+/** Header bits stored with a message. */
+export const FLAG_NO_PERSIST = 1;
+export const FLAG_RED_DOT = 2;
+export const FLAG_SYNC_ONCE = 4;
+
+/**
+ * The send pipeline: validate → permission → person directory → sequence and
+ * durable group commit → result → fan-out. The result is returned only after
+ * the message is committed; fan-out runs after and never changes it.
+ */
+export class SendService {
+  private readonly personDirectory = new Set<string>();
+
+  constructor(
+    private readonly deps: PermissionDeps & {
+      snowflake: Snowflake;
+      queue: AppendQueue;
+      fanout: Fanout;
+      memberships: MembershipRepository;
+      onFanoutError(err: unknown): void;
+    },
+  ) {}
+
+  async send(cmd: SendCommand): Promise<SendOutcome> {
+    if (cmd.fromUid === '') return rejected(ReasonCode.AuthFail, 'invalid request');
+    if (cmd.channelId === '' || cmd.channelType === 0 || cmd.payload.length === 0) {
+      return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
+    }
+    let channelId = cmd.channelId;
+    let syncOnce = cmd.syncOnce;
+    if (channelId.endsWith(CMD_SUFFIX)) {
+      channelId = channelId.slice(0, -CMD_SUFFIX.length);
+      syncOnce = true;
+      if (channelId === '') return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
+    }
+    let receiverUid: string | undefined;
+    if (cmd.channelType === ChannelType.Person) {
+      const canonical = normalizePersonChannel(cmd.fromUid, channelId);
+      if (!canonical) return rejected(ReasonCode.PayloadDecodeError, 'invalid channel id');
+      const pair = personParticipants(canonical)!;
+      receiverUid = pair[0] === cmd.fromUid ? pair[1] : pair[0];
+      channelId = canonical;
+    }
+
+    const reason = await checkSendPermission(
+      { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
+      this.deps,
+    );
+    if (reason !== ReasonCode.Success) return rejected(reason);
+    if (cmd.noPersist && !syncOnce) return { reason: ReasonCode.Success, messageId: 0n, messageSeq: 0 };
+
+    const messageId = this.deps.snowflake.next();
+    const now = Date.now();
+    const delivery = (seq: number) =>
+      new Delivery(
+        messageId,
+        seq,
+        cmd.clientMsgNo,
+        cmd.fromUid,
+        channelId,
+        cmd.channelType,
+        Math.floor(now / 1000),
+        cmd.payload,
+        cmd.setting,
+        cmd.topic,
+        cmd.expire,
+        cmd.redDot,
+        syncOnce,
+        cmd.noPersist,
+      );
+
+    if (cmd.noPersist) {
+      this.fanout(delivery(0), cmd.session);
+      return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
+    }
+
+    if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID) {
+      await this.ensurePersonDirectory(channelId, cmd.channelType);
+    }
+    const flags = (cmd.redDot ? FLAG_RED_DOT : 0) | (syncOnce ? FLAG_SYNC_ONCE : 0);
+    const result = await this.deps.queue.append(
+      {
+        channelId: syncOnce ? channelId + CMD_SUFFIX : channelId,
+        channelType: cmd.channelType,
+        messageId,
+        clientMsgNo: cmd.clientMsgNo,
+        fromUid: cmd.fromUid,
+        setting: cmd.setting,
+        flags,
+        expire: cmd.expire,
+        topic: cmd.topic,
+        createdAt: now,
+        payload: cmd.payload,
+      },
+      !syncOnce,
+    );
+    if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, 'idempotency conflict');
+    if (result.kind === 'appended') this.fanout(delivery(result.messageSeq), cmd.session);
+    return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
+  }
+
+  private fanout(delivery: Delivery, session: SessionHandle | undefined): void {
+    this.deps.fanout.deliver(delivery, session).catch((err: unknown) => this.deps.onFanoutError(err));
+  }
+
+  /** Both participants of a person channel get a membership before its first message. */
+  private async ensurePersonDirectory(channelId: string, channelType: number): Promise<void> {
+    if (this.personDirectory.has(channelId)) return;
+    await this.deps.memberships.ensurePersonMembers(channelId, channelType, personParticipants(channelId)!);
+    if (this.personDirectory.size >= 100_000) this.personDirectory.clear();
+    this.personDirectory.add(channelId);
+  }
+}

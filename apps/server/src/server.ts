@@ -1,0 +1,123 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { RouteResponse } from '@parley/shared';
+import { buildApp } from './app.ts';
+import type { Config, HostPort } from './config/config.ts';
+import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
+import type { GatewayMetrics } from './gateway/services.ts';
+import { TokenService } from './identity/token.service.ts';
+import { AppendQueue } from './messaging/append-queue.ts';
+import { ChannelCache } from './messaging/channel-cache.ts';
+import { ChannelService } from './messaging/channel.service.ts';
+import { Fanout } from './messaging/fanout.ts';
+import { Presence } from './messaging/presence.ts';
+import { SendService } from './messaging/send.service.ts';
+import { createSnowflake } from './messaging/snowflake.ts';
+import { SyncService } from './messaging/sync.service.ts';
+import { openEmbeddedStore, type Store } from './store/store.ts';
+import type { Readiness } from './http/deps.ts';
+
+/** A started node: its listeners' bound addresses and a clean shutdown. */
+export interface RunningServer {
+  config: Config;
+  app: FastifyInstance;
+  store: Store;
+  presence: Presence;
+  queue: AppendQueue;
+  addresses: { api: AddressInfo; ws: AddressInfo };
+  close(): Promise<void>;
+}
+
+const WILDCARD = new Set(['0.0.0.0', '::', '']);
+
+function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefined): string {
+  const host = 'address' in listener ? listener.address : listener.host;
+  if (!WILDCARD.has(host)) return host.includes(':') ? `[${host}]` : host;
+  const fromRequest = requestHost?.replace(/:\d+$/, '');
+  return fromRequest && fromRequest !== '' ? fromRequest : '127.0.0.1';
+}
+
+/** Opens the store, wires the services and starts the HTTP API and the gateway. */
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const store = await openEmbeddedStore({ dataDir: config.node.dataDir, sync: config.store.sync });
+  const systemUids = new Set(await store.channels.listSystemUids());
+  const cache = new ChannelCache(store.channels, store.memberships);
+  const queue = new AppendQueue(store.messages, config.store.batchMaxRows);
+  const presence = new Presence();
+  const fanout = new Fanout(presence, cache);
+  const send = new SendService({
+    cache,
+    isSystemUid: (uid) => systemUids.has(uid),
+    systemDeviceId: config.message.systemDeviceId,
+    personWhitelistEnabled: config.message.personWhitelistEnabled,
+    snowflake: createSnowflake(config.node.id),
+    queue,
+    fanout,
+    memberships: store.memberships,
+    onFanoutError: (err) => log.error({ err }, 'fan-out failed'),
+  });
+  const tokens = new TokenService(store.devices, presence, config.gateway.tokenAuthOn);
+  const channels = new ChannelService(store, queue, cache);
+  const sync = new SyncService(store);
+  const metrics: GatewayMetrics = { authFailures: 0, closes: 0 };
+
+  let ws: WsGateway | undefined;
+  const readiness = async (): Promise<Readiness> => {
+    let storeOk = true;
+    try {
+      await store.ping();
+    } catch {
+      storeOk = false;
+    }
+    const parts = { store: storeOk, gateway: ws !== undefined };
+    const ready = storeOk && ws !== undefined;
+    return ready ? { ready, parts } : { ready, parts, reason: storeOk ? 'gateway not started' : 'store unavailable' };
+  };
+  const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
+    tcp_addr: config.api.externalTcpAddr || `${hostFor(config.gateway.tcp, requestHost)}:${config.gateway.tcp.port}`,
+    ws_addr: config.api.externalWsAddr || (ws ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
+    wss_addr: config.api.externalWssAddr,
+  });
+
+  const app = await buildApp({
+    deps: { nodeId: config.node.id, tokens, channels, send, sync, readiness, routeAddresses },
+    logger: log,
+    maxBodyBytes: config.api.maxBodyBytes,
+  });
+  try {
+    await app.listen({ host: config.api.listen.host, port: config.api.listen.port });
+    ws = await startWsGateway(
+      {
+        host: config.gateway.ws.host,
+        port: config.gateway.ws.port,
+        maxFrameBytes: config.gateway.maxFrameBytes,
+        maxOutboundBytes: config.gateway.maxOutboundBytes,
+        authTimeoutMs: config.gateway.authTimeoutMs,
+        idleTimeoutMs: config.gateway.idleTimeoutMs,
+      },
+      { nodeId: config.node.id, tokens, send, presence, metrics },
+      log,
+    );
+  } catch (err) {
+    await app.close();
+    await store.close();
+    throw err;
+  }
+  const gateway = ws;
+
+  return {
+    config,
+    app,
+    store,
+    presence,
+    queue,
+    addresses: { api: app.server.address() as AddressInfo, ws: gateway.address },
+    async close() {
+      await gateway.close();
+      await queue.drain();
+      await app.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { migrationProvider } from './migrations.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+
+export interface OpenOptions {
+  dataDir: string;
+  /** SQLite synchronous mode: `full` fsyncs each commit. */
+  sync: 'full' | 'normal';
+}
+
+/** Opens (creating if needed) `<dataDir>/parley.db` in WAL mode and applies pending migrations. */
+export async function openSqlite(options: OpenOptions): Promise<Db> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = join(options.dataDir, 'parley.db');
+  const raw = new SqliteDatabase(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
+  raw.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const { error, results } = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    await db.destroy();
+    throw new Error(`store migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
+  }
+  return db;
+}

@@ -1,0 +1,188 @@
+import { sql } from 'kysely';
+import type { Db } from './db.ts';
+import { markLastSends, type LastSendMark } from './membership.repository.ts';
+
+/** A message row as stored. `messageId` is a decimal string when read back. */
+export interface StoredMessage {
+  channelId: string;
+  channelType: number;
+  messageSeq: number;
+  messageId: bigint;
+  clientMsgNo: string;
+  fromUid: string;
+  setting: number;
+  /** Header bits: 1 no_persist, 2 red_dot, 4 sync_once. */
+  flags: number;
+  expire: number;
+  topic: string;
+  /** Server append time, unix ms. */
+  createdAt: number;
+  payload: Uint8Array;
+}
+
+/** An earlier message found under an idempotency key. */
+export interface IdempotentHit {
+  clientMsgNo: string;
+  messageId: bigint;
+  messageSeq: number;
+  payload: Uint8Array;
+}
+
+/** Rows per INSERT statement (12 parameters each; under every dialect's limit). */
+const INSERT_CHUNK = 500;
+
+const messageColumns = [
+  'channel_id',
+  'channel_type',
+  'message_seq',
+  sql<string>`cast(message_id as text)`.as('message_id_text'),
+  'client_msg_no',
+  'from_uid',
+  'setting',
+  'flags',
+  'expire',
+  'topic',
+  'created_at',
+  'payload',
+] as const;
+
+type MessageSelect = {
+  channel_id: string;
+  channel_type: number;
+  message_seq: number;
+  message_id_text: string;
+  client_msg_no: string;
+  from_uid: string;
+  setting: number;
+  flags: number;
+  expire: number;
+  topic: string;
+  created_at: number;
+  payload: Uint8Array;
+};
+
+function toStored(r: MessageSelect): StoredMessage {
+  return {
+    channelId: r.channel_id,
+    channelType: Number(r.channel_type),
+    messageSeq: Number(r.message_seq),
+    messageId: BigInt(r.message_id_text),
+    clientMsgNo: r.client_msg_no,
+    fromUid: r.from_uid,
+    setting: Number(r.setting),
+    flags: Number(r.flags),
+    expire: Number(r.expire),
+    topic: r.topic,
+    createdAt: Number(r.created_at),
+    payload: r.payload,
+  };
+}
+
+/** The message log of every channel, keyed by `(channel, message_seq)`. */
+export function createMessageRepository(db: Db) {
+  return {
+    /** The committed tail of a channel: its highest seq, or the recorded floor when higher. */
+    async loadTail(channelId: string, channelType: number): Promise<number> {
+      const row = await db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('message_seq').as('tail'))
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .executeTakeFirst();
+      const floor = await db
+        .selectFrom('channel_log')
+        .select('tail_seq')
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .executeTakeFirst();
+      return Math.max(Number(row?.tail ?? 0), Number(floor?.tail_seq ?? 0));
+    },
+
+    /** Earlier messages of `fromUid` in a channel under any of the given client message numbers. */
+    async findByClientMsgNos(
+      channelId: string,
+      channelType: number,
+      fromUid: string,
+      clientMsgNos: readonly string[],
+    ): Promise<IdempotentHit[]> {
+      const rows = await db
+        .selectFrom('messages')
+        .select(['client_msg_no', sql<string>`cast(message_id as text)`.as('id_text'), 'message_seq', 'payload'])
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('from_uid', '=', fromUid)
+        .where('client_msg_no', 'in', clientMsgNos)
+        .where('client_msg_no', '<>', '')
+        .execute();
+      return rows.map((r) => ({
+        clientMsgNo: r.client_msg_no,
+        messageId: BigInt(r.id_text),
+        messageSeq: Number(r.message_seq),
+        payload: r.payload,
+      }));
+    },
+
+    /**
+     * Commits a batch of messages and each sender's latest-send mark in one
+     * transaction: either all of it is durable or none of it.
+     */
+    async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+          await trx
+            .insertInto('messages')
+            .values(
+              rows.slice(i, i + INSERT_CHUNK).map((m) => ({
+                channel_id: m.channelId,
+                channel_type: m.channelType,
+                message_seq: m.messageSeq,
+                message_id: m.messageId,
+                client_msg_no: m.clientMsgNo,
+                from_uid: m.fromUid,
+                setting: m.setting,
+                flags: m.flags,
+                expire: m.expire,
+                topic: m.topic,
+                created_at: m.createdAt,
+                payload: m.payload,
+              })),
+            )
+            .execute();
+        }
+        await markLastSends(trx, marks);
+      });
+    },
+
+    /**
+     * Messages with `lower ≤ seq ≤ upper`, at most `limit` of them, taken from
+     * the newest end (`newest`) or the oldest; returned in ascending seq order.
+     * `more` is true when the bounds hold further messages beyond the page.
+     */
+    async range(
+      channelId: string,
+      channelType: number,
+      lower: number,
+      upper: number,
+      limit: number,
+      newest: boolean,
+    ): Promise<{ messages: StoredMessage[]; more: boolean }> {
+      if (upper < lower) return { messages: [], more: false };
+      const rows = await db
+        .selectFrom('messages')
+        .select(messageColumns)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('message_seq', '>=', lower)
+        .where('message_seq', '<=', upper)
+        .orderBy('message_seq', newest ? 'desc' : 'asc')
+        .limit(limit + 1)
+        .execute();
+      const more = rows.length > limit;
+      const page = (more ? rows.slice(0, limit) : rows).map((r) => toStored(r as MessageSelect));
+      if (newest) page.reverse();
+      return { messages: page, more };
+    },
+  };
+}
+
+export type MessageRepository = ReturnType<typeof createMessageRepository>;

@@ -1,0 +1,101 @@
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+/** SQL type for byte strings in each dialect. */
+export type Dialect = 'sqlite' | 'postgres';
+
+function migrations(dialect: Dialect): Record<string, Migration> {
+  const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
+  return {
+    '0001_core': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('devices')
+          .addColumn('uid', 'text', (c) => c.notNull())
+          .addColumn('device_flag', 'integer', (c) => c.notNull())
+          .addColumn('device_level', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('device_id', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('token_sha256', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('devices_pk', ['uid', 'device_flag'])
+          .execute();
+        await db.schema
+          .createTable('channels')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('ban', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('disband', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('large', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('send_ban', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('allow_stranger', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('channels_pk', ['channel_id', 'channel_type'])
+          .execute();
+        await db.schema
+          .createTable('memberships')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('uid', 'text', (c) => c.notNull())
+          .addColumn('join_seq', 'bigint', (c) => c.notNull().defaultTo(1))
+          .addColumn('read_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('deleted_to_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('activated_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('last_send_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('removed', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('memberships_pk', ['channel_id', 'channel_type', 'uid'])
+          .execute();
+        await db.schema.createIndex('memberships_by_uid').on('memberships').columns(['uid', 'activated_at']).execute();
+        await db.schema
+          .createTable('member_lists')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('list', 'text', (c) => c.notNull())
+          .addColumn('uid', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('member_lists_pk', ['channel_id', 'channel_type', 'list', 'uid'])
+          .execute();
+        await db.schema
+          .createTable('messages')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('message_seq', 'bigint', (c) => c.notNull())
+          .addColumn('message_id', 'bigint', (c) => c.notNull())
+          .addColumn('client_msg_no', 'text', (c) => c.notNull())
+          .addColumn('from_uid', 'text', (c) => c.notNull())
+          .addColumn('setting', 'integer', (c) => c.notNull())
+          .addColumn('flags', 'integer', (c) => c.notNull())
+          .addColumn('expire', 'bigint', (c) => c.notNull())
+          .addColumn('topic', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('payload', sql.raw(bytes), (c) => c.notNull())
+          .addPrimaryKeyConstraint('messages_pk', ['channel_id', 'channel_type', 'message_seq'])
+          .execute();
+        await db.schema.createIndex('messages_by_id').on('messages').column('message_id').execute();
+        await db.schema
+          .createIndex('messages_by_client_msg_no')
+          .on('messages')
+          .columns(['channel_id', 'channel_type', 'from_uid', 'client_msg_no'])
+          .where(sql.ref('client_msg_no'), '<>', '')
+          .execute();
+        await db.schema
+          .createTable('channel_log')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('tail_seq', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('channel_log_pk', ['channel_id', 'channel_type'])
+          .execute();
+        await db.schema.createTable('system_uids').addColumn('uid', 'text', (c) => c.primaryKey()).execute();
+        await db.schema
+          .createTable('meta')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .execute();
+      },
+    },
+  };
+}
+
+/** Migrations shipped in code, applied in name order. */
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return { getMigrations: async () => migrations(dialect) };
+}
