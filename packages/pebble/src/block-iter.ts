@@ -6,6 +6,10 @@
 import { PebbleCorruptionError } from './errors.ts';
 import { readU32LE } from './varint.ts';
 
+// Module-local bindings: hot loops call these per entry, and some TypeScript loaders
+// compile imports to property getters that V8 does not always inline.
+const localReadU32LE = readU32LE;
+
 export class BlockIter {
   /** Current full key is `key[0, keyLen)`; overwritten by the next call to {@link next}. */
   key: Uint8Array = new Uint8Array(64);
@@ -15,6 +19,8 @@ export class BlockIter {
   valueEnd = 0;
   /** Offset of the current entry inside the (decompressed) block. */
   entryOffset = 0;
+  /** Bytes the current key shares with the previous one (0 at restarts and the first entry). */
+  shared = 0;
   private pos = 0;
   private readonly limit: number;
 
@@ -28,7 +34,7 @@ export class BlockIter {
     private readonly blockOffset: number,
   ) {
     if (block.length < 4) throw this.fail(0, 'block shorter than its restart count');
-    const restarts = readU32LE(block, block.length - 4);
+    const restarts = localReadU32LE(block, block.length - 4);
     const limit = block.length - 4 * (restarts + 1);
     if (restarts === 0 || limit < 0) throw this.fail(0, `invalid restart count ${restarts} for a ${block.length}-byte block`);
     this.limit = limit;
@@ -69,6 +75,7 @@ export class BlockIter {
     }
     this.key.set(b.subarray(p, vstart), shared);
     this.keyLen = klen;
+    this.shared = shared;
     this.valueStart = vstart;
     this.valueEnd = vend;
     this.pos = vend;

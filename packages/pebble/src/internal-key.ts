@@ -57,9 +57,32 @@ export function decodeInternalKey(encoded: Uint8Array): InternalKey | undefined 
   return { userKey: encoded.subarray(0, n), seq: trailerSeq(encoded, n), kind: encoded[n]! };
 }
 
-/** Bytewise comparison of two byte strings (the only comparer this reader supports). */
+/**
+ * Bytewise comparison of two byte strings (the only comparer this reader
+ * supports): negative, zero or positive. A plain loop beats `Buffer.compare`
+ * for the short keys of a scan, whose native-call overhead dominates.
+ */
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  return Buffer.compare(a, b);
+  const n = a.length < b.length ? a.length : b.length;
+  if (n > 128) return Buffer.compare(a, b);
+  for (let i = 0; i < n; i++) {
+    const d = a[i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * {@link compareBytes} for two keys already known to share their first `from`
+ * bytes (e.g. through a block's shared-prefix encoding), so only the rest is compared.
+ */
+export function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = from < n ? from : n; i < n; i++) {
+    const d = a[i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
 }
 
 /** Formats `key#seq,KIND` for messages (printable ASCII as text, otherwise hex). */

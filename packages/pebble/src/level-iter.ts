@@ -15,6 +15,10 @@ import { TableIter } from './table-iter.ts';
 import { FragmentCursor, fragment, type Bounds } from './tombstones.ts';
 import type { FileMetadata } from './version-edit.ts';
 
+// Module-local bindings: hot loops call these per entry, and some TypeScript loaders
+// compile imports to property getters that V8 does not always inline.
+const localCompareBytes = compareBytes;
+
 /** Scan counters shared by all tables of one iteration. */
 export interface ScanCounters {
   tablesOpened: number;
@@ -45,7 +49,7 @@ export class LevelIter implements PointSource {
     private readonly counters: ScanCounters,
   ) {
     if (start) {
-      while (this.fileIdx < files.length && compareBytes(upperExclusive(files[this.fileIdx]!), start) <= 0) this.fileIdx++;
+      while (this.fileIdx < files.length && localCompareBytes(upperExclusive(files[this.fileIdx]!), start) <= 0) this.fileIdx++;
     }
   }
 
@@ -97,7 +101,8 @@ export class LevelIter implements PointSource {
 
   /** Newest tombstone of this level covering `key`, or -1. Keys must be visited in ascending order. */
   tombstoneSeqAt(key: Uint8Array): number {
-    while (this.active.length > 0 && compareBytes(this.active[0]!.upper, key) <= 0) this.active.shift();
+    if (this.active.length === 0) return -1;
+    while (this.active.length > 0 && localCompareBytes(this.active[0]!.upper, key) <= 0) this.active.shift();
     let best = -1;
     for (const a of this.active) {
       const s = a.cursor.seqAt(key);

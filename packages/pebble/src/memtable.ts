@@ -11,6 +11,10 @@ import { readLogRecords, type LogEnd } from './log-reader.ts';
 import type { PointSource } from './point-source.ts';
 import { FragmentCursor, fragment, type Fragment } from './tombstones.ts';
 
+// Module-local bindings: hot loops call these per entry, and some TypeScript loaders
+// compile imports to property getters that V8 does not always inline.
+const localCompareBytes = compareBytes;
+
 /** What was replayed from one WAL file. */
 export interface WalInfo {
   name: string;
@@ -78,7 +82,7 @@ export function replayWals(
     }
     wals.push(info);
   });
-  entries.sort((a, b) => compareBytes(a.key, b.key) || b.seq - a.seq);
+  entries.sort((a, b) => localCompareBytes(a.key, b.key) || b.seq - a.seq);
   return { entries, fragments: fragment(tombstones), tombstones: tombstones.length, wals };
 }
 
@@ -122,7 +126,7 @@ function lowerBound(entries: BatchEntry[], key: Uint8Array): number {
   let hi = entries.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (compareBytes(entries[mid]!.key, key) < 0) lo = mid + 1;
+    if (localCompareBytes(entries[mid]!.key, key) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -19,12 +19,13 @@ export class TableFile {
   }
 
   /** Reads exactly `length` bytes at `offset`; fewer available is a corruption error. */
-  read(offset: number, length: number): Buffer {
+  read(offset: number, length: number): Uint8Array {
     if (this.fd === undefined) throw new Error(`${this.path} is closed`);
     if (offset < 0 || length < 0 || offset + length > this.size) {
       throw new PebbleCorruptionError(this.path, offset, `read of ${length} bytes runs past the end of the file (size ${this.size})`);
     }
-    const buf = Buffer.allocUnsafeSlow(length);
+    const b = Buffer.allocUnsafeSlow(length);
+    const buf = new Uint8Array(b.buffer, b.byteOffset, length);
     let done = 0;
     while (done < length) {
       const n = readSync(this.fd, buf, done, length - done, offset + done);

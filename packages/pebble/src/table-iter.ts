@@ -6,10 +6,16 @@
 import { BlockIter } from './block-iter.ts';
 import { readBlock, type BlockHandle } from './block.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, formatKey, Kind, trailerSeq } from './internal-key.ts';
+import { compareBytes, compareFrom, formatKey, Kind, trailerSeq } from './internal-key.ts';
 import type { PointSource } from './point-source.ts';
 import type { Sstable } from './sstable.ts';
 import { ValueResolver } from './value-blocks.ts';
+
+// Module-local bindings: hot loops call these per entry, and some TypeScript loaders
+// compile imports to property getters that V8 does not always inline.
+const localCompareBytes = compareBytes;
+const localCompareFrom = compareFrom;
+const localTrailerSeq = trailerSeq;
 
 const POINT_KINDS = new Set<number>([Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL]);
 const EMPTY = new Uint8Array(0);
@@ -26,6 +32,7 @@ export class TableIter implements PointSource {
   private points = 0;
   private blocks = 0;
   private prevValid = false;
+  private newBlock = true;
 
   /** @param start skip entries whose user key is below it (seek). @param rank tie-break among sources, lower = newer. */
   constructor(
@@ -57,8 +64,9 @@ export class TableIter implements PointSource {
         return false;
       }
       this.blocks++;
-      if (this.start && compareBytes(n.value.separator, this.start) < 0) continue;
+      if (this.start && localCompareBytes(n.value.separator, this.start) < 0) continue;
       this.blockHandle = n.value.handle;
+      this.newBlock = true;
       this.block = new BlockIter(readBlock(this.table.file, n.value.handle, 'data'), this.table.path, n.value.handle.offset);
       return true;
     }
@@ -70,7 +78,7 @@ export class TableIter implements PointSource {
     const n = it.keyLen - 8;
     if (n < 0) throw this.fail(`key of ${it.keyLen} bytes is shorter than an internal key`);
     const kind = it.key[n]!;
-    const seq = this.globalSeq ?? trailerSeq(it.key, n);
+    const seq = this.globalSeq ?? localTrailerSeq(it.key, n);
     if (!POINT_KINDS.has(kind)) {
       if (kind === 23 || (kind & 0x40) !== 0) throw new PebbleUnsupportedError(`${this.table.path}: key kind ${kind} needs Pebble >= 1.1 (Pebblev4 tables); not supported`);
       throw this.fail(`invalid key kind ${kind} in a data block`);
@@ -78,7 +86,7 @@ export class TableIter implements PointSource {
     this.points++;
     const userKey = it.key.slice(0, n);
     if (this.prevValid) {
-      const c = compareBytes(this.userKey, userKey);
+      const c = localCompareFrom(this.userKey, userKey, this.sharedWithPrev(it.shared));
       if (c > 0 || (c === 0 && (this.seq < seq || (this.seq === seq && this.kind <= kind)))) {
         throw this.fail(`keys out of order: ${formatKey({ userKey, seq, kind })} after ${formatKey(this)}`);
       }
@@ -87,7 +95,16 @@ export class TableIter implements PointSource {
     this.seq = seq;
     this.kind = kind;
     this.prevValid = true;
-    return !(this.start && compareBytes(userKey, this.start) < 0);
+    return !(this.start && localCompareBytes(userKey, this.start) < 0);
+  }
+
+  /** Length of the user-key prefix known equal to the previous entry's: the block's shared bytes, unless a new block began. */
+  private sharedWithPrev(shared: number): number {
+    if (this.newBlock) {
+      this.newBlock = false;
+      return 0;
+    }
+    return shared;
   }
 
   value(): Uint8Array {

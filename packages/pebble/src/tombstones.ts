@@ -7,6 +7,10 @@ import type { Tombstone } from './batch.ts';
 import { Heap } from './heap.ts';
 import { compareBytes } from './internal-key.ts';
 
+// Module-local bindings: hot loops call these per entry, and some TypeScript loaders
+// compile imports to property getters that V8 does not always inline.
+const localCompareBytes = compareBytes;
+
 /** A disjoint piece `[start, end)` whose newest covering tombstone has `seq`. */
 export interface Fragment {
   start: Uint8Array;
@@ -24,12 +28,12 @@ export interface Bounds {
 export function fragment(tombstones: readonly Tombstone[], bounds: Bounds = {}): Fragment[] {
   const clipped: Tombstone[] = [];
   for (const t of tombstones) {
-    const start = bounds.lower && compareBytes(t.start, bounds.lower) < 0 ? bounds.lower : t.start;
-    const end = bounds.upperExclusive && compareBytes(t.end, bounds.upperExclusive) > 0 ? bounds.upperExclusive : t.end;
-    if (compareBytes(start, end) < 0) clipped.push({ start, end, seq: t.seq });
+    const start = bounds.lower && localCompareBytes(t.start, bounds.lower) < 0 ? bounds.lower : t.start;
+    const end = bounds.upperExclusive && localCompareBytes(t.end, bounds.upperExclusive) > 0 ? bounds.upperExclusive : t.end;
+    if (localCompareBytes(start, end) < 0) clipped.push({ start, end, seq: t.seq });
   }
   if (clipped.length === 0) return [];
-  clipped.sort((a, b) => compareBytes(a.start, b.start));
+  clipped.sort((a, b) => localCompareBytes(a.start, b.start));
   const points = uniqueSorted(clipped.flatMap((t) => [t.start, t.end]));
   const active = new Heap<Tombstone>((a, b) => a.seq > b.seq);
   const out: Fragment[] = [];
@@ -37,12 +41,12 @@ export function fragment(tombstones: readonly Tombstone[], bounds: Bounds = {}):
   for (let i = 0; i + 1 < points.length; i++) {
     const lo = points[i]!;
     const hi = points[i + 1]!;
-    while (next < clipped.length && compareBytes(clipped[next]!.start, lo) <= 0) active.push(clipped[next++]!);
-    while (active.size > 0 && compareBytes(active.peek()!.end, lo) <= 0) active.pop();
+    while (next < clipped.length && localCompareBytes(clipped[next]!.start, lo) <= 0) active.push(clipped[next++]!);
+    while (active.size > 0 && localCompareBytes(active.peek()!.end, lo) <= 0) active.pop();
     const top = active.peek();
     if (!top) continue;
     const last = out.at(-1);
-    if (last && last.seq === top.seq && compareBytes(last.end, lo) === 0) last.end = hi;
+    if (last && last.seq === top.seq && localCompareBytes(last.end, lo) === 0) last.end = hi;
     else out.push({ start: lo, end: hi, seq: top.seq });
   }
   return out;
@@ -51,7 +55,7 @@ export function fragment(tombstones: readonly Tombstone[], bounds: Bounds = {}):
 function uniqueSorted(keys: Uint8Array[]): Uint8Array[] {
   keys.sort(compareBytes);
   const out: Uint8Array[] = [];
-  for (const k of keys) if (out.length === 0 || compareBytes(out.at(-1)!, k) !== 0) out.push(k);
+  for (const k of keys) if (out.length === 0 || localCompareBytes(out.at(-1)!, k) !== 0) out.push(k);
   return out;
 }
 
@@ -64,8 +68,8 @@ export class FragmentCursor {
   /** Highest covering tombstone seq for `key`, or -1. Keys must not decrease between calls. */
   seqAt(key: Uint8Array): number {
     const f = this.frags;
-    while (this.idx < f.length && compareBytes(f[this.idx]!.end, key) <= 0) this.idx++;
+    while (this.idx < f.length && localCompareBytes(f[this.idx]!.end, key) <= 0) this.idx++;
     const cur = f[this.idx];
-    return cur && compareBytes(cur.start, key) <= 0 ? cur.seq : -1;
+    return cur && localCompareBytes(cur.start, key) <= 0 ? cur.seq : -1;
   }
 }
