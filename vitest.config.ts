@@ -4,6 +4,6 @@ import { defineConfig } from 'vitest/config';
 // runs alone with its own `npm test`.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*'],
+    projects: ['packages/*', 'apps/*', 'e2e'],
   },
 });
