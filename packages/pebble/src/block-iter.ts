@@ -73,7 +73,9 @@ export class BlockIter {
       grown.set(this.key.subarray(0, shared));
       this.key = grown;
     }
-    this.key.set(b.subarray(p, vstart), shared);
+    const key = this.key;
+    if (unshared <= 32) for (let i = 0; i < unshared; i++) key[shared + i] = b[p + i]!;
+    else key.set(b.subarray(p, vstart), shared);
     this.keyLen = klen;
     this.shared = shared;
     this.valueStart = vstart;

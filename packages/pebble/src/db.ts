@@ -12,7 +12,7 @@ import { compareBytes } from './internal-key.ts';
 import { LevelIter, type ScanCounters } from './level-iter.ts';
 import { fileName, readManifest, type ManifestState } from './manifest.ts';
 import { MemtableIter, replayWals, type Memtable, type WalInfo } from './memtable.ts';
-import { mergeLive, type Entry, type MergeSource } from './merge.ts';
+import { MergeIterator, type Entry, type MergeSource } from './merge.ts';
 
 /** Options of {@link openPebble}. */
 export interface OpenOptions {
@@ -51,7 +51,7 @@ export interface PebbleStats {
 export interface PebbleDb {
   readonly formatMajorVersion: number;
   /** Live key/value pairs in bytewise key order; streams (one block per open table). */
-  iterate(range?: KeyRange): Generator<Entry>;
+  iterate(range?: KeyRange): IterableIterator<Entry>;
   /** Live value of `key`, or undefined. */
   get(key: Uint8Array): Uint8Array | undefined;
   stats(): PebbleStats;
@@ -104,7 +104,7 @@ class Db implements PebbleDb {
     this.formatMajorVersion = disc.formatMajorVersion;
   }
 
-  iterate(range: KeyRange = {}): Generator<Entry> {
+  iterate(range: KeyRange = {}): IterableIterator<Entry> {
     this.iterations++;
     const { start, end } = range;
     const sources: MergeSource[] = [new MemtableIter(this.memtable, start)];
@@ -112,7 +112,7 @@ class Db implements PebbleDb {
     const [l0, ...deeper] = this.manifest.levels;
     for (const f of l0 ?? []) sources.push(new LevelIter(this.disc.dir, [f], start, rank++, this.counters));
     for (const files of deeper) if (files.length > 0) sources.push(new LevelIter(this.disc.dir, files, start, rank++, this.counters));
-    return mergeLive(sources, end);
+    return new MergeIterator(sources, end);
   }
 
   get(key: Uint8Array): Uint8Array | undefined {

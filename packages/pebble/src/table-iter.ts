@@ -6,7 +6,7 @@
 import { BlockIter } from './block-iter.ts';
 import { readBlock, type BlockHandle } from './block.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, compareFrom, formatKey, Kind, trailerSeq } from './internal-key.ts';
+import { compareBytes, compareFrom, formatKey, Kind } from './internal-key.ts';
 import type { PointSource } from './point-source.ts';
 import type { Sstable } from './sstable.ts';
 import { ValueResolver } from './value-blocks.ts';
@@ -15,9 +15,10 @@ import { ValueResolver } from './value-blocks.ts';
 // compile imports to property getters that V8 does not always inline.
 const localCompareBytes = compareBytes;
 const localCompareFrom = compareFrom;
-const localTrailerSeq = trailerSeq;
 
-const POINT_KINDS = new Set<number>([Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL]);
+/** 1 for the kinds a data block may hold (DEL, SET, MERGE, SINGLEDEL, SETWITHDEL). */
+const POINT_KIND = new Uint8Array(256);
+for (const k of [Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL]) POINT_KIND[k] = 1;
 const EMPTY = new Uint8Array(0);
 
 export class TableIter implements PointSource {
@@ -78,8 +79,13 @@ export class TableIter implements PointSource {
     const n = it.keyLen - 8;
     if (n < 0) throw this.fail(`key of ${it.keyLen} bytes is shorter than an internal key`);
     const kind = it.key[n]!;
-    const seq = this.globalSeq ?? localTrailerSeq(it.key, n);
-    if (!POINT_KINDS.has(kind)) {
+    const k = it.key;
+    // Sequence number = trailer >> 8, from the 7 high bytes (exact below 2^53).
+    const seq =
+      this.globalSeq ??
+      (k[n + 1]! | (k[n + 2]! << 8) | (k[n + 3]! << 16)) +
+        (k[n + 4]! + k[n + 5]! * 0x100 + k[n + 6]! * 0x10000 + k[n + 7]! * 0x1000000) * 0x1000000;
+    if (POINT_KIND[kind] !== 1) {
       if (kind === 23 || (kind & 0x40) !== 0) throw new PebbleUnsupportedError(`${this.table.path}: key kind ${kind} needs Pebble >= 1.1 (Pebblev4 tables); not supported`);
       throw this.fail(`invalid key kind ${kind} in a data block`);
     }
