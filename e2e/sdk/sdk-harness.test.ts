@@ -67,4 +67,28 @@ describe('wukongimjssdk harness', () => {
     expect(ra).toMatchObject({ messageId: recv.messageId, messageSeq: recv.messageSeq, redDot: true });
     expect(s.errors).toStrictEqual([]);
   });
+
+  // Behaviour of the published 1.0.4 that the server must live with (see the report / spec notes).
+  it('quirk: at protoVersion 5 the SDK cannot parse a spec CONNACK (no server_version support) and reports ConnectFail', async () => {
+    const sdk = await spawn({ uid: 'dave', protoVersion: 5 });
+    const err = (await sdk.connect().catch((e: unknown) => e)) as { status?: number; reasonCode?: number };
+    const s = await gw.nextConnect();
+    expect(s.connect?.version).toBe(5);
+    expect(err).toMatchObject({ status: SdkConnectStatus.ConnectFail, reasonCode: 0 });
+  });
+
+  it('quirk: two packets coalesced in one WebSocket message lose the second one', async () => {
+    const sdk = await spawn({ uid: 'erin' });
+    await sdk.connect();
+    const s = await gw.nextConnect();
+    const base = { fromUid: 'a', channelId: 'a', channelType: 1, clientMsgNo: 'c', messageSeq: 1n, timestamp: 1 };
+    const first = s.crypto?.sealRecv({
+      ...base, type: PacketType.RECV, setting: 0, msgKey: '', messageId: 1n, payload: Buffer.from('{"type":1,"content":"first"}'),
+    });
+    gw.pushRecv(s, { ...base, messageId: 2n, payload: '{"type":1,"content":"second"}' }, first ? [first] : []);
+    expect((await sdk.nextMessage()).text).toBe('first');
+    await expect(sdk.nextMessage(800)).rejects.toThrow('timed out');
+    gw.pushRecv(s, { ...base, messageId: 3n, payload: '{"type":1,"content":"third"}' });
+    expect((await sdk.nextMessage()).text).toBe('third');
+  });
 });

@@ -143,6 +143,32 @@ export class SdkClient extends EventEmitter {
     }
   }
 
+  /**
+   * Resolves with the first non-undefined `pick()` result, re-checked on every
+   * `event`; the listener is always removed (also on timeout or rejection).
+   */
+  private waitFor<T>(event: string, pick: () => T | undefined, ms: number, what: string): Promise<T> {
+    try {
+      const now = pick();
+      if (now !== undefined) return Promise.resolve(now);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    let on: (() => void) | undefined;
+    const p = new Promise<T>((resolve, reject) => {
+      on = (): void => {
+        try {
+          const v = pick();
+          if (v !== undefined) resolve(v);
+        } catch (e) {
+          reject(e as Error);
+        }
+      };
+      this.on(event, on);
+    });
+    return timeout(p, ms, what).finally(() => on && this.off(event, on));
+  }
+
   private post(cmd: Record<string, unknown>): void {
     if (!this.child.connected) throw new Error('SDK child process is gone');
     this.child.send(cmd);
@@ -150,17 +176,14 @@ export class SdkClient extends EventEmitter {
 
   /** Resolves once the SDK reports `status` (default Connected); rejects on ConnectFail/Kick or timeout. */
   waitForStatus(status: number = SdkConnectStatus.Connected, ms = this.timeoutMs): Promise<SdkStatus> {
-    if (this.status?.status === status) return Promise.resolve(this.status);
-    return timeout(new Promise<SdkStatus>((resolve, reject) => {
-      const on = (s: SdkStatus): void => {
-        if (s.status === status) resolve(s);
-        else if (s.status === SdkConnectStatus.ConnectFail || s.status === SdkConnectStatus.ConnectKick) {
-          reject(Object.assign(new Error(`SDK status ${s.status}, reason ${s.reasonCode}`), s));
-        } else return;
-        this.off('status', on);
-      };
-      this.on('status', on);
-    }), ms, `SDK status ${status}`);
+    return this.waitFor('status', () => {
+      const s = this.status;
+      if (s?.status === status) return s;
+      if (s && (s.status === SdkConnectStatus.ConnectFail || s.status === SdkConnectStatus.ConnectKick)) {
+        throw Object.assign(new Error(`SDK status ${s.status}, reason ${s.reasonCode}`), s);
+      }
+      return undefined;
+    }, ms, `SDK status ${status}`);
   }
 
   /** Starts the SDK's connect and waits for Connected. */
@@ -176,32 +199,14 @@ export class SdkClient extends EventEmitter {
     const sent = new Promise<{ clientSeq: number; clientMsgNo: string }>((resolve) => this.sentBy.set(reqId, resolve));
     this.post({ cmd: 'sendText', reqId, channelId, channelType, text });
     const { clientSeq, clientMsgNo } = await timeout(sent, ms, 'SDK send');
-    const ack = this.acks.get(clientSeq) ?? await timeout(new Promise<SdkSendResult>((resolve) => {
-      const on = (): void => {
-        const a = this.acks.get(clientSeq);
-        if (!a) return;
-        this.off('sendack', on);
-        resolve(a);
-      };
-      this.on('sendack', on);
-    }), ms, `SENDACK for client_seq ${clientSeq}`);
+    const ack = await this.waitFor('sendack', () => this.acks.get(clientSeq), ms, `SENDACK for client_seq ${clientSeq}`);
     this.acks.delete(clientSeq);
     return { ...ack, clientMsgNo };
   }
 
   /** The next message delivered to the SDK. */
   nextMessage(ms = this.timeoutMs): Promise<SdkMessage> {
-    const queued = this.inbox.shift();
-    if (queued) return Promise.resolve(queued);
-    return timeout(new Promise<SdkMessage>((resolve) => {
-      const on = (): void => {
-        const m = this.inbox.shift();
-        if (!m) return;
-        this.off('message', on);
-        resolve(m);
-      };
-      this.on('message', on);
-    }), ms, 'SDK message');
+    return this.waitFor('message', () => this.inbox.shift(), ms, 'SDK message');
   }
 
   /** Kills the child process and waits for it to exit. */
