@@ -1,3 +1,4 @@
 export * from './frame.ts';
 export * from './params.ts';
 export * from './recv.ts';
+export * from './client.ts';
