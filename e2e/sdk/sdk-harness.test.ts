@@ -66,6 +66,18 @@ describe('wukongimjssdk harness', () => {
     const ra = await gw.until(() => s.recvacks[0]);
     expect(ra).toMatchObject({ messageId: recv.messageId, messageSeq: recv.messageSeq, redDot: true });
     expect(s.errors).toStrictEqual([]);
+
+    await sdk.close();
+    const alive = (): boolean => {
+      try {
+        process.kill(sdk.pid ?? 0, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(false);
+    await gw.until(() => (s.ws.readyState === s.ws.CLOSED ? true : undefined));
   });
 
   // Behaviour of the published 1.0.4 that the server must live with (see the report / spec notes).

@@ -209,6 +209,11 @@ export class SdkClient extends EventEmitter {
     return this.waitFor('message', () => this.inbox.shift(), ms, 'SDK message');
   }
 
+  /** Process id of the child running the SDK. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Kills the child process and waits for it to exit. */
   async close(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
