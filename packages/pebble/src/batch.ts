@@ -25,6 +25,7 @@ export interface Tombstone {
 /** Per-kind operation counts, filled while decoding (kind name → count). */
 export type KindCounts = Record<string, number>;
 
+const { INGESTSST, LOGDATA, RANGEDEL, RANGEKEYDEL } = Kind;
 const HAS_VALUE = new Set<number>([Kind.SET, Kind.MERGE, Kind.RANGEDEL, Kind.RANGEKEYDEL, Kind.RANGEKEYUNSET, Kind.RANGEKEYSET]);
 const VALID = new Set<number>([0, 1, 2, 3, 7, 15, 19, 20, 21, 22]);
 
@@ -51,15 +52,15 @@ export function decodeBatch(
   while (!d.done) {
     const kind = d.u8('entry kind');
     if (!VALID.has(kind)) throw d.fail(`invalid entry kind ${kind} in WAL batch`);
-    if (kind === Kind.INGESTSST) throw new PebbleUnsupportedError(`${file}: WAL batch at offset ${offset} ingests sstables (kind 22); not supported`);
+    if (kind === INGESTSST) throw new PebbleUnsupportedError(`${file}: WAL batch at offset ${offset} ingests sstables (kind 22); not supported`);
     const key = d.lengthPrefixed('entry key');
     const value = HAS_VALUE.has(kind) ? d.lengthPrefixed('entry value') : EMPTY;
     const name = KIND_LABEL[kind] ?? String(kind);
     counts[name] = (counts[name] ?? 0) + 1;
-    if (kind === Kind.LOGDATA) continue;
+    if (kind === LOGDATA) continue;
     const s = seq + i++;
-    if (kind === Kind.RANGEDEL) tombstones.push({ start: key, end: value, seq: s });
-    else if (kind < Kind.RANGEKEYDEL) points.push({ key, seq: s, kind, value });
+    if (kind === RANGEDEL) tombstones.push({ start: key, end: value, seq: s });
+    else if (kind < RANGEKEYDEL) points.push({ key, seq: s, kind, value });
   }
   if (i !== count) throw d.fail(`batch header says ${count} entries, found ${i}`);
   return { seq, count };
