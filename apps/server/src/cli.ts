@@ -31,7 +31,7 @@ program
     const server = await startServer(config, log).catch(fail);
     const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
     process.stdout.write(
-      `${JSON.stringify({ event: 'listening', node_id: config.node.id, api: addr(server.addresses.api), ws: addr(server.addresses.ws), data_dir: config.node.dataDir })}\n`,
+      `${JSON.stringify({ event: 'listening', node_id: config.node.id, api: addr(server.addresses.api), ws: addr(server.addresses.ws), tcp: addr(server.addresses.tcp), data_dir: config.node.dataDir })}\n`,
     );
     log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws) }, 'parley started');
     let stopping = false;

@@ -1,9 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { RouteResponse } from '@parley/shared';
+import { ChannelType, type RouteResponse } from '@parley/shared';
 import { buildApp } from './app.ts';
 import type { Config, HostPort } from './config/config.ts';
+import { ConnectionRegistry } from './gateway/registry.ts';
+import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
 import type { GatewayMetrics } from './gateway/services.ts';
 import { TokenService } from './identity/token.service.ts';
@@ -25,7 +27,9 @@ export interface RunningServer {
   store: Store;
   presence: Presence;
   queue: AppendQueue;
-  addresses: { api: AddressInfo; ws: AddressInfo };
+  addresses: { api: AddressInfo; ws: AddressInfo; tcp: AddressInfo };
+  /** Live gateway connections by protocol. */
+  connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
   close(): Promise<void>;
 }
 
@@ -63,6 +67,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const metrics: GatewayMetrics = { authFailures: 0, closes: 0 };
 
   let ws: WsGateway | undefined;
+  let tcp: TcpGateway | undefined;
   const readiness = async (): Promise<Readiness> => {
     let storeOk = true;
     try {
@@ -70,12 +75,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     } catch {
       storeOk = false;
     }
-    const parts = { store: storeOk, gateway: ws !== undefined };
-    const ready = storeOk && ws !== undefined;
+    const gatewayUp = ws !== undefined && tcp !== undefined;
+    const parts = { store: storeOk, gateway: gatewayUp };
+    const ready = storeOk && gatewayUp;
     return ready ? { ready, parts } : { ready, parts, reason: storeOk ? 'gateway not started' : 'store unavailable' };
   };
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
-    tcp_addr: config.api.externalTcpAddr || `${hostFor(config.gateway.tcp, requestHost)}:${config.gateway.tcp.port}`,
+    tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
     ws_addr: config.api.externalWsAddr || (ws ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
     wss_addr: config.api.externalWssAddr,
   });
@@ -85,6 +91,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
   });
+  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs);
+  const gatewayServices = {
+    nodeId: config.node.id,
+    tokens,
+    send,
+    presence,
+    metrics,
+    isUserBanned: async (uid: string) => (await cache.get(uid, ChannelType.Person)).info?.ban === 1,
+  };
   try {
     await app.listen({ host: config.api.listen.host, port: config.api.listen.port });
     ws = await startWsGateway(
@@ -93,18 +108,26 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         port: config.gateway.ws.port,
         maxFrameBytes: config.gateway.maxFrameBytes,
         maxOutboundBytes: config.gateway.maxOutboundBytes,
-        authTimeoutMs: config.gateway.authTimeoutMs,
-        idleTimeoutMs: config.gateway.idleTimeoutMs,
       },
-      { nodeId: config.node.id, tokens, send, presence, metrics },
+      gatewayServices,
+      registry,
+      log,
+    );
+    tcp = await startTcpGateway(
+      { host: config.gateway.tcp.host, port: config.gateway.tcp.port, maxOutboundBytes: config.gateway.maxOutboundBytes },
+      gatewayServices,
+      registry,
       log,
     );
   } catch (err) {
+    registry.closeAll();
+    await ws?.close();
     await app.close();
     await store.close();
     throw err;
   }
-  const gateway = ws;
+  const wsGateway = ws;
+  const tcpGateway = tcp;
 
   return {
     config,
@@ -112,9 +135,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     store,
     presence,
     queue,
-    addresses: { api: app.server.address() as AddressInfo, ws: gateway.address },
+    addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
+    connections: () => registry.counts(),
     async close() {
-      await gateway.close();
+      registry.closeAll();
+      await wsGateway.close();
+      await tcpGateway.close();
       await queue.drain();
       await app.close();
       await store.close();

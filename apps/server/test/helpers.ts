@@ -31,6 +31,8 @@ export interface TestServer {
   server: RunningServer;
   api: string;
   ws: string;
+  /** `tcp://127.0.0.1:port` of the WKProto TCP listener. */
+  tcp: string;
   dataDir: string;
   close(): Promise<void>;
 }
@@ -45,6 +47,7 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
     dataDir,
     api: `http://127.0.0.1:${server.addresses.api.port}`,
     ws: `ws://127.0.0.1:${server.addresses.ws.port}`,
+    tcp: `tcp://127.0.0.1:${server.addresses.tcp.port}`,
     async close() {
       await server.close();
       rmSync(dataDir, { recursive: true, force: true });

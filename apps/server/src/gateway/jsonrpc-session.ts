@@ -194,10 +194,12 @@ export class JsonRpcSession implements SessionHandle, Deadlines {
       node_id: this.services.nodeId,
     };
     const reason = params.uid === '' ? ReasonCode.AuthFail : undefined;
-    const auth = reason === undefined ? await this.services.tokens.authenticate(params.uid, params.deviceFlag, params.token) : { reason, deviceLevel: 0 };
+    const auth: { reason: number; deviceLevel: number } = reason === undefined ? await this.services.tokens.authenticate(params.uid, params.deviceFlag, params.token) : { reason, deviceLevel: 0 };
+    if (this.state !== 'authenticating') return;
+    if (auth.reason === ReasonCode.Success && (await this.services.isUserBanned(params.uid))) auth.reason = ReasonCode.Ban;
     if (this.state !== 'authenticating') return;
     if (auth.reason !== ReasonCode.Success) {
-      this.services.metrics.authFailures++;
+      if (auth.reason === ReasonCode.AuthFail) this.services.metrics.authFailures++;
       this.log.info({ uid: params.uid, deviceFlag: params.deviceFlag, session: this.id }, 'connect refused');
       this.conn.send(encodeResult(id, { ...base, reasonCode: auth.reason, reason_code: auth.reason }));
       this.conn.send(encodeNotification('disconnect', { reasonCode: auth.reason, reason: reasonName(auth.reason) }));

@@ -15,4 +15,6 @@ export interface GatewayServices {
   send: SendService;
   presence: Presence;
   metrics: GatewayMetrics;
+  /** A `ban` on the user's own person channel refuses CONNECT (reason 19). */
+  isUserBanned(uid: string): Promise<boolean>;
 }

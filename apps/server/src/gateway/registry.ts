@@ -1,0 +1,66 @@
+import type { Deadlines } from './connection.ts';
+
+/** One live connection as the gateways track it. */
+export interface LiveConnection {
+  deadlines: Deadlines;
+  /** Known once the first data arrives (WebSocket) or at accept (TCP). */
+  protocol: 'jsonrpc' | 'wkproto' | undefined;
+  terminate(): void;
+}
+
+/** How often deadlines are checked, ms. */
+const SWEEP_MS = 1000;
+
+/**
+ * Every connection of every gateway listener: one sweep enforces the
+ * unauthenticated and idle deadlines (cheaper than a timer per socket,
+ * re-armed on every packet), and the counts feed the operations surface.
+ */
+export class ConnectionRegistry {
+  private readonly live = new Set<LiveConnection>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly authTimeoutMs: number,
+    private readonly idleTimeoutMs: number,
+  ) {}
+
+  add(c: LiveConnection): void {
+    this.live.add(c);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.sweep(), SWEEP_MS);
+      this.timer.unref();
+    }
+  }
+
+  delete(c: LiveConnection): void {
+    this.live.delete(c);
+  }
+
+  counts(): { total: number; jsonrpc: number; wkproto: number; pending: number } {
+    let jsonrpc = 0;
+    let wkproto = 0;
+    let pending = 0;
+    for (const c of this.live) {
+      if (c.protocol === 'jsonrpc') jsonrpc++;
+      else if (c.protocol === 'wkproto') wkproto++;
+      else pending++;
+    }
+    return { total: this.live.size, jsonrpc, wkproto, pending };
+  }
+
+  closeAll(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const c of this.live) c.terminate();
+    this.live.clear();
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const { deadlines: d } of this.live) {
+      if (!d.authenticated && now - d.openedAt > this.authTimeoutMs) d.expire('auth timeout');
+      else if (now - d.lastInboundAt > this.idleTimeoutMs) d.expire('idle timeout');
+    }
+  }
+}

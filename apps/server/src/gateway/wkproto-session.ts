@@ -1,0 +1,276 @@
+import {
+  encodePacket,
+  negotiateVersion,
+  PacketType,
+  serverKeyExchange,
+  Setting,
+  WkprotoCryptoError,
+  WkprotoDecoder,
+  type ConnectPacket,
+  type RecvPacket,
+  type SendPacket,
+  type WkPacket,
+  type WkSessionCrypto,
+} from '@parley/protocol/wkproto';
+import { ReasonCode } from '@parley/shared';
+import type { Logger } from 'pino';
+import { KICK_GRACE_MS } from '../identity/token.service.ts';
+import type { Delivery } from '../messaging/delivery.ts';
+import type { SessionHandle } from '../messaging/presence.ts';
+import type { Deadlines } from './connection.ts';
+import type { GatewayServices } from './services.ts';
+
+/** Where a WKProto session writes: a TCP socket or a WebSocket (one packet per message). */
+export interface PacketSink {
+  send(packet: Uint8Array): void;
+  close(reason: string): void;
+}
+
+/** Un-acked RECVs remembered per session; the oldest is dropped beyond this. */
+const PENDING_ACK_MAX = 1024;
+/** Protocol version used for packets written before CONNECT is decoded. */
+const PRE_CONNECT_VERSION = 5;
+
+let nextSessionId = 1_000_000_000;
+
+/**
+ * One binary WKProto session (TCP or WebSocket). CONNECT must come first and
+ * alone; it authenticates, negotiates the protocol version and the payload
+ * keys (X25519 → AES-128-CBC). SENDs are decrypted and checked against their
+ * msg_key; SENDACKs go out in SEND order; every RECV is encrypted and signed
+ * for this session. Any protocol violation closes the session.
+ */
+export class WkprotoSession implements SessionHandle, Deadlines {
+  readonly id = nextSessionId++;
+  readonly protocol = 'wkproto' as const;
+  uid = '';
+  deviceFlag = 0;
+  deviceId = '';
+  deviceLevel = 0;
+  readonly openedAt = Date.now();
+  lastInboundAt = this.openedAt;
+  authenticated = false;
+  private state: 'awaiting-connect' | 'authenticating' | 'open' | 'closed' = 'awaiting-connect';
+  private version = PRE_CONNECT_VERSION;
+  private crypto: WkSessionCrypto | undefined;
+  private readonly decoder: WkprotoDecoder;
+  private ackTail: Promise<void> = Promise.resolve();
+  private readonly pendingAcks = new Map<bigint, bigint>();
+  private readonly onPacketBound = (p: WkPacket) => this.onPacket(p);
+
+  constructor(
+    private readonly sink: PacketSink,
+    private readonly services: GatewayServices,
+    private readonly log: Logger,
+    maxPacketBytes: number,
+  ) {
+    this.decoder = new WkprotoDecoder({ version: PRE_CONNECT_VERSION, maxRemainingLength: maxPacketBytes });
+  }
+
+  /** Feeds bytes as they arrive; packets may span chunks and chunks may hold many packets. */
+  onData(chunk: Uint8Array): void {
+    this.lastInboundAt = Date.now();
+    if (this.state === 'closed') return;
+    try {
+      this.decoder.push(chunk, this.onPacketBound);
+    } catch (err) {
+      this.log.debug({ err: (err as Error).message, session: this.id }, 'wkproto decode failed');
+      this.closeWith('protocol error');
+    }
+  }
+
+  onClose(): void {
+    if (this.state === 'open') this.services.presence.remove(this);
+    this.state = 'closed';
+    this.pendingAcks.clear();
+  }
+
+  expire(reason: 'auth timeout' | 'idle timeout'): void {
+    this.closeWith(reason);
+  }
+
+  deliver(d: Delivery): void {
+    if (this.state !== 'open' || !this.crypto) return;
+    const recv: RecvPacket = {
+      type: PacketType.RECV,
+      redDot: d.redDotFor(this.uid),
+      syncOnce: d.syncOnce,
+      noPersist: d.noPersist,
+      setting: d.setting & ~Setting.NO_ENCRYPT,
+      msgKey: '',
+      fromUid: d.fromUid,
+      channelId: d.channelIdFor(this.uid),
+      channelType: d.channelType,
+      expire: d.expire,
+      clientMsgNo: d.clientMsgNo,
+      messageId: d.messageId,
+      messageSeq: BigInt(d.messageSeq),
+      timestamp: d.timestamp,
+      topic: d.topic,
+      payload: d.payload,
+    };
+    try {
+      this.sink.send(encodePacket(this.crypto.sealRecv(recv), this.version));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, session: this.id }, 'recv not encodable for this session');
+      return;
+    }
+    if (this.pendingAcks.size >= PENDING_ACK_MAX) {
+      const oldest = this.pendingAcks.keys().next().value;
+      if (oldest !== undefined) this.pendingAcks.delete(oldest);
+    }
+    this.pendingAcks.set(d.messageId, BigInt(d.messageSeq));
+  }
+
+  kick(reasonCode: number, reason: string): void {
+    if (this.state === 'closed') return;
+    this.sink.send(encodePacket({ type: PacketType.DISCONNECT, reasonCode, reason }, this.version));
+    const timer = setTimeout(() => this.closeWith(reason), KICK_GRACE_MS);
+    timer.unref();
+  }
+
+  get pendingAckCount(): number {
+    return this.pendingAcks.size;
+  }
+
+  private onPacket(p: WkPacket): void {
+    switch (this.state) {
+      case 'closed':
+        return;
+      case 'awaiting-connect':
+        if (p.type !== PacketType.CONNECT) return this.closeWith('CONNECT must be the first packet');
+        this.state = 'authenticating';
+        this.connect(p).catch((err: unknown) => {
+          this.log.error({ err, session: this.id }, 'wkproto connect failed');
+          this.closeWith('internal error');
+        });
+        return;
+      case 'authenticating':
+        return this.closeWith('packet before CONNACK');
+    }
+    switch (p.type) {
+      case PacketType.SEND:
+        return this.send(p);
+      case PacketType.RECVACK:
+        if (p.messageId > 0n) this.pendingAcks.delete(p.messageId);
+        return;
+      case PacketType.PING:
+        this.sink.send(encodePacket({ type: PacketType.PONG }, this.version));
+        return;
+      default:
+        this.closeWith(`packet type ${p.type} is not accepted`);
+    }
+  }
+
+  private async connect(p: ConnectPacket): Promise<void> {
+    const version = negotiateVersion(p.version);
+    const connack = (reasonCode: number, serverKey = '', salt = '') =>
+      encodePacket(
+        {
+          type: PacketType.CONNACK,
+          serverVersion: p.version > 3 ? version : undefined,
+          timeDiff: BigInt(Date.now()) - p.clientTimestamp,
+          reasonCode,
+          serverKey,
+          salt,
+          nodeId: BigInt(this.services.nodeId),
+        },
+        version,
+      );
+    const refuse = (reasonCode: number) => {
+      if (reasonCode === ReasonCode.AuthFail) this.services.metrics.authFailures++;
+      this.log.info({ uid: p.uid, deviceFlag: p.deviceFlag, reasonCode, session: this.id }, 'connect refused');
+      this.sink.send(connack(reasonCode));
+      this.closeWith('connect refused');
+    };
+
+    const auth = p.uid === '' ? { reason: ReasonCode.AuthFail, deviceLevel: 0 } : await this.services.tokens.authenticate(p.uid, p.deviceFlag, p.token);
+    if (this.state !== 'authenticating') return;
+    if (auth.reason !== ReasonCode.Success) return refuse(auth.reason);
+    if (await this.services.isUserBanned(p.uid)) return refuse(ReasonCode.Ban);
+    if (this.state !== 'authenticating') return;
+    if (p.clientKey === '') return refuse(ReasonCode.ClientKeyIsEmpty);
+    let exchange: ReturnType<typeof serverKeyExchange>;
+    try {
+      exchange = serverKeyExchange(p.clientKey);
+    } catch (err) {
+      if (err instanceof WkprotoCryptoError) return refuse(ReasonCode.AuthFail);
+      throw err;
+    }
+
+    this.uid = p.uid;
+    this.deviceFlag = p.deviceFlag;
+    this.deviceId = p.deviceId;
+    this.deviceLevel = auth.deviceLevel;
+    this.crypto = exchange.session;
+    this.version = version;
+    this.decoder.version = version;
+    for (const old of this.services.presence.conflicting(this.uid, this.deviceFlag, this.deviceId, this.deviceLevel)) {
+      old.kick(ReasonCode.ConnectKick, 'login in other device');
+    }
+    this.state = 'open';
+    this.authenticated = true;
+    this.services.presence.add(this);
+    this.sink.send(connack(ReasonCode.Success, exchange.serverKey, exchange.salt));
+  }
+
+  private send(p: SendPacket): void {
+    let payload: Uint8Array | undefined;
+    let early: number | undefined;
+    try {
+      payload = this.crypto!.openSend(p);
+    } catch (err) {
+      if (!(err instanceof WkprotoCryptoError)) throw err;
+      early = err.code === 'MSG_KEY_MISMATCH' ? ReasonCode.MsgKeyError : ReasonCode.PayloadDecodeError;
+    }
+    const outcome =
+      early !== undefined || !payload
+        ? Promise.resolve({ reason: early ?? ReasonCode.PayloadDecodeError, messageId: 0n, messageSeq: 0 })
+        : this.services.send.send({
+            fromUid: this.uid,
+            deviceId: this.deviceId,
+            channelId: p.channelId,
+            channelType: p.channelType,
+            payload,
+            clientMsgNo: p.clientMsgNo,
+            setting: p.setting & ~Setting.NO_ENCRYPT,
+            topic: p.topic ?? '',
+            expire: p.expire ?? 0,
+            redDot: p.redDot === true,
+            syncOnce: p.syncOnce === true,
+            noPersist: p.noPersist === true,
+            session: this,
+          });
+    // SENDACKs leave in SEND order even when later sends commit first.
+    this.ackTail = this.ackTail.then(async () => {
+      let o: { reason: number; messageId: bigint; messageSeq: number };
+      try {
+        o = await outcome;
+      } catch (err) {
+        this.log.error({ err, session: this.id }, 'send failed');
+        o = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
+      }
+      if (this.state !== 'open') return;
+      this.sink.send(
+        encodePacket(
+          {
+            type: PacketType.SENDACK,
+            messageId: o.messageId,
+            clientSeq: p.clientSeq,
+            messageSeq: BigInt(o.messageSeq),
+            reasonCode: o.reason,
+            clientMsgNo: p.clientMsgNo,
+          },
+          this.version,
+        ),
+      );
+    });
+  }
+
+  private closeWith(reason: string): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'open') this.services.presence.remove(this);
+    this.state = 'closed';
+    this.sink.close(reason);
+  }
+}
