@@ -12,6 +12,7 @@ import { TokenService } from './identity/token.service.ts';
 import { AppendQueue } from './messaging/append-queue.ts';
 import { ChannelCache } from './messaging/channel-cache.ts';
 import { ChannelService } from './messaging/channel.service.ts';
+import type { MessagingEvents } from './messaging/events.ts';
 import { Fanout } from './messaging/fanout.ts';
 import { Presence } from './messaging/presence.ts';
 import { SendService } from './messaging/send.service.ts';
@@ -48,8 +49,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const systemUids = new Set(await store.channels.listSystemUids());
   const cache = new ChannelCache(store.channels, store.memberships);
   const queue = new AppendQueue(store.messages, config.store.batchMaxRows);
-  const presence = new Presence();
-  const fanout = new Fanout(presence, cache);
+  /** Observers (webhooks) attach their handlers here. */
+  const events: MessagingEvents = {};
+  const presence = new Presence(events);
+  const fanout = new Fanout(presence, cache, events);
   const send = new SendService({
     cache,
     isSystemUid: (uid) => systemUids.has(uid),
@@ -59,6 +62,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     queue,
     fanout,
     memberships: store.memberships,
+    events,
     onFanoutError: (err) => log.error({ err }, 'fan-out failed'),
   });
   const tokens = new TokenService(store.devices, presence, config.gateway.tokenAuthOn);

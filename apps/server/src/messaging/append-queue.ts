@@ -13,6 +13,8 @@ interface Pending {
   message: NewMessage;
   /** Mark the sender's latest send (ordinary messages, not command logs). */
   markSend: boolean;
+  /** `performance.now()` at enqueue, for the enqueue-to-durable wait. */
+  at: number;
   resolve(result: AppendResult): void;
   reject(err: unknown): void;
 }
@@ -24,6 +26,17 @@ export interface AppendStats {
   /** Durations of recent commits, ms. */
   lastCommitMs: number;
 }
+
+/** One settled append as the operations surface sees it (diagnostics, latency). */
+export interface CommitRecord {
+  message: NewMessage;
+  result: AppendResult;
+  /** Enqueue to durable (or settled), ms. */
+  waitMs: number;
+}
+
+/** Called after each committed batch with its transaction time, ms, and every request it settled. */
+export type CommitObserver = (commitMs: number, records: readonly CommitRecord[]) => void;
 
 function channelKey(channelId: string, channelType: number): string {
   return `${channelType}:${channelId}`;
@@ -50,6 +63,8 @@ export class AppendQueue {
   private scheduled = false;
   private readonly tails = new Map<string, number>();
   readonly stats: AppendStats = { batches: 0, rows: 0, lastCommitMs: 0 };
+  /** Set by the operations collector; unset costs nothing. */
+  onCommit: CommitObserver | undefined;
 
   constructor(
     private readonly messages: MessageRepository,
@@ -62,9 +77,14 @@ export class AppendQueue {
     return this.queue.length;
   }
 
+  /** Channels whose tail this node holds in memory (the channels it is actively sequencing). */
+  get activeChannels(): number {
+    return this.tails.size;
+  }
+
   append(message: NewMessage, markSend: boolean): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ message, markSend, resolve, reject });
+      this.queue.push({ message, markSend, at: performance.now(), resolve, reject });
       this.schedule();
     });
   }
@@ -152,15 +172,16 @@ export class AppendQueue {
 
     this.stats.batches++;
     this.stats.rows += rows.length;
-    this.stats.lastCommitMs = performance.now() - started;
+    const settled = performance.now();
+    this.stats.lastCommitMs = settled - started;
+    const records: CommitRecord[] | undefined = this.onCommit ? [] : undefined;
     for (const p of batch) {
       const o = outcome.get(p)!;
-      if ('kind' in o) p.resolve(o);
-      else {
-        const first = outcome.get(o) as Extract<AppendResult, { kind: 'appended' }>;
-        p.resolve({ kind: 'duplicate', messageId: first.messageId, messageSeq: first.messageSeq });
-      }
+      const result: AppendResult = 'kind' in o ? o : { ...(outcome.get(o) as Extract<AppendResult, { kind: 'appended' }>), kind: 'duplicate' };
+      records?.push({ message: p.message, result, waitMs: settled - p.at });
+      p.resolve(result);
     }
+    if (records) this.onCommit!(this.stats.lastCommitMs, records);
   }
 
   /** Earlier durable messages under the batch's idempotency keys, one query per (channel, sender). */

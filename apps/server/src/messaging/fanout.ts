@@ -1,6 +1,7 @@
 import { ChannelType, personParticipants } from '@parley/shared';
 import type { ChannelCache } from './channel-cache.ts';
 import type { Delivery } from './delivery.ts';
+import type { MessagingEvents } from './events.ts';
 import type { Presence, SessionHandle } from './presence.ts';
 
 /** Figures the operations surface reads. */
@@ -20,25 +21,37 @@ export class Fanout {
   constructor(
     private readonly presence: Presence,
     private readonly cache: ChannelCache,
+    private readonly events: MessagingEvents = {},
   ) {}
 
   async deliver(delivery: Delivery, sender?: SessionHandle): Promise<void> {
     this.stats.messages++;
+    const offline = this.events.recipientsOffline && delivery.messageSeq > 0 && !delivery.syncOnce ? [] : undefined;
     if (delivery.channelType === ChannelType.Person) {
       const pair = personParticipants(delivery.channelId);
       if (pair) {
-        this.push(pair[0], delivery, sender);
-        if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender);
+        this.push(pair[0], delivery, sender, offline);
+        if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender, offline);
       }
-      return;
+    } else {
+      const state = await this.cache.get(delivery.channelId, delivery.channelType);
+      for (const uid of state.subscribers) this.push(uid, delivery, sender, offline);
     }
-    const state = await this.cache.get(delivery.channelId, delivery.channelType);
-    for (const uid of state.subscribers) this.push(uid, delivery, sender);
+    if (offline && offline.length > 0) this.events.recipientsOffline!(delivery, offline);
   }
 
-  private push(uid: string, delivery: Delivery, sender: SessionHandle | undefined): void {
+  /** Delivers to exactly these uids (request-scoped sends). */
+  deliverTo(uids: readonly string[], delivery: Delivery, sender?: SessionHandle): void {
+    this.stats.messages++;
+    for (const uid of uids) this.push(uid, delivery, sender, undefined);
+  }
+
+  private push(uid: string, delivery: Delivery, sender: SessionHandle | undefined, offline: string[] | undefined): void {
     const sessions = this.presence.sessionsOf(uid);
-    if (!sessions) return;
+    if (!sessions) {
+      offline?.push(uid);
+      return;
+    }
     for (const s of sessions) {
       if (s === sender) continue;
       s.deliver(delivery);

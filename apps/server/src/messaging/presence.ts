@@ -1,4 +1,5 @@
 import type { Delivery } from './delivery.ts';
+import type { MessagingEvents } from './events.ts';
 
 /** An authenticated connection, whatever its protocol. */
 export interface SessionHandle {
@@ -22,6 +23,8 @@ export class Presence {
   private readonly byUid = new Map<string, Set<SessionHandle>>();
   private total = 0;
 
+  constructor(private readonly events: MessagingEvents = {}) {}
+
   get connections(): number {
     return this.total;
   }
@@ -35,6 +38,7 @@ export class Presence {
     if (!set.has(session)) {
       set.add(session);
       this.total++;
+      this.events.sessionChanged?.(session, true, set.size, this.total);
     }
   }
 
@@ -43,6 +47,7 @@ export class Presence {
     if (!set?.delete(session)) return;
     this.total--;
     if (set.size === 0) this.byUid.delete(session.uid);
+    this.events.sessionChanged?.(session, false, set.size, this.total);
   }
 
   sessionsOf(uid: string): ReadonlySet<SessionHandle> | undefined {

@@ -2,6 +2,7 @@ import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, Re
 import type { MembershipRepository } from '../store/membership.repository.ts';
 import type { AppendQueue } from './append-queue.ts';
 import { Delivery } from './delivery.ts';
+import type { MessagingEvents } from './events.ts';
 import type { Fanout } from './fanout.ts';
 import { checkSendPermission, type PermissionDeps } from './permission.ts';
 import type { SessionHandle } from './presence.ts';
@@ -49,6 +50,18 @@ export const FLAG_NO_PERSIST = 1;
 export const FLAG_RED_DOT = 2;
 export const FLAG_SYNC_ONCE = 4;
 
+/** Per-message counters the operations collector reads (cumulative since start). */
+export interface SendStats {
+  /** Sends received from any entry point. */
+  sends: number;
+  /** Sends answered with reason success. */
+  acks: number;
+  /** Sends answered with any other reason, or that threw. */
+  ackErrors: number;
+  /** Fan-outs that failed after the message was committed. */
+  fanoutErrors: number;
+}
+
 /**
  * The send pipeline: validate → permission → person directory → sequence and
  * durable group commit → result → fan-out. The result is returned only after
@@ -56,6 +69,7 @@ export const FLAG_SYNC_ONCE = 4;
  */
 export class SendService {
   private readonly personDirectory = new Set<string>();
+  readonly stats: SendStats = { sends: 0, acks: 0, ackErrors: 0, fanoutErrors: 0 };
 
   constructor(
     private readonly deps: PermissionDeps & {
@@ -63,11 +77,25 @@ export class SendService {
       queue: AppendQueue;
       fanout: Fanout;
       memberships: MembershipRepository;
+      events?: MessagingEvents;
       onFanoutError(err: unknown): void;
     },
   ) {}
 
   async send(cmd: SendCommand): Promise<SendOutcome> {
+    this.stats.sends++;
+    try {
+      const outcome = await this.decide(cmd);
+      if (outcome.reason === ReasonCode.Success) this.stats.acks++;
+      else this.stats.ackErrors++;
+      return outcome;
+    } catch (err) {
+      this.stats.ackErrors++;
+      throw err;
+    }
+  }
+
+  private async decide(cmd: SendCommand): Promise<SendOutcome> {
     if (cmd.fromUid === '') return rejected(ReasonCode.AuthFail, 'invalid request');
     if (cmd.channelId === '' || cmd.channelType === 0 || cmd.payload.length === 0) {
       return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
@@ -141,12 +169,19 @@ export class SendService {
       !syncOnce,
     );
     if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, 'idempotency conflict');
-    if (result.kind === 'appended') this.fanout(delivery(result.messageSeq), cmd.session);
+    if (result.kind === 'appended') {
+      const d = delivery(result.messageSeq);
+      this.deps.events?.messageCommitted?.(d);
+      this.fanout(d, cmd.session);
+    }
     return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
   }
 
   private fanout(delivery: Delivery, session: SessionHandle | undefined): void {
-    this.deps.fanout.deliver(delivery, session).catch((err: unknown) => this.deps.onFanoutError(err));
+    this.deps.fanout.deliver(delivery, session).catch((err: unknown) => {
+      this.stats.fanoutErrors++;
+      this.deps.onFanoutError(err);
+    });
   }
 
   /** Both participants of a person channel get a membership before its first message. */
