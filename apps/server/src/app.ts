@@ -7,13 +7,17 @@ import type { HttpDeps } from './http/deps.ts';
 import { installErrorHandler } from './http/errors.ts';
 import { healthRoutes } from './http/health.route.ts';
 import { messageRoutes } from './http/message.route.ts';
+import { topRoutes } from './http/top.route.ts';
 import { userRoutes } from './http/user.route.ts';
+import type { Ops } from './observe/ops.ts';
 
 export interface AppOptions {
   deps: HttpDeps;
   logger: Logger;
   /** Largest request body, bytes. */
   maxBodyBytes: number;
+  /** The operations surface; its routes are registered when given. */
+  ops?: Ops;
 }
 
 /**
@@ -44,5 +48,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(userRoutes, { deps });
   await app.register(channelRoutes, { deps });
   await app.register(messageRoutes, { deps });
+  const { ops } = options;
+  if (ops) {
+    await app.register(topRoutes, { ops });
+  }
   return app;
 }

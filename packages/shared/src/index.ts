@@ -5,3 +5,4 @@ export * from './http/user.schema.ts';
 export * from './http/channel.schema.ts';
 export * from './http/message.schema.ts';
 export * from './http/health.schema.ts';
+export * from './http/top.schema.ts';

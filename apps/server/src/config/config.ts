@@ -25,6 +25,14 @@ export interface Config {
   message: { personWhitelistEnabled: boolean; systemDeviceId: string };
   store: { sync: 'full' | 'normal'; batchMaxRows: number };
   log: { level: string };
+  observability: {
+    debugApiEnable: boolean;
+    metricsEnable: boolean;
+    /** libuv threadpool size (`UV_THREADPOOL_SIZE`, default 4); reported as top `threads`. */
+    uvThreadpoolSize: number;
+  };
+  top: { apiEnable: boolean; collectIntervalMs: number; historyWindowMs: number };
+  bench: { apiEnable: boolean; apiToken: string; apiMaxBatchSize: number; apiMaxPayloadBytes: number };
   /** The raw dotted values, for `/debug/config` and `config validate`. */
   values: Record<OptionKey, string | number | boolean>;
 }
@@ -159,6 +167,22 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
     },
     store: { sync: v('store.sync') as 'full' | 'normal', batchMaxRows: v('store.batch_max_rows') as number },
     log: { level: v('log.level') as string },
+    observability: {
+      debugApiEnable: v('observability.debug_api_enable') as boolean,
+      metricsEnable: v('observability.metrics_enable') as boolean,
+      uvThreadpoolSize: Math.min(1024, Math.max(1, Number(env.UV_THREADPOOL_SIZE) || 4)),
+    },
+    top: {
+      apiEnable: v('top.api_enable') as boolean,
+      collectIntervalMs: Math.max(10, parseDuration(v('top.collect_interval') as string)!),
+      historyWindowMs: parseDuration(v('top.history_window') as string)!,
+    },
+    bench: {
+      apiEnable: v('bench.api_enable') as boolean,
+      apiToken: v('bench.api_token') as string,
+      apiMaxBatchSize: v('bench.api_max_batch_size') as number,
+      apiMaxPayloadBytes: v('bench.api_max_payload_bytes') as number,
+    },
     values: Object.fromEntries(values) as Config['values'],
   };
 }

@@ -36,6 +36,15 @@ export const OPTIONS = {
   'message.system_device_id': { type: 'string', default: '____device', doc: 'Sessions and HTTP sends with this device_id are trusted senders (only the disband check applies).' },
   'store.sync': { type: 'enum', default: 'full', values: ['full', 'normal'], doc: 'SQLite synchronous mode. `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only.' },
   'store.batch_max_rows': { type: 'int', default: 512, min: 1, max: 10_000, doc: 'Most messages committed in one group-commit transaction.' },
+  'observability.debug_api_enable': { type: 'bool', default: false, doc: 'Register the `/debug/*` routes (config, cluster, diagnostics, active handles, CPU profile, heap snapshot). Guarded by `bench.api_token` when set.' },
+  'observability.metrics_enable': { type: 'bool', default: true, doc: 'Serve `/metrics` in Prometheus text format on the API listener.' },
+  'top.api_enable': { type: 'bool', default: true, doc: 'Run the node-local collector and answer `/top/v1/snapshot` (404 when false).' },
+  'top.collect_interval': { type: 'duration', default: '1s', doc: 'How often the top collector samples counters and gauges.' },
+  'top.history_window': { type: 'duration', default: '5m', doc: 'How much sample history the top collector keeps (its ring buffers hold history_window / collect_interval samples); the longest usable snapshot window.' },
+  'bench.api_enable': { type: 'bool', default: false, doc: 'Register the `/bench/v1/*` routes (data preparation for load tests; not read-only).' },
+  'bench.api_token': { type: 'string', default: '', secret: true, doc: 'When non-empty, `/bench/v1/*` and `/debug/*` require `Authorization: Bearer <token>`.' },
+  'bench.api_max_batch_size': { type: 'int', default: 10_000, min: 1, max: 1_000_000, doc: 'Most top-level items in one bench mutation.' },
+  'bench.api_max_payload_bytes': { type: 'int', default: 10_485_760, min: 1024, max: 268_435_456, doc: 'Largest bench mutation body, in bytes (larger bodies get 413).' },
   'log.level': { type: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Log level (logs are JSON lines on stderr).' },
 } as const satisfies Record<string, OptionSpec>;
 

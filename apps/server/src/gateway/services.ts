@@ -6,6 +6,12 @@ import type { SendService } from '../messaging/send.service.ts';
 export interface GatewayMetrics {
   authFailures: number;
   closes: number;
+  /**
+   * Largest outbound buffer (WebSocket `bufferedAmount` / TCP writable
+   * length) of any live session, bytes, as of the gateway's last deadline
+   * sweep. Scored against `gateway.max_outbound_bytes` for top pressure.
+   */
+  outboundBytesMax?: number;
 }
 
 /** What a session needs from the rest of the server. */

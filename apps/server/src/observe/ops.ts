@@ -1,0 +1,95 @@
+import type { RouteResponse } from '@parley/shared';
+import type { Config } from '../config/config.ts';
+import type { TokenService } from '../identity/token.service.ts';
+import type { ChannelCache } from '../messaging/channel-cache.ts';
+import type { ChannelService } from '../messaging/channel.service.ts';
+import type { Presence } from '../messaging/presence.ts';
+import type { GatewayMetrics } from '../gateway/services.ts';
+import type { AppendQueue } from '../messaging/append-queue.ts';
+import type { Fanout } from '../messaging/fanout.ts';
+import type { SendService } from '../messaging/send.service.ts';
+import { Collector, type ConnectionCounts, type ReadinessReading } from './collector.ts';
+import type { SnapshotContext } from './snapshot.ts';
+
+/**
+ * Append-queue capacity for pressure scoring, in group-commit batches:
+ * a backlog of 8 × `store.batch_max_rows` (4096 rows by default) means
+ * senders wait eight commits, which is where latency turns visible.
+ */
+export const APPEND_CAPACITY_BATCHES = 8;
+
+/** What the server hands the operations surface. */
+export interface OpsInputs {
+  config: Config;
+  send: SendService;
+  fanout: Fanout;
+  gatewayMetrics: GatewayMetrics;
+  queue: AppendQueue;
+  connections(): ConnectionCounts;
+  readiness(): Promise<ReadinessReading>;
+  tokens: TokenService;
+  channels: ChannelService;
+  cache: ChannelCache;
+  presence: Presence;
+  routeAddresses(host: string | undefined): RouteResponse;
+}
+
+/** Restore maintenance: while `active`, bench routes answer 503 (no restore feature sets it yet). */
+export interface MaintenanceFlag {
+  active: boolean;
+}
+
+/** The node's operations surface: collector, snapshot context and switches the routes read. */
+export interface Ops {
+  config: Config;
+  inputs: OpsInputs;
+  /** Present when `top.api_enable`. */
+  collector: Collector | undefined;
+  snapshot: SnapshotContext | undefined;
+  maintenance: MaintenanceFlag;
+  start(): void;
+  stop(): void;
+}
+
+export function createOps(inputs: OpsInputs): Ops {
+  const { config } = inputs;
+  const collector = config.top.apiEnable
+    ? new Collector(
+        {
+          send: inputs.send.stats,
+          fanout: inputs.fanout.stats,
+          gateway: inputs.gatewayMetrics,
+          queue: inputs.queue,
+          connections: inputs.connections,
+          readiness: inputs.readiness,
+          appendCapacity: APPEND_CAPACITY_BATCHES * config.store.batchMaxRows,
+          outboundCapacity: config.gateway.maxOutboundBytes,
+        },
+        {
+          intervalMs: config.top.collectIntervalMs,
+          historyMs: config.top.historyWindowMs,
+          nodeId: config.node.id,
+          nodeName: config.node.name,
+        },
+      )
+    : undefined;
+  return {
+    config,
+    inputs,
+    collector,
+    snapshot: collector && {
+      collector,
+      nodeId: config.node.id,
+      nodeName: config.node.name,
+      metricsEnabled: config.observability.metricsEnable,
+      threads: config.observability.uvThreadpoolSize,
+    },
+    maintenance: { active: false },
+    start() {
+      collector?.start();
+    },
+    stop() {
+      collector?.stop();
+    },
+  };
+}

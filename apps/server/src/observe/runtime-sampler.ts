@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+
+/** Process figures taken on one collector tick. */
+export interface RuntimeReading {
+  /** Cumulative user + system CPU time, µs. */
+  cpuMicros: number;
+  rssBytes: number;
+  /** Virtual size (VmSize), bytes; 0 where /proc is unavailable. */
+  vmsBytes: number;
+  heapUsedBytes: number;
+  /** Active libuv handles and requests: Node's stand-in for goroutines. */
+  activeResources: number;
+  /** Event-loop delay since the previous tick, 99th percentile and max, ms. */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  /** Event-loop utilization since the previous tick, 0..1. */
+  loopUtilization: number;
+}
+
+function vmSizeBytes(): number {
+  try {
+    const m = /^VmSize:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Reads CPU, memory, event-loop delay and utilization and active resources.
+ * Delay and utilization are per interval: each `read()` reports what happened
+ * since the previous one.
+ */
+export class RuntimeSampler {
+  private readonly delay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private lastElu: EventLoopUtilization = performance.eventLoopUtilization();
+
+  start(): void {
+    this.delay.enable();
+  }
+
+  stop(): void {
+    this.delay.disable();
+  }
+
+  read(): RuntimeReading {
+    const cpu = process.cpuUsage();
+    const mem = process.memoryUsage();
+    const elu = performance.eventLoopUtilization(this.lastElu);
+    this.lastElu = performance.eventLoopUtilization();
+    const hasDelay = this.delay.count > 0;
+    const reading: RuntimeReading = {
+      cpuMicros: cpu.user + cpu.system,
+      rssBytes: mem.rss,
+      vmsBytes: vmSizeBytes(),
+      heapUsedBytes: mem.heapUsed,
+      activeResources: process.getActiveResourcesInfo().length,
+      loopDelayP99Ms: hasDelay ? this.delay.percentile(99) / 1e6 : 0,
+      loopDelayMaxMs: hasDelay ? this.delay.max / 1e6 : 0,
+      loopUtilization: elu.utilization,
+    };
+    this.delay.reset();
+    return reading;
+  }
+}
