@@ -20,6 +20,7 @@ import { createSnowflake } from './messaging/snowflake.ts';
 import { SyncService } from './messaging/sync.service.ts';
 import { openEmbeddedStore, type Store } from './store/store.ts';
 import type { Readiness } from './http/deps.ts';
+import { createOps, type Ops } from './observe/ops.ts';
 
 /** A started node: its listeners' bound addresses and a clean shutdown. */
 export interface RunningServer {
@@ -28,6 +29,8 @@ export interface RunningServer {
   store: Store;
   presence: Presence;
   queue: AppendQueue;
+  /** The operations surface: top collector, maintenance flag. */
+  ops: Ops;
   addresses: { api: AddressInfo; ws: AddressInfo; tcp: AddressInfo };
   /** Live gateway connections by protocol. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
@@ -90,10 +93,26 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     wss_addr: config.api.externalWssAddr,
   });
 
+  const ops = createOps({
+    config,
+    send,
+    fanout,
+    gatewayMetrics: metrics,
+    queue,
+    tokens,
+    channels,
+    cache,
+    presence,
+    connections: () => registry.counts(),
+    readiness,
+    routeAddresses,
+  });
+
   const app = await buildApp({
     deps: { nodeId: config.node.id, tokens, channels, send, sync, readiness, routeAddresses },
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
+    ops,
   });
   const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs);
   const gatewayServices = {
@@ -132,6 +151,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   }
   const wsGateway = ws;
   const tcpGateway = tcp;
+  ops.start();
 
   return {
     config,
@@ -139,9 +159,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     store,
     presence,
     queue,
+    ops,
     addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
     connections: () => registry.counts(),
     async close() {
+      ops.stop();
       registry.closeAll();
       await wsGateway.close();
       await tcpGateway.close();
