@@ -25,6 +25,7 @@ export interface Config {
   message: { personWhitelistEnabled: boolean; systemDeviceId: string };
   store: { sync: 'full' | 'normal'; batchMaxRows: number };
   log: { level: string };
+  cluster: { id: string; initialSlotCount: number; hashSlotCount: number; slotReplicaN: number; channelReplicaN: number };
   observability: {
     debugApiEnable: boolean;
     metricsEnable: boolean;
@@ -167,6 +168,13 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
     },
     store: { sync: v('store.sync') as 'full' | 'normal', batchMaxRows: v('store.batch_max_rows') as number },
     log: { level: v('log.level') as string },
+    cluster: {
+      id: v('cluster.id') as string,
+      initialSlotCount: v('cluster.initial_slot_count') as number,
+      hashSlotCount: v('cluster.hash_slot_count') as number,
+      slotReplicaN: v('cluster.slot_replica_n') as number,
+      channelReplicaN: v('cluster.channel_replica_n') as number,
+    },
     observability: {
       debugApiEnable: v('observability.debug_api_enable') as boolean,
       metricsEnable: v('observability.metrics_enable') as boolean,

@@ -45,6 +45,11 @@ export const OPTIONS = {
   'bench.api_token': { type: 'string', default: '', secret: true, doc: 'When non-empty, `/bench/v1/*` and `/debug/*` require `Authorization: Bearer <token>`.' },
   'bench.api_max_batch_size': { type: 'int', default: 10_000, min: 1, max: 1_000_000, doc: 'Most top-level items in one bench mutation.' },
   'bench.api_max_payload_bytes': { type: 'int', default: 10_485_760, min: 1024, max: 268_435_456, doc: 'Largest bench mutation body, in bytes (larger bodies get 413).' },
+  'cluster.id': { type: 'string', default: '', doc: 'Cluster id. A data dir imported by parleyctl only starts when this equals the id in its migration marker.' },
+  'cluster.initial_slot_count': { type: 'int', default: 12, min: 1, max: 256, doc: 'Physical slot count of a new cluster (the migration plan default, 12); must equal the migration marker of an imported dir.' },
+  'cluster.hash_slot_count': { type: 'int', default: 256, min: 256, max: 256, doc: 'Hash slots channels map to; fixed 256.' },
+  'cluster.slot_replica_n': { type: 'int', default: 1, min: 1, max: 1023, doc: 'Nodes assigned to each slot (owner plus standbys); must equal the plan `replicas` of an imported dir.' },
+  'cluster.channel_replica_n': { type: 'int', default: 1, min: 1, max: 1023, doc: 'Message replica count per channel; must equal the plan `channel_replicas` of an imported dir.' },
   'log.level': { type: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Log level (logs are JSON lines on stderr).' },
 } as const satisfies Record<string, OptionSpec>;
 
