@@ -19,6 +19,7 @@ import { SendService } from './messaging/send.service.ts';
 import { createSnowflake } from './messaging/snowflake.ts';
 import { SyncService } from './messaging/sync.service.ts';
 import { openEmbeddedStore, type Store } from './store/store.ts';
+import { prepareDataDir } from './store/data-dir.ts';
 import type { Readiness } from './http/deps.ts';
 import { createOps, type Ops } from './observe/ops.ts';
 
@@ -48,6 +49,7 @@ function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefin
 
 /** Opens the store, wires the services and starts the HTTP API and the gateway. */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  prepareDataDir(config);
   const store = await openEmbeddedStore({ dataDir: config.node.dataDir, sync: config.store.sync });
   const systemUids = new Set(await store.channels.listSystemUids());
   const cache = new ChannelCache(store.channels, store.memberships);

@@ -5,4 +5,7 @@ export * from './http/user.schema.ts';
 export * from './http/channel.schema.ts';
 export * from './http/message.schema.ts';
 export * from './http/health.schema.ts';
+export * from './plan.schema.ts';
+export * from './plan.ts';
 export * from './http/top.schema.ts';
+export * from './migrate/data-dir.schema.ts';

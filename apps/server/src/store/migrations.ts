@@ -92,6 +92,53 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0002_conversation_unread': {
+      // v2 conversations carry a manually set unread count; migrated data keeps it per membership.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable('memberships')
+          .addColumn('unread_count', 'bigint', (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+    },
+    '0003_cmd_bindings_and_events': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('cmd_bindings')
+          .addColumn('uid', 'text', (c) => c.notNull())
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('start_seq', 'bigint', (c) => c.notNull())
+          .addColumn('ack_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('removed', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('cmd_bindings_pk', ['uid', 'channel_id', 'channel_type'])
+          .execute();
+        await db.schema
+          .createTable('message_events')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_type', 'integer', (c) => c.notNull())
+          .addColumn('client_msg_no', 'text', (c) => c.notNull())
+          .addColumn('event_seq', 'bigint', (c) => c.notNull())
+          .addColumn('event_id', 'text', (c) => c.notNull())
+          .addColumn('event_key', 'text', (c) => c.notNull())
+          .addColumn('event_type', 'text', (c) => c.notNull())
+          .addColumn('from_uid', 'text', (c) => c.notNull())
+          .addColumn('message_id', 'bigint', (c) => c.notNull())
+          .addColumn('visibility', 'text', (c) => c.notNull())
+          .addColumn('occurred_at', 'bigint', (c) => c.notNull())
+          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('message_events_pk', ['channel_id', 'channel_type', 'client_msg_no', 'event_seq'])
+          .execute();
+        await db.schema
+          .createIndex('message_events_by_id')
+          .on('message_events')
+          .columns(['channel_id', 'channel_type', 'client_msg_no', 'event_id'])
+          .unique()
+          .execute();
+      },
+    },
   };
 }
 

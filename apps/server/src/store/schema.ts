@@ -13,6 +13,8 @@ export interface Database {
   messages: MessagesTable;
   channel_log: ChannelLogTable;
   system_uids: { uid: string };
+  cmd_bindings: CmdBindingsTable;
+  message_events: MessageEventsTable;
   meta: { key: string; value: string };
 }
 
@@ -53,6 +55,8 @@ export interface MembershipsTable {
   last_send_seq: Generated<number>;
   /** 1 when the member was removed (a tombstone). */
   removed: Generated<number>;
+  /** Unread count set explicitly (carried over from a v2 conversation); 0 otherwise. */
+  unread_count: Generated<number>;
   updated_at: number;
 }
 
@@ -85,4 +89,35 @@ export interface ChannelLogTable {
   channel_id: string;
   channel_type: number;
   tail_seq: number;
+}
+
+/** A uid's binding to a command log, for offline command recovery (`/message/sync`). */
+export interface CmdBindingsTable {
+  uid: string;
+  /** The command log's channel id (source id + `____cmd`). */
+  channel_id: string;
+  channel_type: number;
+  /** First command seq this binding recovers (the log's tail + 1 when bound). */
+  start_seq: number;
+  ack_seq: Generated<number>;
+  removed: Generated<number>;
+  updated_at: number;
+}
+
+/** Stream events appended to a message (`/message/event`), numbered per message. */
+export interface MessageEventsTable {
+  channel_id: string;
+  channel_type: number;
+  client_msg_no: string;
+  event_seq: number;
+  event_id: string;
+  event_key: string;
+  event_type: string;
+  from_uid: string;
+  message_id: bigint | string;
+  visibility: string;
+  occurred_at: number;
+  /** Raw JSON text of the event payload ('null' when absent). */
+  payload: string;
+  created_at: number;
 }
