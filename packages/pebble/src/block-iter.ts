@@ -28,11 +28,32 @@ export class BlockIter {
    * @param block decompressed block bytes; @param file path and @param blockOffset
    * (file offset of the block) locate errors.
    */
+  /**
+   * Only with `userKeyOrder`: the order of the previous entry's user key relative
+   * to the current one's (negative, zero or positive, like `compareBytes(prev,
+   * cur)`), where a user key is the full key without its last 8 bytes (the
+   * internal-key trailer). Computed from the shared prefix before the scratch key
+   * is overwritten; 0 means the same user key. After a new block, the previous
+   * key is the last key of the iterator given as `prev`.
+   */
+  prevUserCmp = 0;
+  /** Only with `userKeyOrder`, when {@link prevUserCmp} > 0: a copy of the previous user key (for error messages). */
+  prevUserKey: Uint8Array | undefined;
+  /** Length of the key in `key` that the next entry is compared with (the previous block's last key at first). */
+  private prevLen = 0;
+
   constructor(
     readonly block: Uint8Array,
     private readonly file: string,
     private readonly blockOffset: number,
+    private readonly userKeyOrder = false,
+    prev?: BlockIter,
   ) {
+    if (prev) {
+      // Take over the previous block's scratch key so the first entry can be compared with its last one.
+      this.key = prev.key;
+      this.prevLen = prev.keyLen;
+    }
     if (block.length < 4) throw this.fail(0, 'block shorter than its restart count');
     const restarts = localReadU32LE(block, block.length - 4);
     const limit = block.length - 4 * (restarts + 1);
@@ -68,6 +89,7 @@ export class BlockIter {
     const vend = vstart + vlen;
     if (vend > limit) throw this.fail(this.entryOffset, 'entry runs past the end of the block');
     const klen = shared + unshared;
+    if (this.userKeyOrder) this.compareWithPrev(b, p, shared, klen);
     if (klen > this.key.length) {
       const grown = new Uint8Array(Math.max(klen, this.key.length * 2));
       grown.set(this.key.subarray(0, shared));
@@ -77,11 +99,31 @@ export class BlockIter {
     if (unshared <= 32) for (let i = 0; i < unshared; i++) key[shared + i] = b[p + i]!;
     else key.set(b.subarray(p, vstart), shared);
     this.keyLen = klen;
+    this.prevLen = klen;
     this.shared = shared;
     this.valueStart = vstart;
     this.valueEnd = vend;
     this.pos = vend;
     return true;
+  }
+
+  /** Sets {@link prevUserCmp} for the entry whose key is `key[0, shared) + b[p, ...)`, `klen` bytes long. */
+  private compareWithPrev(b: Uint8Array, p: number, shared: number, klen: number): void {
+    const key = this.key;
+    const ou = this.prevLen - 8;
+    const nu = klen - 8;
+    const m = ou < nu ? ou : nu;
+    let c = 0;
+    for (let i = shared; i < m; i++) {
+      const d = key[i]! - b[p + i - shared]!;
+      if (d !== 0) {
+        c = d;
+        break;
+      }
+    }
+    if (c === 0) c = ou - nu;
+    this.prevUserCmp = c;
+    if (c > 0) this.prevUserKey = key.slice(0, ou < 0 ? 0 : ou);
   }
 
   private varint(p: number): [number, number] {

@@ -50,9 +50,13 @@ export interface PebbleStats {
 /** A read-only Pebble v1 database. */
 export interface PebbleDb {
   readonly formatMajorVersion: number;
-  /** Live key/value pairs in bytewise key order; streams (one block per open table). */
+  /**
+   * Live key/value pairs in bytewise key order; streams (one block per open table).
+   * The yielded entry object and the bytes behind its `key` and `value` are reused:
+   * they are valid only until the iterator advances. Copy what you keep.
+   */
   iterate(range?: KeyRange): IterableIterator<Entry>;
-  /** Live value of `key`, or undefined. */
+  /** Live value of `key` (a copy the caller owns), or undefined. */
   get(key: Uint8Array): Uint8Array | undefined;
   stats(): PebbleStats;
 }
@@ -119,7 +123,7 @@ class Db implements PebbleDb {
     const end = new Uint8Array(key.length + 1);
     end.set(key);
     for (const e of this.iterate({ start: key, end })) {
-      if (compareBytes(e.key, key) === 0) return e.value;
+      if (compareBytes(e.key, key) === 0) return e.value.slice();
     }
     return undefined;
   }

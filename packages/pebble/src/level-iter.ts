@@ -31,11 +31,17 @@ interface ActiveTombstones {
 }
 
 const BYTEWISE = 'leveldb.BytewiseComparator';
+const EMPTY = new Uint8Array(0);
 
 export class LevelIter implements PointSource {
-  userKey: Uint8Array = new Uint8Array(0);
+  keyBuf: Uint8Array = EMPTY;
+  keyLen = 0;
+  valBuf: Uint8Array = EMPTY;
+  valOff = 0;
+  valLen = 0;
   seq = 0;
   kind = 0;
+  sameAsPrev: boolean | undefined = undefined;
   private fileIdx = 0;
   private cur: TableIter | undefined;
   private readonly active: ActiveTombstones[] = [];
@@ -57,9 +63,12 @@ export class LevelIter implements PointSource {
     for (;;) {
       if (this.cur) {
         if (this.cur.next()) {
-          this.userKey = this.cur.userKey;
-          this.seq = this.cur.seq;
-          this.kind = this.cur.kind;
+          const cur = this.cur;
+          this.keyBuf = cur.keyBuf;
+          this.keyLen = cur.keyLen;
+          this.seq = cur.seq;
+          this.kind = cur.kind;
+          this.sameAsPrev = cur.sameAsPrev;
           return true;
         }
         this.closeCurrent();
@@ -95,8 +104,12 @@ export class LevelIter implements PointSource {
     this.cur = undefined;
   }
 
-  value(): Uint8Array {
-    return this.cur!.value();
+  loadValue(): void {
+    const cur = this.cur!;
+    cur.loadValue();
+    this.valBuf = cur.valBuf;
+    this.valOff = cur.valOff;
+    this.valLen = cur.valLen;
   }
 
   /** Newest tombstone of this level covering `key`, or -1. Keys must be visited in ascending order. */

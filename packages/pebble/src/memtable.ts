@@ -14,6 +14,7 @@ import { FragmentCursor, fragment, type Fragment } from './tombstones.ts';
 // Module-local bindings: hot loops call these per entry, and some TypeScript loaders
 // compile imports to property getters that V8 does not always inline.
 const localCompareBytes = compareBytes;
+const EMPTY = new Uint8Array(0);
 
 /** What was replayed from one WAL file. */
 export interface WalInfo {
@@ -33,6 +34,8 @@ export interface WalInfo {
 /** Sorted point entries plus fragmented range deletions of all replayed WALs. */
 export interface Memtable {
   entries: BatchEntry[];
+  /** 1 where an entry has the same user key as the one before it (an older version). */
+  sameAsPrev: Uint8Array;
   fragments: Fragment[];
   tombstones: number;
   wals: WalInfo[];
@@ -85,14 +88,21 @@ export function replayWals(
     wals.push(info);
   });
   entries.sort((a, b) => localCompareBytes(a.key, b.key) || b.seq - a.seq);
-  return { entries, fragments: fragment(tombstones), tombstones: tombstones.length, wals };
+  const sameAsPrev = new Uint8Array(entries.length);
+  for (let i = 1; i < entries.length; i++) if (sameKey(entries[i - 1]!.key, entries[i]!.key)) sameAsPrev[i] = 1;
+  return { entries, sameAsPrev, fragments: fragment(tombstones), tombstones: tombstones.length, wals };
 }
 
 /** Point source over a memtable, optionally starting at a user key. */
 export class MemtableIter implements PointSource {
-  userKey: Uint8Array = new Uint8Array(0);
+  keyBuf: Uint8Array = EMPTY;
+  keyLen = 0;
+  valBuf: Uint8Array = EMPTY;
+  valOff = 0;
+  valLen = 0;
   seq = 0;
   kind = 0;
+  sameAsPrev: boolean | undefined = undefined;
   readonly rank = 0;
   private idx: number;
   private readonly cursor: FragmentCursor;
@@ -103,16 +113,22 @@ export class MemtableIter implements PointSource {
   }
 
   next(): boolean {
-    const e = this.mem.entries[++this.idx];
+    const i = ++this.idx;
+    const e = this.mem.entries[i];
     if (!e) return false;
-    this.userKey = e.key;
+    this.keyBuf = e.key;
+    this.keyLen = e.key.length;
     this.seq = e.seq;
     this.kind = e.kind;
+    this.sameAsPrev = this.mem.sameAsPrev[i] === 1;
     return true;
   }
 
-  value(): Uint8Array {
-    return this.mem.entries[this.idx]!.value;
+  loadValue(): void {
+    const v = this.mem.entries[this.idx]!.value;
+    this.valBuf = v;
+    this.valOff = 0;
+    this.valLen = v.length;
   }
 
   /** Newest memtable range deletion covering `key` (-1 if none); keys ascending. */
@@ -121,6 +137,12 @@ export class MemtableIter implements PointSource {
   }
 
   close(): void {}
+}
+
+function sameKey(x: Uint8Array, y: Uint8Array): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = x.length - 1; i >= 0; i--) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 function lowerBound(entries: BatchEntry[], key: Uint8Array): number {

@@ -2,18 +2,27 @@
  * The merging iterator: k-way merge of the memtable and every level by internal
  * key, resolving each user key to its live value (or nothing) from the newest
  * point entry and the newest covering range deletion. The heap is specialised
- * (inline comparison, no closures) because it runs once per entry of the scan.
+ * (inline comparison, no closures) and the step allocates nothing, because it
+ * runs once per entry of the scan.
  */
 import { PebbleUnsupportedError } from './errors.ts';
 import { compareBytes, formatKey, Kind } from './internal-key.ts';
 import type { PointSource } from './point-source.ts';
+
+// Module-local binding: some TypeScript loaders compile imports to property getters.
+const localCompareBytes = compareBytes;
 
 /** A point source that also knows its range deletions. */
 export interface MergeSource extends PointSource {
   tombstoneSeqAt(key: Uint8Array): number;
 }
 
-/** One live key/value pair. Both are views the caller may keep. */
+/**
+ * One live key/value pair, as yielded by {@link MergeIterator} (and so by
+ * `PebbleDb.iterate()`). The iterator reuses this object and the memory behind
+ * `key` and `value`: both are only valid until the iterator advances (the next
+ * step of a for-of loop). Copy what you keep (`key.slice()`, `Buffer.from(value)`).
+ */
 export interface Entry {
   key: Uint8Array;
   value: Uint8Array;
@@ -22,26 +31,30 @@ export interface Entry {
 const SET = Kind.SET;
 const SETWITHDEL = Kind.SETWITHDEL;
 const MERGE = Kind.MERGE;
+/** Keys and values up to this many bytes are copied into reused scratch memory; longer ones are handed out as views of the source. */
+const SMALL = 64;
 
 /** Internal-key order of two sources' current entries; ties go to the lower rank (newer source). */
 function less(a: PointSource, b: PointSource): boolean {
-  const x = a.userKey;
-  const y = b.userKey;
-  if (x !== y) {
-    const n = x.length < y.length ? x.length : y.length;
-    for (let i = 0; i < n; i++) {
-      if (x[i] !== y[i]) return x[i]! < y[i]!;
-    }
-    if (x.length !== y.length) return x.length < y.length;
+  const x = a.keyBuf;
+  const y = b.keyBuf;
+  const xl = a.keyLen;
+  const yl = b.keyLen;
+  const n = xl < yl ? xl : yl;
+  for (let i = 0; i < n; i++) {
+    const d = x[i]! - y[i]!;
+    if (d !== 0) return d < 0;
   }
+  if (xl !== yl) return xl < yl;
   if (a.seq !== b.seq) return a.seq > b.seq;
   return a.rank < b.rank;
 }
 
-function sameKey(x: Uint8Array, y: Uint8Array): boolean {
-  if (x === y) return true;
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+/** True when the source's current user key equals `key[0, len)`. */
+function atKey(s: PointSource, key: Uint8Array, len: number): boolean {
+  if (s.keyLen !== len) return false;
+  const x = s.keyBuf;
+  for (let i = len - 1; i >= 0; i--) if (x[i] !== key[i]) return false;
   return true;
 }
 
@@ -60,16 +73,40 @@ function siftDown(h: MergeSource[], i: number): void {
   h[i] = item;
 }
 
+/** Reusable scratch memory with cached exact-length views (a view per length, not per entry). */
+class Scratch {
+  buf = new Uint8Array(SMALL);
+  private views: (Uint8Array | undefined)[] = [];
+
+  /** Copies `src[off, off + len)` (len <= SMALL) and returns a view of exactly `len` bytes. */
+  copy(src: Uint8Array, off: number, len: number): Uint8Array {
+    const b = this.buf;
+    for (let i = 0; i < len; i++) b[i] = src[off + i]!;
+    return this.views[len] ?? this.view(len);
+  }
+
+  private view(len: number): Uint8Array {
+    const v = new Uint8Array(this.buf.buffer, 0, len);
+    this.views[len] = v;
+    return v;
+  }
+}
+
 /**
  * Iterator over live entries in key order, below `end` (exclusive) if given.
  * Closes every source when exhausted, on `return()` (a `break` out of for-of)
  * or when a source throws. A class rather than a generator: resuming a
- * generator per entry costs more than the rest of the merge step.
+ * generator per entry costs more than the rest of the merge step. The yielded
+ * entry (and its result object) are reused: see {@link Entry}.
  */
 export class MergeIterator implements IterableIterator<Entry> {
   private readonly heap: MergeSource[] = [];
   private started = false;
   private finished = false;
+  private readonly keyScratch = new Scratch();
+  private readonly valueScratch = new Scratch();
+  private readonly entry: Entry = { key: new Uint8Array(0), value: new Uint8Array(0) };
+  private readonly result: IteratorYieldResult<Entry> = { done: false, value: this.entry };
 
   constructor(
     private readonly sources: readonly MergeSource[],
@@ -84,8 +121,7 @@ export class MergeIterator implements IterableIterator<Entry> {
     if (this.finished) return { done: true, value: undefined };
     try {
       if (!this.started) this.start();
-      const e = this.step();
-      if (e) return { done: false, value: e };
+      if (this.step()) return this.result;
     } catch (err) {
       this.close();
       throw err;
@@ -115,44 +151,68 @@ export class MergeIterator implements IterableIterator<Entry> {
     for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
   }
 
-  /** Resolves user keys until one is live; undefined at the end. */
-  private step(): Entry | undefined {
+  /** Advances `s`, the heap's top, past every entry of user key `key[0, len)` and restores the heap. */
+  private skipKey(s: MergeSource, key: Uint8Array, len: number): void {
+    const heap = this.heap;
+    for (;;) {
+      if (!s.next()) {
+        const last = heap.pop()!;
+        if (heap.length > 0) {
+          heap[0] = last;
+          siftDown(heap, 0);
+        }
+        s.close();
+        return;
+      }
+      const same = s.sameAsPrev;
+      if (same === false || (same === undefined && !atKey(s, key, len))) break;
+    }
+    if (heap.length > 1) siftDown(heap, 0);
+  }
+
+  /** Resolves user keys until one is live (then fills `this.entry`); false at the end. */
+  private step(): boolean {
     const heap = this.heap;
     const end = this.end;
+    const sources = this.sources;
     while (heap.length > 0) {
       const top = heap[0]!;
-      const key = top.userKey;
-      if (end && compareBytes(key, end) >= 0) return undefined;
+      const len = top.keyLen;
+      // The current user key, copied out of the source (whose buffer advancing may overwrite).
+      const key = len <= SMALL ? this.keyScratch.copy(top.keyBuf, 0, len) : top.keyBuf.slice(0, len);
+      if (end && localCompareBytes(key, end) >= 0) return false;
       const seq = top.seq;
       const kind = top.kind;
-      let value: Uint8Array | undefined;
+      let live = false;
       if (kind === SET || kind === SETWITHDEL || kind === MERGE) {
         let tomb = -1;
-        for (const s of this.sources) {
-          const t = s.tombstoneSeqAt(key);
+        for (let i = 0; i < sources.length; i++) {
+          const t = sources[i]!.tombstoneSeqAt(key);
           if (t > tomb) tomb = t;
         }
         if (tomb <= seq) {
-          if (kind === MERGE) throw new PebbleUnsupportedError(`MERGE entry ${formatKey(top)} is live; merge operators are not supported`);
-          value = top.value();
+          if (kind === MERGE) throw new PebbleUnsupportedError(`MERGE entry ${formatKey({ userKey: key, seq, kind })} is live; merge operators are not supported`);
+          top.loadValue();
+          const vl = top.valLen;
+          const vb = top.valBuf;
+          this.entry.value = vl <= SMALL ? this.valueScratch.copy(vb, top.valOff, vl) : new Uint8Array(vb.buffer, vb.byteOffset + top.valOff, vl);
+          live = true;
         }
       }
       // Advance every source past `key` (the newest entry and all shadowed ones).
-      for (;;) {
-        const s = heap[0];
-        if (!s || !sameKey(s.userKey, key)) break;
-        if (s.next()) siftDown(heap, 0);
-        else {
-          const last = heap.pop()!;
-          if (heap.length > 0) {
-            heap[0] = last;
-            siftDown(heap, 0);
-          }
-          s.close();
-        }
+      // The top source first: its older versions of `key` are skipped without a
+      // comparison when the source can tell (`sameAsPrev`).
+      this.skipKey(top, key, len);
+      while (heap.length > 0) {
+        const s = heap[0]!;
+        if (!atKey(s, key, len)) break;
+        this.skipKey(s, key, len);
       }
-      if (value) return { key, value };
+      if (live) {
+        this.entry.key = key;
+        return true;
+      }
     }
-    return undefined;
+    return false;
   }
 }

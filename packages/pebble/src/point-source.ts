@@ -1,15 +1,34 @@
 /**
  * A sorted stream of point entries (user key ascending, sequence number
  * descending) that the merging iterator consumes: a memtable, one sstable or
- * one level of sstables.
+ * one level of sstables. The current entry is exposed through fields, not
+ * objects, so that advancing allocates nothing.
  */
 export interface PointSource {
-  /** Current entry; valid after {@link next} returned true, until the next call. */
-  userKey: Uint8Array;
+  /**
+   * The current user key is `keyBuf[0, keyLen)`. Valid after {@link next}
+   * returned true, until the next call; the buffer may be a scratch buffer that
+   * the next call overwrites (or replaces).
+   */
+  keyBuf: Uint8Array;
+  keyLen: number;
   seq: number;
   kind: number;
-  /** Value of the current entry (a view that stays valid after advancing). */
-  value(): Uint8Array;
+  /**
+   * Optional hint, set by {@link next}: true when the current user key equals the
+   * previous entry's, false when it differs, undefined when the source cannot tell
+   * cheaply (the merge then compares the keys).
+   */
+  sameAsPrev?: boolean;
+  /**
+   * Makes `valBuf[valOff, valOff + valLen)` the current entry's value (called
+   * at most once per entry, only for entries that turn out live). Valid until
+   * the next call to {@link next}.
+   */
+  loadValue(): void;
+  valBuf: Uint8Array;
+  valOff: number;
+  valLen: number;
   /** Advances; false when exhausted. */
   next(): boolean;
   /** Tie-break between sources for equal (user key, seq): lower = newer source. */

@@ -6,7 +6,7 @@
 import { BlockIter } from './block-iter.ts';
 import { readBlock, type BlockHandle } from './block.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, compareFrom, formatKey, Kind } from './internal-key.ts';
+import { compareBytes, formatKey, Kind } from './internal-key.ts';
 import type { PointSource } from './point-source.ts';
 import type { Sstable } from './sstable.ts';
 import { ValueResolver } from './value-blocks.ts';
@@ -14,7 +14,16 @@ import { ValueResolver } from './value-blocks.ts';
 // Module-local bindings: hot loops call these per entry, and some TypeScript loaders
 // compile imports to property getters that V8 does not always inline.
 const localCompareBytes = compareBytes;
-const localCompareFrom = compareFrom;
+
+/** True when `key[0, len)` sorts before `start`. */
+function belowStart(key: Uint8Array, len: number, start: Uint8Array): boolean {
+  const m = len < start.length ? len : start.length;
+  for (let i = 0; i < m; i++) {
+    const d = key[i]! - start[i]!;
+    if (d !== 0) return d < 0;
+  }
+  return len < start.length;
+}
 
 /** 1 for the kinds a data block may hold (DEL, SET, MERGE, SINGLEDEL, SETWITHDEL). */
 const POINT_KIND = new Uint8Array(256);
@@ -22,9 +31,15 @@ for (const k of [Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL
 const EMPTY = new Uint8Array(0);
 
 export class TableIter implements PointSource {
-  userKey: Uint8Array = EMPTY;
+  keyBuf: Uint8Array = EMPTY;
+  keyLen = 0;
+  valBuf: Uint8Array = EMPTY;
+  valOff = 0;
+  valLen = 0;
   seq = 0;
   kind = 0;
+  /** True when the current user key equals the previous entry's (an older version of it); undefined for the first entry. */
+  sameAsPrev: boolean | undefined = undefined;
   private block: BlockIter | undefined;
   private blockHandle: BlockHandle = { offset: 0, length: 0 };
   private readonly handles: Generator<{ handle: BlockHandle; separator: Uint8Array }>;
@@ -33,7 +48,6 @@ export class TableIter implements PointSource {
   private points = 0;
   private blocks = 0;
   private prevValid = false;
-  private newBlock = true;
 
   /** @param start skip entries whose user key is below it (seek). @param rank tie-break among sources, lower = newer. */
   constructor(
@@ -67,8 +81,7 @@ export class TableIter implements PointSource {
       this.blocks++;
       if (this.start && localCompareBytes(n.value.separator, this.start) < 0) continue;
       this.blockHandle = n.value.handle;
-      this.newBlock = true;
-      this.block = new BlockIter(readBlock(this.table.file, n.value.handle, 'data'), this.table.path, n.value.handle.offset);
+      this.block = new BlockIter(readBlock(this.table.file, n.value.handle, 'data'), this.table.path, n.value.handle.offset, true, this.block);
       return true;
     }
   }
@@ -76,10 +89,10 @@ export class TableIter implements PointSource {
   /** Decodes the block iterator's current entry; false if it is before the seek key. */
   private decode(): boolean {
     const it = this.block!;
+    const k = it.key;
     const n = it.keyLen - 8;
     if (n < 0) throw this.fail(`key of ${it.keyLen} bytes is shorter than an internal key`);
-    const kind = it.key[n]!;
-    const k = it.key;
+    const kind = k[n]!;
     // Sequence number = trailer >> 8, from the 7 high bytes (exact below 2^53).
     const seq =
       this.globalSeq ??
@@ -90,33 +103,49 @@ export class TableIter implements PointSource {
       throw this.fail(`invalid key kind ${kind} in a data block`);
     }
     this.points++;
-    const userKey = it.key.slice(0, n);
+    let same: boolean | undefined;
     if (this.prevValid) {
-      const c = localCompareFrom(this.userKey, userKey, this.sharedWithPrev(it.shared));
+      // The block iterator compared the user key with the previous one before overwriting it.
+      const c = it.prevUserCmp;
       if (c > 0 || (c === 0 && (this.seq < seq || (this.seq === seq && this.kind <= kind)))) {
-        throw this.fail(`keys out of order: ${formatKey({ userKey, seq, kind })} after ${formatKey(this)}`);
+        const prev = c > 0 ? it.prevUserKey! : k.slice(0, n);
+        throw this.fail(`keys out of order: ${formatKey({ userKey: k.slice(0, n), seq, kind })} after ${formatKey({ userKey: prev, seq: this.seq, kind: this.kind })}`);
       }
+      same = c === 0;
     }
-    this.userKey = userKey;
+    this.sameAsPrev = same;
+    this.keyBuf = k;
+    this.keyLen = n;
     this.seq = seq;
     this.kind = kind;
     this.prevValid = true;
-    return !(this.start && localCompareBytes(userKey, this.start) < 0);
+    return !(this.start && belowStart(k, n, this.start));
   }
 
-  /** Length of the user-key prefix known equal to the previous entry's: the block's shared bytes, unless a new block began. */
-  private sharedWithPrev(shared: number): number {
-    if (this.newBlock) {
-      this.newBlock = false;
-      return 0;
-    }
-    return shared;
+  /** Copy of the current user key (for tools and tests; the merge reads {@link keyBuf} directly). */
+  get userKey(): Uint8Array {
+    return this.keyBuf.slice(0, this.keyLen);
   }
 
+  /** View of the current value (stays valid after advancing). */
   value(): Uint8Array {
     const v = this.block!.value();
-    if (this.resolver && this.kind === Kind.SET) return this.resolver.resolve(v, formatKey(this));
+    if (this.resolver && this.kind === Kind.SET) return this.resolver.resolve(v, formatKey({ userKey: this.userKey, seq: this.seq, kind: this.kind }));
     return v;
+  }
+
+  loadValue(): void {
+    const b = this.block!;
+    if (this.resolver && this.kind === Kind.SET) {
+      const v = this.value();
+      this.valBuf = v;
+      this.valOff = 0;
+      this.valLen = v.length;
+      return;
+    }
+    this.valBuf = b.block;
+    this.valOff = b.valueStart;
+    this.valLen = b.valueEnd - b.valueStart;
   }
 
   private fail(detail: string): PebbleCorruptionError {

@@ -13,18 +13,28 @@ function source(rank: number, points: Point[], dels: [string, string, number][] 
   let i = -1;
   return {
     rank,
-    userKey: new Uint8Array(0),
+    keyBuf: new Uint8Array(0),
+    keyLen: 0,
+    valBuf: new Uint8Array(0),
+    valOff: 0,
+    valLen: 0,
     seq: 0,
     kind: 0,
     next() {
       const p = sorted[++i];
       if (!p) return false;
-      this.userKey = bytes(p[0]);
+      // A scratch-like key buffer with spare bytes, as the table iterator's.
+      this.keyBuf = bytes(p[0] + '~~~~');
+      this.keyLen = p[0].length;
       this.seq = p[1];
       this.kind = p[2];
       return true;
     },
-    value: () => bytes(sorted[i]![3] ?? ''),
+    loadValue() {
+      this.valBuf = bytes(sorted[i]![3] ?? '');
+      this.valOff = 0;
+      this.valLen = this.valBuf.length;
+    },
     tombstoneSeqAt: (k) => cursor.seqAt(k),
     close() {},
   };

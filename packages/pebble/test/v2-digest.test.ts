@@ -69,11 +69,12 @@ describe.skipIf(!hasV2Fixtures)('reading is side-effect free, ranges and get agr
 
   it('iterate(range) and get(key) match the full scan (edge-closed shard000: L0 + L6 + WAL with range deletions)', () => {
     const db = openPebble(join(V2_FIXTURES, 'edge-closed/datadir/db/wukongimdb/shard000'));
-    const full = [...db.iterate()].map((e) => [Buffer.from(e.key).toString('hex'), Buffer.from(e.value).toString('hex')] as const);
+    // Entries are reused views, valid until the iterator advances: copy each one as it comes.
+    const full = Array.from(db.iterate(), (e) => [Buffer.from(e.key).toString('hex'), Buffer.from(e.value).toString('hex')] as const);
     expect(full.length).toBeGreaterThan(100);
     const lo = full[Math.floor(full.length / 3)]![0];
     const hi = full[Math.floor((2 * full.length) / 3)]![0];
-    const ranged = [...db.iterate({ start: Buffer.from(lo, 'hex'), end: Buffer.from(hi, 'hex') })].map((e) => Buffer.from(e.key).toString('hex'));
+    const ranged = Array.from(db.iterate({ start: Buffer.from(lo, 'hex'), end: Buffer.from(hi, 'hex') }), (e) => Buffer.from(e.key).toString('hex'));
     expect(ranged).toStrictEqual(full.filter(([k]) => k >= lo && k < hi).map(([k]) => k));
     for (let i = 0; i < full.length; i += 97) {
       const [k, v] = full[i]!;
