@@ -5,6 +5,7 @@ import { channelRoutes } from './http/channel.route.ts';
 import { installCors } from './http/cors.ts';
 import type { HttpDeps } from './http/deps.ts';
 import { installErrorHandler } from './http/errors.ts';
+import { debugRoutes } from './http/debug.route.ts';
 import { healthRoutes } from './http/health.route.ts';
 import { messageRoutes } from './http/message.route.ts';
 import { topRoutes } from './http/top.route.ts';
@@ -51,6 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { ops } = options;
   if (ops) {
     await app.register(topRoutes, { ops });
+    if (ops.config.observability.debugApiEnable) await app.register(debugRoutes, { ops });
   }
   return app;
 }

@@ -9,3 +9,4 @@ export * from './plan.schema.ts';
 export * from './plan.ts';
 export * from './http/top.schema.ts';
 export * from './migrate/data-dir.schema.ts';
+export * from './http/ops.schema.ts';

@@ -87,7 +87,6 @@ export class Collector {
   readonly batchRows = countHistogram();
   private readonly runtime = new RuntimeSampler();
   private readonly extraQueues = new Map<string, () => QueueGauge>();
-  private readonly commitListeners: Array<(commitMs: number, records: readonly CommitRecord[]) => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
 
@@ -99,14 +98,15 @@ export class Collector {
     this.alerts = new AlertBook(options.nodeId, options.nodeName);
   }
 
-  /** Hooks the append queue, takes the first sample and starts ticking. */
+  /** Records one committed batch (wired to `AppendQueue.onCommit`). */
+  recordCommit(commitMs: number, records: readonly CommitRecord[]): void {
+    this.commit.record(commitMs);
+    this.batchRows.record(records.length);
+    for (const r of records) this.appendWait.record(r.waitMs);
+  }
+
+  /** Takes the first sample and starts ticking. */
   start(): void {
-    this.sources.queue.onCommit = (commitMs, records) => {
-      this.commit.record(commitMs);
-      this.batchRows.record(records.length);
-      for (const r of records) this.appendWait.record(r.waitMs);
-      for (const l of this.commitListeners) l(commitMs, records);
-    };
     this.runtime.start();
     void this.tick();
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
@@ -117,12 +117,6 @@ export class Collector {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.runtime.stop();
-    this.sources.queue.onCommit = undefined;
-  }
-
-  /** Also tell `listener` about every committed batch (diagnostics). */
-  onCommit(listener: (commitMs: number, records: readonly CommitRecord[]) => void): void {
-    this.commitListeners.push(listener);
   }
 
   /**

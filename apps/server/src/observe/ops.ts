@@ -9,6 +9,7 @@ import type { AppendQueue } from '../messaging/append-queue.ts';
 import type { Fanout } from '../messaging/fanout.ts';
 import type { SendService } from '../messaging/send.service.ts';
 import { Collector, type ConnectionCounts, type ReadinessReading } from './collector.ts';
+import { DiagnosticsStore } from './diagnostics.ts';
 import type { SnapshotContext } from './snapshot.ts';
 
 /**
@@ -46,6 +47,8 @@ export interface Ops {
   /** Present when `top.api_enable`. */
   collector: Collector | undefined;
   snapshot: SnapshotContext | undefined;
+  /** Present when `observability.debug_api_enable`. */
+  diagnostics: DiagnosticsStore | undefined;
   maintenance: MaintenanceFlag;
   start(): void;
   stop(): void;
@@ -73,6 +76,8 @@ export function createOps(inputs: OpsInputs): Ops {
         },
       )
     : undefined;
+  const diagnostics = config.observability.debugApiEnable ? new DiagnosticsStore(config.node.id) : undefined;
+  const { queue } = inputs;
   return {
     config,
     inputs,
@@ -84,12 +89,20 @@ export function createOps(inputs: OpsInputs): Ops {
       metricsEnabled: config.observability.metricsEnable,
       threads: config.observability.uvThreadpoolSize,
     },
+    diagnostics,
     maintenance: { active: false },
     start() {
+      if (collector || diagnostics) {
+        queue.onCommit = (commitMs, records) => {
+          collector?.recordCommit(commitMs, records);
+          diagnostics?.recordCommit(commitMs, records, queue.depth);
+        };
+      }
       collector?.start();
     },
     stop() {
       collector?.stop();
+      queue.onCommit = undefined;
     },
   };
 }
