@@ -1,0 +1,83 @@
+import { Command } from 'commander';
+import { versionInfo } from '@parley/server';
+import { dbInfo } from './db-info.ts';
+import { newReport, runStage } from './run-stage.ts';
+import { runExport, type ExportReport } from './stages/export-stage.ts';
+import { runImport, type ImportReport } from './stages/import-stage.ts';
+import { runPrepare, type PrepareReport } from './stages/prepare-stage.ts';
+import { runVerify, type VerifyReport } from './stages/verify-stage.ts';
+
+const program = new Command('parleyctl').description('Parley operations: offline migration from WuKongIM v2.2.5, data directory tools');
+
+const migrate = program.command('migrate').description('offline migration stages (see apps/migrator/README.md)');
+
+interface StageOpts {
+  plan: string;
+  workspace: string;
+  archive?: string;
+}
+
+migrate
+  .command('prepare')
+  .description('check the plan and the stopped sources, decode and check every record, seal the selection')
+  .requiredOption('--plan <file>', 'plan file (JSON)')
+  .requiredOption('--workspace <dir>', 'new workspace directory')
+  .action(async (o: StageOpts) => {
+    const report = newReport<PrepareReport>('prepare', { blockers: [], warnings: [] });
+    process.exitCode = await runStage(report, (r, ctx) => runPrepare(o.plan, o.workspace, r, ctx), o.workspace);
+  });
+
+migrate
+  .command('export')
+  .description('recheck the sealed prepare workspace and the sources, write the archive and publish COMPLETE')
+  .requiredOption('--plan <file>', 'plan file (JSON)')
+  .requiredOption('--workspace <dir>', 'the prepare workspace')
+  .requiredOption('--archive <dir>', 'new archive directory')
+  .action(async (o: Required<StageOpts>) => {
+    const report = newReport<ExportReport>('export', {});
+    process.exitCode = await runStage(report, (r) => runExport(o.plan, o.workspace, o.archive, r));
+  });
+
+migrate
+  .command('import')
+  .description('write every target data directory from the plan and the archive alone')
+  .requiredOption('--plan <file>', 'plan file (JSON)')
+  .requiredOption('--workspace <dir>', 'new workspace directory')
+  .requiredOption('--archive <dir>', 'a complete archive')
+  .action(async (o: Required<StageOpts>) => {
+    const report = newReport<ImportReport>('import', { targets: [] });
+    process.exitCode = await runStage(report, (r, ctx) => runImport(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
+  });
+
+migrate
+  .command('verify')
+  .description('compare every target field by field with the archive')
+  .requiredOption('--plan <file>', 'plan file (JSON)')
+  .requiredOption('--workspace <dir>', 'new workspace directory')
+  .requiredOption('--archive <dir>', 'a complete archive')
+  .action(async (o: Required<StageOpts>) => {
+    const report = newReport<VerifyReport>('verify', { targets: [], mismatches: [] });
+    process.exitCode = await runStage(report, (r, ctx) => runVerify(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
+  });
+
+program
+  .command('version')
+  .description('print version, commit and build origin (the same values as `parley version`)')
+  .option('-o, --output <format>', 'text or json', 'text')
+  .action((opts: { output: string }) => {
+    const info = versionInfo();
+    if (opts.output === 'json') process.stdout.write(`${JSON.stringify(info)}\n`);
+    else process.stdout.write(`parleyctl ${info.version} (${info.commit.slice(0, 12)}, ${info.build_time})\n`);
+  });
+
+const db = program.command('db').description('data directory tools');
+db.command('info')
+  .description('format of a directory: a Pebble database (format major version) or a Parley data dir (data format, creating tool)')
+  .argument('<dir>', 'directory')
+  .action((dir: string) => {
+    const info = dbInfo(dir);
+    process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+    process.exitCode = info.kind === 'unknown' ? 1 : 0;
+  });
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,246 @@
+import type { JsonlWriter } from '../archive/jsonl.ts';
+import type { ArchivedRecord, MessageRecord } from '../v2/records.ts';
+import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
+import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from '../v2/scan-shard.ts';
+import { v3ChannelId } from './channel-id.ts';
+import { Findings } from './findings.ts';
+
+/** A row with the place it was read from. */
+export type Located<T> = T & { node_id: number; shard: number };
+
+/** Per channel hash: its log tail and what became of its message rows. */
+export interface TailState {
+  last_seq: number;
+  set_time_ns: string;
+  node_id: number;
+  shard: number;
+  messages: number;
+  clipped: number;
+  v2_channel_id?: string;
+  channel_id?: string;
+  channel_type?: number;
+}
+
+/** Options of the strict default path that change what is read. */
+export interface CollectOptions {
+  /** `exclusions.legacy_stream_storage`: archive the legacy stream tables instead of blocking. */
+  excludeLegacyStreams: boolean;
+}
+
+const b64 = (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+
+/**
+ * Gathers the decoded rows of every shard. Messages are checked and streamed
+ * to the messages file as they arrive (the tails are read first); the smaller
+ * tables are kept until every shard has been read, because their channel
+ * hashes can only be resolved then.
+ */
+export class Collector {
+  readonly findings = new Findings();
+  readonly tails = new Map<string, TailState>();
+  readonly users: Located<RawUser>[] = [];
+  readonly devices: Located<RawDevice>[] = [];
+  readonly channelInfos: Located<RawChannelInfo>[] = [];
+  readonly members: Located<RawMember>[] = [];
+  readonly conversations: Located<RawConversation>[] = [];
+  readonly systemUids: Located<{ uid: string }>[] = [];
+  /** Channel hash → plaintext channel, from every row that stores one. */
+  readonly dictionary = new Map<string, { id: string; type: number }>();
+  readonly counts: Record<string, number> = {};
+  retained = 0;
+  private readonly messageIds = new Map<string, { channel_id: string; channel_type: number; seq: number; shard: number }>();
+  private readonly v3Ids = new Map<string, string>();
+  private currentChannel = '';
+  private clientMsgNos = new Map<string, number>();
+
+  constructor(
+    private readonly nodeId: number,
+    private readonly shardCount: number,
+    private readonly messagesOut: JsonlWriter,
+    private readonly archivedOut: JsonlWriter,
+    private readonly options: CollectOptions,
+  ) {}
+
+  private count(what: string): void {
+    this.counts[what] = (this.counts[what] ?? 0) + 1;
+  }
+
+  /** Adds a plaintext channel to the dictionary; two plaintexts under one hash block. */
+  learn(id: string, type: number, where: { shard?: number }): void {
+    const ch = channelHash(id, type);
+    const known = this.dictionary.get(ch);
+    if (!known) this.dictionary.set(ch, { id, type });
+    else if (known.id !== id || known.type !== type) {
+      this.findings.block({ code: 'channel_hash_collision', detail: `"${known.id}"/${known.type} and "${id}"/${type} share hash ${ch}`, node_id: this.nodeId, ...where });
+    }
+  }
+
+  /** The v3 id of a channel, blocking on malformed person ids and on two v2 ids meeting in one v3 id. */
+  v3(id: string, type: number, where: { shard?: number; message_seq?: number; uid?: string }): string | undefined {
+    const r = v3ChannelId(id, type);
+    if ('problem' in r) {
+      this.findings.block({ code: 'invalid_person_channel', detail: r.problem, node_id: this.nodeId, channel_id: id, channel_type: type, ...where });
+      return undefined;
+    }
+    const key = `${type}:${r.id}`;
+    const prior = this.v3Ids.get(key);
+    if (prior === undefined) this.v3Ids.set(key, id);
+    else if (prior !== id) {
+      this.findings.block({ code: 'person_channel_collision', detail: `v2 channels "${prior}" and "${id}" both map to "${r.id}"`, node_id: this.nodeId, channel_id: id, channel_type: type, ...where });
+    }
+    return r.id;
+  }
+
+  /** The sink for one shard. */
+  sink(shard: number): ShardSink & { loadingTails: boolean } {
+    const node_id = this.nodeId;
+    const self = this;
+    const misplaced = (expected: number, what: string, extra: object) => {
+      if (expected === shard) return false;
+      self.findings.block({ code: 'misplaced_row', detail: `${what} sits in shard ${shard}; v2 routes it to shard ${expected} and never reads it here`, node_id, shard, ...extra });
+      return true;
+    };
+    return {
+      loadingTails: true,
+      tail(ch, lastSeq, setTimeNs) {
+        if (!this.loadingTails) return;
+        if (self.tails.has(ch)) {
+          self.findings.block({ code: 'duplicate_tail', detail: `channel hash ${ch} has a last-seq key in two shards`, node_id, shard });
+          return;
+        }
+        misplaced(channelShard(ch, self.shardCount), `last-seq key of channel hash ${ch}`, {});
+        self.tails.set(ch, { last_seq: lastSeq, set_time_ns: setTimeNs, node_id, shard, messages: 0, clipped: 0 });
+      },
+      message(m) {
+        self.count('message_rows');
+        self.message(m, shard);
+      },
+      user(u) {
+        self.count('users');
+        if (!misplaced(stringShard(u.uid, self.shardCount), `user row of "${u.uid}"`, { uid: u.uid })) self.users.push({ ...u, node_id, shard });
+      },
+      device(d) {
+        self.count('devices');
+        if (!misplaced(stringShard(d.uid, self.shardCount), `device row ${d.v2_device_id}`, { uid: d.uid })) self.devices.push({ ...d, node_id, shard });
+      },
+      channelInfo(c) {
+        self.count('channel_infos');
+        if (misplaced(channelShard(c.ch, self.shardCount), `channel-info row of hash ${c.ch}`, { channel_id: c.channel_id })) return;
+        if (c.channel_id !== '' && channelHash(c.channel_id, c.channel_type) !== c.ch) {
+          self.findings.block({ code: 'channel_info_hash_mismatch', detail: `row hash ${c.ch} is not the hash of its channel id`, node_id, shard, channel_id: c.channel_id, channel_type: c.channel_type });
+          return;
+        }
+        if (c.channel_id !== '') self.learn(c.channel_id, c.channel_type, { shard });
+        self.channelInfos.push({ ...c, node_id, shard });
+      },
+      member(m) {
+        self.count(`${m.list}_rows`);
+        if (!misplaced(channelShard(m.ch, self.shardCount), `${m.list} row of "${m.uid}"`, { uid: m.uid })) self.members.push({ ...m, node_id, shard });
+      },
+      conversation(c) {
+        self.count('conversations');
+        if (misplaced(stringShard(c.uid, self.shardCount), `conversation row ${c.v2_id}`, { uid: c.uid })) return;
+        self.learn(c.channel_id, c.channel_type, { shard });
+        self.conversations.push({ ...c, node_id, shard });
+      },
+      systemUid(uid) {
+        self.count('system_uids');
+        self.systemUids.push({ uid, node_id, shard });
+      },
+      clusterConfig(_ch, channelId, channelType) {
+        self.count('cluster_configs');
+        if (channelId !== '') self.learn(channelId, channelType, { shard });
+      },
+      archived(kind, key, value) {
+        self.count(`archived_${kind}`);
+        const rec: ArchivedRecord = { kind, node_id, shard, key: b64(key), value: b64(value) };
+        self.archivedOut.write(rec);
+      },
+      problem(kind, key, detail) {
+        if (kind === 'legacy_stream_storage' && self.options.excludeLegacyStreams) {
+          this.archived('legacy_stream', key, new Uint8Array(0));
+          return;
+        }
+        self.findings.block({ code: kind, detail, node_id, shard, key: b64(key) });
+      },
+    };
+  }
+
+  private message(m: RawMessage, shard: number): void {
+    const where = { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
+    if (m.ch !== this.currentChannel) {
+      this.currentChannel = m.ch;
+      this.clientMsgNos = new Map();
+    }
+    const tail = this.tails.get(m.ch);
+    if (!tail || m.seq > tail.last_seq) {
+      if (tail) tail.clipped++;
+      else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...where });
+      return;
+    }
+    if (channelHash(m.channel_id, m.channel_type) !== m.ch) {
+      this.findings.block({ code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...where });
+      return;
+    }
+    if (channelShard(m.ch, this.shardCount) !== shard) {
+      this.findings.block({ code: 'misplaced_row', detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`, ...where });
+      return;
+    }
+    if (m.column_seq !== m.seq) this.findings.block({ code: 'message_seq_mismatch', detail: `MessageSeq column ${m.column_seq} differs from the key`, ...where });
+    if (m.header >> 4 !== 5 || (m.header & 0x08) !== 0) {
+      this.findings.block({ code: 'unsupported_message_header', detail: `header byte 0x${m.header.toString(16)} (frame type or DUP bit cannot be stored)`, ...where });
+    }
+    if (m.stream_no !== '') this.findings.block({ code: 'message_stream_no', detail: 'StreamNo has no v3 field', ...where });
+    const channelId = this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq });
+    if (channelId === undefined) return;
+    if (tail.channel_id === undefined) {
+      tail.channel_id = channelId;
+      tail.v2_channel_id = m.channel_id;
+      tail.channel_type = m.channel_type;
+      this.learn(m.channel_id, m.channel_type, { shard });
+    }
+    const prior = this.messageIds.get(m.message_id);
+    if (prior) {
+      this.findings.block({
+        code: 'duplicate_message_id',
+        detail: `message id ${m.message_id} is also used by ${prior.channel_id}/${prior.channel_type} seq ${prior.seq} (shard ${prior.shard})`,
+        ...where,
+      });
+    } else {
+      this.messageIds.set(m.message_id, { channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq, shard });
+    }
+    if (m.from_uid !== '' && m.client_msg_no !== '') {
+      const k = `${m.from_uid}\u0000${m.client_msg_no}`;
+      const seen = this.clientMsgNos.get(k);
+      if (seen !== undefined) {
+        this.findings.block({
+          code: 'duplicate_client_msg_no',
+          detail: `client_msg_no "${m.client_msg_no}" of "${m.from_uid}" is also used by seq ${seen} of this channel`,
+          ...where,
+        });
+      } else this.clientMsgNos.set(k, m.seq);
+    }
+    tail.messages++;
+    this.retained++;
+    const rec: MessageRecord = {
+      node_id: this.nodeId,
+      shard,
+      channel_id: channelId,
+      v2_channel_id: m.channel_id,
+      channel_type: m.channel_type,
+      message_seq: m.seq,
+      message_id: m.message_id,
+      client_msg_no: m.client_msg_no,
+      from_uid: m.from_uid,
+      header: m.header,
+      setting: m.setting,
+      expire: m.expire,
+      timestamp: m.timestamp,
+      topic: m.topic,
+      stream_no: m.stream_no,
+      term: m.term,
+      payload: m.payload,
+    };
+    this.messagesOut.write(rec);
+  }
+}

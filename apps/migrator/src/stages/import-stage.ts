@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClusterMeta } from '@parley/shared';
+import { archiveRecords, openArchive } from '../archive/manifest.ts';
+import type { StageContext } from '../run-stage.ts';
+import { writeNode, type NodeResult } from '../target/write-node.ts';
+import { createFreshDir, loadPlan, progress, sha256, StageError, type ReportBase } from './common.ts';
+
+export interface ImportReport extends ReportBase {
+  stage: 'import';
+  plan_sha256?: string;
+  selection_digest?: string;
+  retained_messages?: number;
+  targets: NodeResult[];
+}
+
+/**
+ * `migrate import`: from the plan and the complete archive alone (never the
+ * prepare workspace), writes every target node's data directory; targets
+ * stay stopped. Status `imported`.
+ */
+export async function runImport(planFile: string, workspace: string, archive: string, report: ImportReport, ctx: StageContext): Promise<void> {
+  const loaded = loadPlan(planFile, { workspace, archive }, 'import');
+  report.plan_sha256 = loaded.sha256;
+  createFreshDir(workspace, 'workspace');
+  ctx.ownsWorkspace = true;
+  const manifest = openArchive(archive, loaded.sha256);
+  report.selection_digest = manifest.selection_digest;
+  report.retained_messages = manifest.retained_messages;
+  const t = loaded.plan.target;
+  if (t.nodes.length > 1) {
+    throw new StageError([`the target has ${t.nodes.length} nodes: multi-node targets need the cluster store (PostgreSQL), which this release does not write; nothing was imported`]);
+  }
+  const cluster: ClusterMeta = {
+    cluster_id: t.cluster_id,
+    nodes: t.nodes.map((n) => ({ node_id: n.node_id, addr: n.addr })),
+    initial_slot_count: t.slot_count,
+    hash_slot_count: t.hash_slot_count,
+    slot_replica_n: t.replicas,
+    channel_replica_n: t.channel_replicas,
+    created_at: t.created_at,
+  };
+  const identity = {
+    plan_sha256: loaded.sha256,
+    archive_manifest_sha256: sha256(readFileSync(join(archive, 'manifest.json'))),
+    selection_digest: manifest.selection_digest,
+  };
+  for (const n of t.nodes) {
+    progress(`import: node ${n.node_id} → ${n.data_dir}`);
+    const result = await writeNode(n.data_dir, n.node_id, cluster, identity, archiveRecords(archive));
+    progress(`import: node ${n.node_id} ${result.reused ? 'already imported; fingerprint checked' : 'written'} (${result.content_sha256.slice(0, 12)})`);
+    report.targets.push(result);
+  }
+  report.status = 'imported';
+}

@@ -1,0 +1,71 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Finding } from '../prepare/findings.ts';
+import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
+import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
+import type { FileDigests } from './records-dir.ts';
+import type { StageContext } from '../run-stage.ts';
+
+export interface PrepareReport extends ReportBase {
+  stage: 'prepare';
+  plan_sha256?: string;
+  selection_digest?: string;
+  sources?: SourceSummary[];
+  in?: Record<string, number>;
+  out?: FileDigests;
+  retained_messages?: number;
+  blockers: Finding[];
+  warnings: Finding[];
+  warning_totals?: Record<string, number>;
+}
+
+/** The seal binding the prepare report to the records export may publish. */
+export interface ArchiveSeal {
+  plan_sha256: string;
+  tool: { version: string; commit: string };
+  selection_digest: string;
+  report_sha256: string;
+  files: FileDigests;
+  sources: Array<{ node_id: number; data_dir: string; fingerprint_sha256: string }>;
+}
+
+/**
+ * `migrate prepare`: checks the plan and the stopped sources, decodes every
+ * shard into business records, applies the strict checks and, when nothing
+ * blocks, writes `archive_seal.json`. Status `prepared` or `blocked`.
+ */
+export function runPrepare(planFile: string, workspace: string, report: PrepareReport, ctx: StageContext): void {
+  const loaded = loadPlan(planFile, { workspace }, 'prepare');
+  report.plan_sha256 = loaded.sha256;
+  openPrepareWorkspace(workspace, loaded);
+  ctx.ownsWorkspace = true;
+  const outcome = collectRecords(loaded, join(workspace, 'records'));
+  writeJsonFile(join(workspace, 'source-fingerprint.json'), outcome.fingerprints, true);
+  Object.assign(report, {
+    selection_digest: outcome.selection_digest,
+    sources: outcome.sources,
+    in: outcome.counts,
+    out: outcome.files,
+    retained_messages: outcome.retained_messages,
+    blockers: outcome.blockers,
+    warnings: outcome.warnings,
+    warning_totals: outcome.warning_totals,
+  });
+  if (outcome.blockers.length > 0) {
+    report.status = 'blocked';
+    report.errors.push(`${outcome.blockers.length} blockers: the strict default path cannot carry this data over exactly; nothing may be exported`);
+    return;
+  }
+  report.status = 'prepared';
+  const reportText = canonicalJson({ ...report, duration_ms: 0 });
+  writeFileSync(join(workspace, 'prepare-report.json'), `${reportText}\n`, { mode: 0o600 });
+  const seal: ArchiveSeal = {
+    plan_sha256: loaded.sha256,
+    tool: toolIdentity(),
+    selection_digest: outcome.selection_digest,
+    report_sha256: sha256(reportText),
+    files: outcome.files,
+    sources: outcome.sources.map((s) => ({ node_id: s.node_id, data_dir: s.data_dir, fingerprint_sha256: s.fingerprint_sha256 })),
+  };
+  writeJsonFile(join(workspace, 'archive_seal.json'), seal);
+}

@@ -1,0 +1,167 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openPebble, PebbleUnsupportedError, MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
+import { Collector } from '../prepare/collector.ts';
+import type { Finding } from '../prepare/findings.ts';
+import { writeResolved } from '../prepare/resolve.ts';
+import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
+import { lockHolder } from '../source/lock.ts';
+import { listShards } from '../source/shards.ts';
+import { hex8 } from '../v2/hash.ts';
+import { scanShard } from '../v2/scan-shard.ts';
+import {
+  createFreshDir, progress, rate, readJsonFile, StageError, toolIdentity, writeJsonFile, type LoadedPlan,
+} from './common.ts';
+import { closeRecordWriters, openRecordWriters, selectionDigest, type FileDigests } from './records-dir.ts';
+
+/** What prepare learned about one source node. */
+export interface SourceSummary {
+  node_id: number;
+  data_dir: string;
+  shards: number;
+  format_major_versions: number[];
+  keys: number;
+  fingerprint_sha256: string;
+}
+
+/** The result of scanning and checking the sources (no files beyond the records). */
+export interface PrepareOutcome {
+  sources: SourceSummary[];
+  fingerprints: Record<string, FileFingerprint[]>;
+  files: FileDigests;
+  selection_digest: string;
+  counts: Record<string, number>;
+  retained_messages: number;
+  blockers: Finding[];
+  warnings: Finding[];
+  warning_totals: Record<string, number>;
+}
+
+/** Refuses sources that are in use, mis-sized or unreadable; returns their shard dirs. */
+function checkSources(loaded: LoadedPlan): string[][] {
+  const problems: string[] = [];
+  const all: string[][] = [];
+  for (const s of loaded.plan.sources) {
+    const { shards, problem } = listShards(s.data_dir);
+    if (problem) problems.push(`source node ${s.node_id}: ${problem}`);
+    else if (shards.length !== s.shard_count) {
+      problems.push(`source node ${s.node_id}: plan says shard_count ${s.shard_count} but ${s.data_dir} has ${shards.length} shard directories`);
+    }
+    for (const dir of shards) {
+      const holder = lockHolder(join(dir, 'LOCK'));
+      if (holder) problems.push(`source node ${s.node_id}: ${join(dir, 'LOCK')} is held by ${holder}; stop the v2 node first`);
+    }
+    all.push(shards);
+  }
+  if (loaded.plan.sources.length > 1) {
+    problems.push(`${loaded.plan.sources.length} source nodes: choosing authoritative replicas across nodes is not in this release; migrate single-node sources`);
+  }
+  if (problems.length > 0) throw new StageError(problems);
+  return all;
+}
+
+/**
+ * Reads every shard of every source read-only, decodes and checks the v2
+ * tables and writes the record files into `recordsDir`.
+ */
+export function collectRecords(loaded: LoadedPlan, recordsDir: string): PrepareOutcome {
+  const shardDirs = checkSources(loaded);
+  const fingerprints: Record<string, FileFingerprint[]> = {};
+  for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = fingerprintTree(s.data_dir);
+  const writers = openRecordWriters(recordsDir);
+  const sources: SourceSummary[] = [];
+  const problems: string[] = [];
+  let collector: Collector | undefined;
+  const started = Date.now();
+  for (const [i, s] of loaded.plan.sources.entries()) {
+    const dirs = shardDirs[i]!;
+    collector = new Collector(s.node_id, dirs.length, writers.messages, writers.archived, {
+      excludeLegacyStreams: loaded.plan.exclusions?.legacy_stream_storage === true,
+    });
+    const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys: 0, fingerprint_sha256: '' };
+    for (const [shard, dir] of dirs.entries()) {
+      let db;
+      try {
+        db = openPebble(dir);
+      } catch (err) {
+        const kind = err instanceof PebbleUnsupportedError ? 'unsupported format' : 'unreadable';
+        problems.push(`source node ${s.node_id} shard ${shard}: ${kind}: ${(err as Error).message}`);
+        continue;
+      }
+      summary.format_major_versions.push(db.formatMajorVersion);
+      if (db.formatMajorVersion > MAX_FORMAT_MAJOR_VERSION) {
+        problems.push(`source node ${s.node_id} shard ${shard}: format major version ${db.formatMajorVersion} is not supported`);
+        continue;
+      }
+      const sink = collector.sink(shard);
+      for (const e of db.iterate({ start: Uint8Array.of(1, 1, 4, 0), end: Uint8Array.of(1, 1, 4, 1) })) {
+        if (e.key.length === 12) sink.tail(hex8(e.key, 4), readSeq(e.value), readTime(e.value));
+      }
+      sink.loadingTails = false;
+      const { keys } = scanShard(db, sink);
+      summary.keys += keys;
+      const ms = Date.now() - started;
+      progress(`prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${keys} keys; ${collector.retained} messages so far (${rate(collector.retained, ms)})`);
+    }
+    summary.fingerprint_sha256 = treeDigest(fingerprints[String(s.node_id)]!);
+    sources.push(summary);
+  }
+  if (problems.length > 0) {
+    closeRecordWriters(writers);
+    throw new StageError(problems);
+  }
+  const c = collector!;
+  writeResolved(c, writers);
+  const files = closeRecordWriters(writers);
+  for (const s of loaded.plan.sources) {
+    const changes = treeChanges(fingerprints[String(s.node_id)]!, fingerprintTree(s.data_dir));
+    if (changes.length > 0) throw new StageError([`source node ${s.node_id} changed while it was read: ${changes.slice(0, 5).join(', ')}`]);
+  }
+  return {
+    sources,
+    fingerprints,
+    files,
+    selection_digest: selectionDigest(files),
+    counts: c.counts,
+    retained_messages: c.retained,
+    blockers: c.findings.blockers,
+    warnings: c.findings.warnings,
+    warning_totals: c.findings.warningTotals(),
+  };
+}
+
+function readSeq(v: Uint8Array): number {
+  return v.length >= 8 ? Number(Buffer.from(v.subarray(0, 8)).readBigUInt64BE()) : 0;
+}
+function readTime(v: Uint8Array): string {
+  return v.length >= 16 ? Buffer.from(v.subarray(8, 16)).readBigUInt64BE().toString() : '0';
+}
+
+/** Identity of a prepare workspace: a rerun may reuse it only for the same plan and tool. */
+interface WorkspaceIdentity {
+  stage: 'prepare';
+  plan_sha256: string;
+  tool: { version: string; commit: string };
+}
+
+/**
+ * Creates the prepare workspace, or reuses one left by an interrupted prepare
+ * of the same plan and tool (its partial records are discarded; a sealed
+ * workspace is never reused).
+ */
+export function openPrepareWorkspace(workspace: string, loaded: LoadedPlan): void {
+  const identity: WorkspaceIdentity = { stage: 'prepare', plan_sha256: loaded.sha256, tool: toolIdentity() };
+  const idFile = join(workspace, 'identity.json');
+  if (existsSync(workspace)) {
+    const prior = existsSync(idFile) ? readJsonFile<WorkspaceIdentity>(idFile) : undefined;
+    const same = prior && prior.stage === 'prepare' && prior.plan_sha256 === identity.plan_sha256 && prior.tool.commit === identity.tool.commit;
+    if (!same || existsSync(join(workspace, 'archive_seal.json')) || existsSync(join(workspace, 'report.json'))) {
+      throw new StageError([`workspace ${workspace} already exists; every stage needs a new one`]);
+    }
+    progress(`prepare: reusing the workspace of an interrupted prepare (${readdirSync(workspace).length} entries); rechecking from the start`);
+    rmSync(join(workspace, 'records'), { recursive: true, force: true });
+    return;
+  }
+  createFreshDir(workspace, 'workspace');
+  writeJsonFile(idFile, identity);
+}

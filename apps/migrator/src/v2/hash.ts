@@ -1,0 +1,84 @@
+/**
+ * The hashes WuKongIM v2.2.5 puts in keys and uses for shard routing
+ * (spec v2-storage §1.4, §2.3). 64-bit values are 16-digit lower-case hex
+ * strings: cheap map keys, compared exactly as the key bytes.
+ */
+
+const utf8 = new TextEncoder();
+
+/** Go `hash/fnv.New32` (FNV-1, not 1a) over the UTF-8 bytes: the string-shard hash. */
+export function fnv1_32(text: string): number {
+  let h = 0x811c9dc5;
+  for (const b of utf8.encode(text)) h = (Math.imul(h, 0x01000193) ^ b) >>> 0;
+  return h >>> 0;
+}
+
+/** FNV-1a 64 (`HashWithString`) as 16 hex digits; four 16-bit limbs keep it in doubles. */
+export function fnv1a64Hex(text: string): string {
+  let h0 = 0x2325;
+  let h1 = 0x8422;
+  let h2 = 0x9ce4;
+  let h3 = 0xcbf2;
+  for (const b of utf8.encode(text)) {
+    h0 ^= b;
+    // multiply by the prime 0x100000001b3 = 2^40 + 0x1b3
+    const t0 = h0 * 0x1b3;
+    const t1 = h1 * 0x1b3;
+    const t2 = h2 * 0x1b3;
+    const t3 = h3 * 0x1b3;
+    const n0 = t0;
+    const n1 = t1 + Math.floor(n0 / 65536);
+    const n2 = t2 + Math.floor(n1 / 65536) + ((h0 << 8) & 0xffff);
+    const n3 = t3 + Math.floor(n2 / 65536) + ((h1 << 8) & 0xffff) + (h0 >>> 8);
+    h0 = n0 & 0xffff;
+    h1 = n1 & 0xffff;
+    h2 = n2 & 0xffff;
+    h3 = n3 & 0xffff;
+  }
+  const hex = (n: number) => n.toString(16).padStart(4, '0');
+  return hex(h3) + hex(h2) + hex(h1) + hex(h0);
+}
+
+/** `ChannelToNum(id, type)`: FNV-1a 64 of `id-type`, the channel hash in keys. */
+export function channelHash(channelId: string, channelType: number): string {
+  return fnv1a64Hex(`${channelId}-${channelType}`);
+}
+
+/** Channel shard of a channel hash for `shards` shards (u64 modulo). */
+export function channelShard(hashHex: string, shards: number): number {
+  return shards <= 1 ? 0 : Number(BigInt(`0x${hashHex}`) % BigInt(shards));
+}
+
+/** String shard of a uid (or other string) for `shards` shards. */
+export function stringShard(text: string, shards: number): number {
+  return shards <= 1 ? 0 : fnv1_32(text) % shards;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** 8 bytes at `offset` as 16 hex digits. */
+export function hex8(bytes: Uint8Array, offset: number): string {
+  let s = '';
+  for (let i = offset; i < offset + 8; i++) s += HEX[bytes[i]!]!;
+  return s;
+}
+
+/** A big-endian u64 at `offset` as a decimal string. */
+export function u64Dec(bytes: Uint8Array, offset: number): string {
+  const hi = ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
+  const lo = ((bytes[offset + 4]! << 24) | (bytes[offset + 5]! << 16) | (bytes[offset + 6]! << 8) | bytes[offset + 7]!) >>> 0;
+  if (hi < 0x200000) return String(hi * 4294967296 + lo);
+  return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
+}
+
+/** A big-endian u64 at `offset` as a JS number (exact below 2^53; callers use it for seqs and times in ms). */
+export function u64Num(bytes: Uint8Array, offset: number): number {
+  const hi = ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
+  const lo = ((bytes[offset + 4]! << 24) | (bytes[offset + 5]! << 16) | (bytes[offset + 6]! << 8) | bytes[offset + 7]!) >>> 0;
+  return hi * 4294967296 + lo;
+}
+
+/** A big-endian u32 at `offset`. */
+export function u32(bytes: Uint8Array, offset: number): number {
+  return ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
+}

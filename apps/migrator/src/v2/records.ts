@@ -1,0 +1,127 @@
+/**
+ * Business records decoded from v2 rows: the content of the archive's record
+ * files. 64-bit integers (ids, nanosecond times) are decimal strings; seqs
+ * and second/millisecond times are numbers. `node_id`/`shard` locate the row.
+ */
+
+/** Where a row was read: v2 node and business-DB shard. */
+export interface Location {
+  node_id: number;
+  shard: number;
+}
+
+/** A device row (credential). `token` is the v2 plaintext; only the archive holds it. */
+export interface CredentialRecord extends Location {
+  v2_device_id: string;
+  uid: string;
+  token: string;
+  device_flag: number;
+  device_level: number;
+  created_at_ns: string;
+  updated_at_ns: string;
+}
+
+export interface UserRecord extends Location {
+  uid: string;
+  plugin_no: string;
+  created_at_ns: string;
+  updated_at_ns: string;
+}
+
+/** A channel-info row that names its channel (count-only rows are not channels). */
+export interface ChannelRecord extends Location {
+  channel_id: string;
+  channel_type: number;
+  ban: boolean;
+  large: boolean;
+  disband: boolean;
+  send_ban: boolean;
+  allow_stranger: boolean;
+  subscriber_count: number;
+  allowlist_count: number;
+  denylist_count: number;
+  created_at_ns: string;
+  updated_at_ns: string;
+}
+
+/** A subscriber, allowlist or denylist row with its channel resolved from the key hash. */
+export interface MemberRecord extends Location {
+  list: 'subscriber' | 'allow' | 'deny';
+  channel_id: string;
+  channel_type: number;
+  uid: string;
+  created_at_ns: string;
+  updated_at_ns: string;
+}
+
+export interface SystemUidRecord extends Location {
+  uid: string;
+}
+
+/** A conversation row. `channel_id` is the v3 (canonical) id, `v2_channel_id` the stored one. */
+export interface ConversationRecord extends Location {
+  v2_id: string;
+  uid: string;
+  type: number;
+  channel_id: string;
+  v2_channel_id: string;
+  channel_type: number;
+  unread_count: number;
+  readed_to_msg_seq: number;
+  deleted_at_msg_seq: number;
+  created_at_ns: string;
+  updated_at_ns: string;
+}
+
+/** A message row, every column. `timestamp` is Unix seconds, `payload` Base64. */
+export interface MessageRecord extends Location {
+  channel_id: string;
+  v2_channel_id: string;
+  channel_type: number;
+  message_seq: number;
+  message_id: string;
+  client_msg_no: string;
+  from_uid: string;
+  header: number;
+  setting: number;
+  expire: number;
+  timestamp: number;
+  topic: string;
+  stream_no: string;
+  term: string;
+  payload: string;
+}
+
+/** A channel's log tail (the last-seq key) with what the archive holds of it. */
+export interface TailRecord extends Location {
+  channel_id: string;
+  v2_channel_id: string;
+  channel_type: number;
+  last_seq: number;
+  set_time_ns: string;
+  /** Retained messages (rows at or below `last_seq`). */
+  messages: number;
+  /** Rows above `last_seq` that v2 never shows (clipped). */
+  clipped: number;
+}
+
+/** A row kept only in the archive (plugins, message events, cluster configs, queues). Key and value Base64. */
+export interface ArchivedRecord extends Location {
+  kind: string;
+  key: string;
+  value: string;
+}
+
+/** The record files of an archive, in the order they are written and imported. */
+export const RECORD_FILES = [
+  'credentials',
+  'users',
+  'channels',
+  'members',
+  'system_uids',
+  'conversations',
+  'messages',
+  'tails',
+  'archived',
+] as const;
+export type RecordFile = (typeof RECORD_FILES)[number];
