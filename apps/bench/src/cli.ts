@@ -1,0 +1,110 @@
+/**
+ * `parley-bench`: the side-by-side benchmark of Parley against mosquitto.
+ * Prints progress on stderr, then the table and one JSON document on stdout.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { installCleanup } from './children.ts';
+import { pinSelf, pinningPlan } from './pinning.ts';
+import { buildReports, renderProblems, renderTable } from './report.ts';
+import { runBench, SCENARIOS, type BenchOptions } from './run.ts';
+import { runCapacity } from './capacity.ts';
+import { ALL_TARGETS } from './targets.ts';
+import type { TargetName } from './drivers/types.ts';
+
+const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, about 2 minutes)
+  --scenarios S4,S1,S2,S3   which scenarios, in this order
+  --targets mosquitto,parley-jsonrpc,parley-wkproto
+  --seconds N               seconds per measured open-loop phase (3)
+  --warmup N                seconds of unmeasured warm-up before S1 and S2 (1)
+  --storm N                 S4 connections (2000)          --storm-concurrency N (50)
+  --pairs N                 S1 pairs (500)                 --rates 2000,5000
+  --groups N --members N    S2 groups × members (5 × 200)  --group-rate N msg/s (50)
+  --sync-messages N         S3 messages (10000)            --sync-users N (100)
+  --body-bytes N            payload bytes (64)
+  --cpu-prof DIR            run Parley under node --cpu-prof, profiles written to DIR
+  --json FILE               also write the JSON document to FILE
+  --capacity                the staircase instead (1:1 2k…12k, groups 50…300 msg/s)
+  --help`;
+
+const { values } = parseArgs({
+  options: {
+    scenarios: { type: 'string', default: 'S4,S1,S2,S3' },
+    targets: { type: 'string', default: ALL_TARGETS.join(',') },
+    seconds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1' },
+    storm: { type: 'string', default: '2000' },
+    'storm-concurrency': { type: 'string', default: '50' },
+    pairs: { type: 'string', default: '500' },
+    rates: { type: 'string', default: '2000,5000' },
+    groups: { type: 'string', default: '5' },
+    members: { type: 'string', default: '200' },
+    'group-rate': { type: 'string', default: '50' },
+    'sync-messages': { type: 'string', default: '10000' },
+    'sync-users': { type: 'string', default: '100' },
+    'body-bytes': { type: 'string', default: '64' },
+    'cpu-prof': { type: 'string' },
+    json: { type: 'string' },
+    capacity: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+const num = (name: string, v: string): number => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${v}`);
+  return n;
+};
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+const targets = values.targets.split(',') as TargetName[];
+for (const t of targets) if (!ALL_TARGETS.includes(t)) throw new Error(`unknown target ${t}`);
+const scenarios = values.scenarios.split(',');
+for (const s of scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s}`);
+
+const options: BenchOptions = {
+  scenarios, targets, log,
+  phaseSeconds: num('seconds', values.seconds),
+  warmupSeconds: num('warmup', values.warmup),
+  bodyBytes: num('body-bytes', values['body-bytes']),
+  stormCount: num('storm', values.storm),
+  stormConcurrency: num('storm-concurrency', values['storm-concurrency']),
+  pairs: num('pairs', values.pairs),
+  rates: values.rates.split(',').map((r) => num('rates', r)),
+  groups: num('groups', values.groups),
+  members: num('members', values.members),
+  groupRate: num('group-rate', values['group-rate']),
+  syncMessages: num('sync-messages', values['sync-messages']),
+  syncUsers: num('sync-users', values['sync-users']),
+  parleyNodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [],
+};
+
+installCleanup();
+if (pinningPlan().warning) log(`warning: ${pinningPlan().warning}`);
+pinSelf(1);
+
+if (values.capacity) {
+  const doc = await runCapacity(options);
+  const summary = doc.summary as Record<string, { oneToOne: number; groups: number }>;
+  console.log(`capacity: highest step holding sendack p99 < ${doc.p99LimitMs} ms twice in a row`);
+  for (const [t, s] of Object.entries(summary)) console.log(`  ${t.padEnd(16)} 1:1 ${String(s.oneToOne).padStart(6)} msg/s   groups ${String(s.groups).padStart(4)} msg/s`);
+  console.log(JSON.stringify(doc));
+  if (values.json) writeFileSync(values.json, JSON.stringify(doc, null, 2));
+} else {
+  const outcome = await runBench(options);
+  const reports = buildReports(outcome.results);
+  const tag = outcome.sentinel.noisy ? 'noisy' : 'quiet';
+  console.log(`parley-bench ${outcome.git ?? ''} — ${tag} (sentinel ${outcome.sentinel.beforeMs.toFixed(0)} → ${outcome.sentinel.afterMs.toFixed(0)} ms, ${(outcome.sentinel.difference * 100).toFixed(0)}%), ${outcome.durationS.toFixed(0)} s`);
+  console.log(`durability: mosquitto ${outcome.durability.mosquitto}; parley ${outcome.durability.parley}`);
+  if (outcome.pinning.warning) console.log(`warning: ${outcome.pinning.warning}`);
+  console.log(renderTable(reports, targets));
+  for (const p of renderProblems(reports)) console.log(`! ${p}`);
+  const doc = { tool: 'parley-bench', tag, ...outcome, options: { ...options, log: undefined }, reports };
+  console.log(JSON.stringify(doc));
+  if (values.json) writeFileSync(values.json, JSON.stringify(doc, null, 2));
+}
+process.exit(0);

@@ -1,0 +1,34 @@
+/** The run's context for the JSON document: git revision, machine, versions. */
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem, release, availableParallelism } from 'node:os';
+import { clockTicks } from './proc-stats.ts';
+
+const run = (cmd: string, args: string[]): string | undefined => {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch (e) {
+    // `mosquitto -h` prints its version and exits non-zero.
+    const out = (e as { stdout?: string }).stdout;
+    return out ? out.trim() : undefined;
+  }
+};
+
+/** Git revision of the working tree (with `-dirty` when it has uncommitted changes). */
+export function gitRevision(): string | undefined {
+  return run('git', ['describe', '--always', '--dirty', '--abbrev=12']);
+}
+
+/** What the run executed on. */
+export function machine(): Record<string, unknown> {
+  const c = cpus();
+  return {
+    cpuModel: c[0]?.model,
+    logicalCpus: c.length,
+    availableParallelism: availableParallelism(),
+    memoryMiB: Math.round(totalmem() / 1024 / 1024),
+    kernel: release(),
+    node: process.version,
+    clockTicks: clockTicks(),
+    mosquitto: run('mosquitto', ['-h'])?.split('\n')[0] ?? run('/usr/sbin/mosquitto', ['-h'])?.split('\n')[0],
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * The Parley server under test: `parley start` as a child pinned to the server
+ * core, production defaults (durable: `store.sync=full`, log level info) on
+ * loopback ephemeral ports with a fresh temp data dir, plus the HTTP calls the
+ * scenarios need (tokens, groups, offline sync).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnTracked, stopChild } from '../children.ts';
+import { pinned } from '../pinning.ts';
+import { pool } from '../stats.ts';
+import type { ChildProcess } from 'node:child_process';
+
+/** `apps/server/bin/parley.js`, found relative to this workspace. */
+export const PARLEY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'server', 'bin', 'parley.js');
+
+/** The token every bench user authenticates with on Parley (and its MQTT password on mosquitto). */
+export const tokenOf = (uid: string): string => `tok-${uid}`;
+
+/** A started Parley process and its loopback addresses. */
+export interface ParleyServer {
+  proc: ChildProcess;
+  pid: number;
+  /** `http://127.0.0.1:P` */
+  api: string;
+  /** `ws://127.0.0.1:P` */
+  ws: string;
+  /** `tcp://127.0.0.1:P` */
+  tcp: string;
+  /** The last 16 KiB the server wrote to stderr (its log). */
+  logTail(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`). Resolves on its `listening` line. */
+export function startParley(nodeArgs: readonly string[] = []): Promise<ParleyServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
+  const [cmd, args] = pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start']);
+  const proc = spawnTracked(cmd, args, {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PARLEY_NODE_DATA_DIR: dataDir,
+      PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  let out = '';
+  proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-16_384)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`parley did not start within 30 s:\n${err}`));
+    }, 30_000);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`parley exited (${code}) before listening:\n${err}`));
+    });
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.includes('"event":"listening"'));
+      if (!line) return;
+      clearTimeout(timer);
+      const ev = JSON.parse(line) as { api: string; ws: string; tcp: string };
+      resolve({
+        proc,
+        pid: proc.pid!,
+        api: `http://${ev.api}`,
+        ws: `ws://${ev.ws}`,
+        tcp: `tcp://${ev.tcp}`,
+        logTail: () => err,
+        async stop() {
+          await stopChild(proc);
+          rmSync(dataDir, { recursive: true, force: true });
+        },
+      });
+    });
+  });
+}
+
+/** POSTs JSON to the Parley HTTP API; throws on a non-200 answer. */
+export async function postJson(api: string, path: string, body: unknown): Promise<any> {
+  const res = await fetch(api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+/** Stores every uid's token (`POST /user/token`, 32 requests in flight). */
+export async function storeTokens(api: string, uids: readonly string[], deviceFlag: number): Promise<void> {
+  await pool(uids, 32, (uid) => postJson(api, '/user/token', { uid, token: tokenOf(uid), device_flag: deviceFlag, device_level: 0 }));
+}
+
+/** The generator's body inside a stored payload: JSON-RPC sends `{"b": body}`, WKProto the raw text. */
+export function bodyOfPayload(payload: Buffer): string {
+  const text = payload.toString('utf8');
+  if (text.startsWith('{')) {
+    try {
+      const o = JSON.parse(text) as { b?: unknown };
+      if (typeof o.b === 'string') return o.b;
+    } catch {
+      /* not a JSON payload: the text itself */
+    }
+  }
+  return text;
+}
+
+/** Rows per `/channel/messagesync` page in S3. */
+export const SYNC_PAGE = 100;
+
+/** Pulls every message of the person channel uid↔fromUid (pull_mode 1, pages of {@link SYNC_PAGE}). */
+export async function syncChannel(api: string, uid: string, fromUid: string, onBody: (body: string) => void): Promise<number> {
+  let start = 0;
+  let rows = 0;
+  for (let page = 0; page < 10_000; page++) {
+    const r = (await postJson(api, '/channel/messagesync', {
+      login_uid: uid, channel_id: fromUid, channel_type: 1, start_message_seq: start, pull_mode: 1, limit: SYNC_PAGE,
+    })) as { more: number; messages: Array<{ message_seq: number; payload: string }> };
+    for (const m of r.messages) {
+      onBody(bodyOfPayload(Buffer.from(m.payload, 'base64')));
+      start = m.message_seq + 1;
+    }
+    rows += r.messages.length;
+    if (r.more !== 1 || r.messages.length === 0) break;
+  }
+  return rows;
+}

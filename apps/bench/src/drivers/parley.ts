@@ -1,0 +1,33 @@
+/**
+ * Parley as a target, driven through JSON-RPC over WebSocket or WKProto over
+ * TCP; users, groups and offline sync go through the HTTP API.
+ */
+import { connectJsonRpc } from './jsonrpc-conn.ts';
+import { startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
+import { connectWkproto } from './wkproto-conn.ts';
+import type { Connection, Driver, OnMessage } from './types.ts';
+
+/** Starts a fresh Parley and returns its driver for `protocol`. */
+export async function startParleyDriver(protocol: 'jsonrpc' | 'wkproto', nodeArgs: readonly string[] = []): Promise<Driver> {
+  const server = await startParley(nodeArgs);
+  return {
+    name: protocol === 'jsonrpc' ? 'parley-jsonrpc' : 'parley-wkproto',
+    pid: server.pid,
+    durability: 'ack after the group commit is fsynced (store.sync=full, the default)',
+    provisionUsers: (uids) => storeTokens(server.api, uids, 1),
+    async createGroup(id, members, publishers) {
+      await postJson(server.api, '/channel', { channel_id: id, channel_type: 2, subscribers: [...publishers, ...members] });
+    },
+    connect(uid: string, onMessage: OnMessage): Promise<Connection> {
+      return protocol === 'jsonrpc'
+        ? connectJsonRpc(server.ws, uid, tokenOf(uid), onMessage)
+        : connectWkproto(server.tcp, uid, tokenOf(uid), onMessage);
+    },
+    prepareOffline: async () => undefined,
+    async catchUp(uid, fromUid, expected, onMessage) {
+      const rows = await syncChannel(server.api, uid, fromUid, onMessage);
+      if (rows < expected) throw new Error(`sync of ${uid} returned ${rows} of ${expected} rows`);
+    },
+    stop: () => server.stop(),
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * The one driver interface every target implements, so each scenario runs the
+ * same code against mosquitto (MQTT) and Parley (JSON-RPC or WKProto).
+ */
+
+/** The three targets of a run: the peer and Parley through its two protocols. */
+export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto';
+
+/** Where a message goes: one user's inbox (1:1) or a group every member receives. */
+export interface Destination {
+  kind: 'user' | 'group';
+  id: string;
+}
+
+/** Called with the text body of each delivered message (the generator's own encoding, see ledger.ts). */
+export type OnMessage = (body: string) => void;
+
+/** An authenticated client connection of one user. */
+export interface Connection {
+  /** Sends one message; resolves at the server's acknowledgement (SENDACK, JSON-RPC result, PUBACK), rejects on refusal. */
+  send(to: Destination, body: string): Promise<void>;
+  /** Closes the connection (does not wait for the server). */
+  close(): void;
+}
+
+/** A started target: its server process and how to drive it. */
+export interface Driver {
+  readonly name: TargetName;
+  /** The server process id, for CPU and RSS from /proc. */
+  readonly pid: number;
+  /** What an acknowledgement means on this target (durability), for the report. */
+  readonly durability: string;
+  /** Makes `uids` able to authenticate (Parley: stores tokens over HTTP; mosquitto: already in its password file). */
+  provisionUsers(uids: readonly string[]): Promise<void>;
+  /**
+   * Creates a group channel whose `members` receive every message sent to it;
+   * `publishers` may send to it but receive nothing (on Parley they are members too).
+   */
+  createGroup(id: string, members: readonly string[], publishers: readonly string[]): Promise<void>;
+  /** Opens and authenticates one connection of `uid`; `onMessage` sees every delivery to it. */
+  connect(uid: string, onMessage: OnMessage): Promise<Connection>;
+  /** Prepares `uid` to accumulate messages while offline (MQTT: a persistent QoS 1 session; Parley: nothing). */
+  prepareOffline(uid: string): Promise<void>;
+  /**
+   * Fetches the `expected` messages `uid` missed from `fromUid` (Parley: HTTP
+   * /channel/messagesync pages; MQTT: reconnecting its persistent session), calling `onMessage` per row.
+   */
+  catchUp(uid: string, fromUid: string, expected: number, onMessage: OnMessage): Promise<void>;
+  /** Stops the server and removes its temp files. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+/**
+ * Per-process CPU time and memory read from `/proc`, so that "CPU per unit of
+ * work" is independent of how busy the machine is (wall-clock throughput is not).
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let ticks: number | undefined;
+
+/** Clock ticks per second of `utime`/`stime` in `/proc/<pid>/stat` (`getconf CLK_TCK`, normally 100). */
+export function clockTicks(): number {
+  if (ticks === undefined) {
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticks = 100;
+    }
+  }
+  return ticks;
+}
+
+/** User + system CPU time of a process (all its threads), in milliseconds; resolution 1000/CLK_TCK ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  return ((utime + stime) * 1000) / clockTicks();
+}
+
+/** Resident set size of a process (`VmRSS` of `/proc/<pid>/status`), in KiB. */
+export function rssKb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(status);
+  return m ? Number(m[1]) : 0;
+}
+
+/** A CPU meter over one measured phase of a server process and of this generator process. */
+export interface CpuMeter {
+  /** Server CPU ms, generator CPU ms and wall ms since the meter started. */
+  read(): { serverMs: number; generatorMs: number; wallMs: number };
+}
+
+/** Starts measuring `pid` (the server) and this process (the generator) from now. */
+export function startCpuMeter(pid: number): CpuMeter {
+  const server0 = cpuMs(pid);
+  const gen0 = process.cpuUsage();
+  const wall0 = performance.now();
+  return {
+    read() {
+      const gen = process.cpuUsage(gen0);
+      return { serverMs: cpuMs(pid) - server0, generatorMs: (gen.user + gen.system) / 1000, wallMs: performance.now() - wall0 };
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * One benchmark run: the sentinel, then for each scenario every target back to
+ * back (a fresh server each, order alternating between scenarios), then the
+ * sentinel again. Returns every result; never throws for a failing scenario.
+ */
+import { gitRevision, machine } from './context.ts';
+import { makeResult, type ScenarioResult } from './result.ts';
+import { compareSentinel, sentinelMs } from './sentinel.ts';
+import { orderFor, startTarget } from './targets.ts';
+import { runFanout, fanoutUsers } from './scenarios/fanout.ts';
+import { runOfflineSync, offlineUsers } from './scenarios/offline-sync.ts';
+import { runOneToOne, oneToOneUsers } from './scenarios/one-to-one.ts';
+import { runStorm, stormUsers } from './scenarios/storm.ts';
+import { pinningPlan } from './pinning.ts';
+import type { Driver, TargetName } from './drivers/types.ts';
+
+/** Every knob of a run (the CLI's options). */
+export interface BenchOptions {
+  scenarios: string[];
+  targets: TargetName[];
+  phaseSeconds: number;
+  warmupSeconds: number;
+  bodyBytes: number;
+  stormCount: number;
+  stormConcurrency: number;
+  pairs: number;
+  rates: number[];
+  groups: number;
+  members: number;
+  groupRate: number;
+  syncMessages: number;
+  syncUsers: number;
+  parleyNodeArgs: string[];
+  log: (line: string) => void;
+}
+
+interface ScenarioSpec {
+  /** Result ids this scenario produces (for error rows). */
+  ids: (o: BenchOptions) => string[];
+  users: (o: BenchOptions) => string[];
+  run: (d: Driver, o: BenchOptions) => Promise<ScenarioResult[]>;
+}
+
+/** The scenarios by name, in the default run order. */
+export const SCENARIOS: Record<string, ScenarioSpec> = {
+  S4: {
+    ids: () => ['S4'],
+    users: (o) => stormUsers(o.stormCount),
+    run: async (d, o) => [await runStorm(d, { ...o, count: o.stormCount, concurrency: o.stormConcurrency, settleMs: 1500 })],
+  },
+  S1: {
+    ids: (o) => o.rates.map((r) => `S1@${r}`),
+    users: (o) => oneToOneUsers(o.pairs),
+    run: (d, o) => runOneToOne(d, { ...o, pairs: o.pairs, rates: o.rates }),
+  },
+  S2: {
+    ids: () => ['S2'],
+    users: (o) => fanoutUsers(o.groups, o.members),
+    run: (d, o) => runFanout(d, { ...o, groups: o.groups, members: o.members, rates: [o.groupRate] }),
+  },
+  S3: {
+    ids: () => ['S3'],
+    users: (o) => offlineUsers(o.syncUsers),
+    run: async (d, o) => [await runOfflineSync(d, { ...o, messages: o.syncMessages, users: o.syncUsers, concurrency: 10 })],
+  },
+};
+
+/** Runs one scenario against one fresh target; failures become error results. */
+export async function runOne(name: string, target: TargetName, o: BenchOptions): Promise<ScenarioResult[]> {
+  const spec = SCENARIOS[name]!;
+  let driver: Driver | undefined;
+  try {
+    driver = await startTarget(target, { parleyNodeArgs: o.parleyNodeArgs, log: o.log });
+    await driver.provisionUsers(spec.users(o));
+    return await spec.run(driver, o);
+  } catch (e) {
+    o.log(`  ${target} ${name} failed: ${(e as Error).stack ?? e}`);
+    return spec.ids(o).map((id) => makeResult({ scenario: id, title: id, target, figures: [], gates: [], counts: {}, error: (e as Error).message }));
+  } finally {
+    await driver?.stop();
+  }
+}
+
+/** The whole run with its context (the JSON document minus the derived reports). */
+export interface RunOutcome {
+  startedAt: string;
+  durationS: number;
+  git: string | undefined;
+  machine: Record<string, unknown>;
+  pinning: { enabled: boolean; warning?: string };
+  sentinel: { beforeMs: number; afterMs: number; difference: number; noisy: boolean };
+  results: ScenarioResult[];
+  durability: Record<string, string>;
+}
+
+/** Runs the sentinel, every scenario × target, and the sentinel again. */
+export async function runBench(o: BenchOptions): Promise<RunOutcome> {
+  const started = Date.now();
+  const beforeMs = sentinelMs();
+  o.log(`sentinel before: ${beforeMs.toFixed(1)} ms`);
+  const results: ScenarioResult[] = [];
+  const durability: Record<string, string> = {};
+  for (const [i, name] of o.scenarios.entries()) {
+    o.log(`${name}: ${orderFor(i, o.targets).join(' → ')}`);
+    for (const target of orderFor(i, o.targets)) results.push(...(await runOne(name, target, o)));
+  }
+  durability.mosquitto = 'QoS 1 publish and subscriptions; PUBACK sent from memory (persistence false)';
+  durability.parley = 'SENDACK / send result after the group commit is fsynced (store.sync=full, the default)';
+  const afterMs = sentinelMs();
+  o.log(`sentinel after: ${afterMs.toFixed(1)} ms`);
+  return {
+    startedAt: new Date(started).toISOString(),
+    durationS: (Date.now() - started) / 1000,
+    git: gitRevision(),
+    machine: machine(),
+    pinning: pinningPlan(),
+    sentinel: { beforeMs, afterMs, ...compareSentinel(beforeMs, afterMs) },
+    results,
+    durability,
+  };
+}

@@ -1,0 +1,36 @@
+/** Helpers shared by the scenarios: connecting many users and closing them. */
+import { pool } from '../stats.ts';
+import type { Connection, Driver } from '../drivers/types.ts';
+
+/** Connections opened at once while setting a scenario up. */
+export const SETUP_CONCURRENCY = 50;
+
+/** Connects every uid (each delivery calls `sink(uid, body)`); returns connections by uid. */
+export async function connectAll(driver: Driver, uids: readonly string[], sink: (uid: string, body: string) => void): Promise<Map<string, Connection>> {
+  const conns = new Map<string, Connection>();
+  try {
+    await pool(uids, SETUP_CONCURRENCY, async (uid) => {
+      conns.set(uid, await driver.connect(uid, (body) => sink(uid, body)));
+    });
+  } catch (e) {
+    closeAll(conns);
+    throw e;
+  }
+  return conns;
+}
+
+/** Closes every connection. */
+export function closeAll(conns: Map<string, Connection>): void {
+  for (const c of conns.values()) c.close();
+}
+
+/** Options every scenario reads. */
+export interface ScenarioOptions {
+  /** Seconds of each measured open-loop phase. */
+  phaseSeconds: number;
+  /** Seconds of the unmeasured warm-up before the first open-loop phase. */
+  warmupSeconds: number;
+  /** Payload bytes per message. */
+  bodyBytes: number;
+  log: (line: string) => void;
+}

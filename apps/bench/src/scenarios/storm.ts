@@ -1,0 +1,75 @@
+/**
+ * S4 — connection storm: `count` authenticated connections opened as fast as
+ * the server accepts them (closed loop, `concurrency` connects in flight).
+ * Figures: connections/s, connect→ack p50/p99, server CPU per 1k connections,
+ * RSS per connection (RSS growth over the idle server ÷ count, after a settle
+ * pause: neither server can be told to collect garbage from outside).
+ */
+import { startCpuMeter, rssKb } from '../proc-stats.ts';
+import { achievedGate, fig, generatorGate, makeResult, type ScenarioResult } from '../result.ts';
+import { pool, Samples, sleep } from '../stats.ts';
+import { closeAll, type ScenarioOptions } from './common.ts';
+import type { Connection, Driver } from '../drivers/types.ts';
+
+/** Parameters of S4. */
+export interface StormOptions extends ScenarioOptions {
+  count: number;
+  concurrency: number;
+  /** Pause before each RSS reading so lazily freed memory settles, ms. */
+  settleMs: number;
+}
+
+/** The uids of S4. */
+export function stormUsers(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `s4u${i}`);
+}
+
+/** Runs S4 against a started, provisioned target. */
+export async function runStorm(driver: Driver, o: StormOptions): Promise<ScenarioResult> {
+  const uids = stormUsers(o.count);
+  await sleep(o.settleMs);
+  const rssBefore = rssKb(driver.pid);
+  const latency = new Samples();
+  const conns = new Map<string, Connection>();
+  let failed = 0;
+  let firstError: string | undefined;
+  o.log(`  ${driver.name} S4 storm of ${o.count} connections`);
+  const meter = startCpuMeter(driver.pid);
+  try {
+    await pool(uids, o.concurrency, async (uid) => {
+      const t0 = performance.now();
+      try {
+        conns.set(uid, await driver.connect(uid, () => undefined));
+        latency.add(performance.now() - t0);
+      } catch (e) {
+        failed++;
+        firstError ??= (e as Error).message;
+      }
+    });
+    const cpu = meter.read();
+    await sleep(o.settleMs);
+    const rssAfter = rssKb(driver.pid);
+    const rate = (conns.size * 1000) / cpu.wallMs;
+    return makeResult({
+      scenario: 'S4',
+      title: `S4 connection storm, ${o.count} authenticated connections`,
+      target: driver.name,
+      figures: [
+        fig('connections_per_s', 'connections/s', 'conn/s', rate, 'higher'),
+        fig('connect_p50_ms', 'connect→ack p50', 'ms', latency.percentile(50)),
+        fig('connect_p99_ms', 'connect→ack p99', 'ms', latency.percentile(99)),
+        fig('cpu_ms_per_1k_conns', 'server CPU per 1k conns', 'ms', conns.size > 0 ? (cpu.serverMs * 1000) / conns.size : undefined),
+        fig('rss_kb_per_conn', 'RSS per idle conn', 'KiB', conns.size > 0 ? (rssAfter - rssBefore) / conns.size : undefined),
+        fig('rss_mb_total', 'server RSS with all conns', 'MiB', rssAfter / 1024),
+      ],
+      gates: [
+        generatorGate(cpu.generatorMs, cpu.wallMs),
+        achievedGate(conns.size, o.count, 'connections'),
+        { name: 'loss', ok: failed === 0, detail: failed === 0 ? 'every connection authenticated' : `${failed} failed: ${firstError}` },
+      ],
+      counts: { connections: conns.size, failed, rssBeforeKb: rssBefore, rssAfterKb: rssAfter, serverCpuMs: cpu.serverMs, generatorCpuMs: cpu.generatorMs, wallMs: cpu.wallMs },
+    });
+  } finally {
+    closeAll(conns);
+  }
+}
