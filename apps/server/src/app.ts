@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import { benchRoutes } from './http/bench.route.ts';
 import { channelRoutes } from './http/channel.route.ts';
 import { installCors } from './http/cors.ts';
 import type { HttpDeps } from './http/deps.ts';
@@ -53,6 +54,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (ops) {
     await app.register(topRoutes, { ops });
     if (ops.config.observability.debugApiEnable) await app.register(debugRoutes, { ops });
+    if (ops.config.bench.apiEnable) await app.register(benchRoutes, { ops });
   }
   return app;
 }

@@ -10,3 +10,4 @@ export * from './plan.ts';
 export * from './http/top.schema.ts';
 export * from './migrate/data-dir.schema.ts';
 export * from './http/ops.schema.ts';
+export * from './http/bench.schema.ts';
