@@ -58,9 +58,11 @@ function atKey(s: PointSource, key: Uint8Array, len: number): boolean {
   return true;
 }
 
-function siftDown(h: MergeSource[], i: number): void {
+/** Restores the heap below `i`; returns whether `h[i]` changed. */
+function siftDown(h: MergeSource[], i: number): boolean {
   const n = h.length;
   const item = h[i]!;
+  const from = i;
   for (;;) {
     const l = 2 * i + 1;
     if (l >= n) break;
@@ -71,6 +73,7 @@ function siftDown(h: MergeSource[], i: number): void {
     i = m;
   }
   h[i] = item;
+  return i !== from;
 }
 
 /** Reusable scratch memory with cached exact-length views (a view per length, not per entry). */
@@ -151,8 +154,12 @@ export class MergeIterator implements IterableIterator<Entry> {
     for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
   }
 
-  /** Advances `s`, the heap's top, past every entry of user key `key[0, len)` and restores the heap. */
-  private skipKey(s: MergeSource, key: Uint8Array, len: number): void {
+  /**
+   * Advances `s`, the heap's top, past every entry of user key `key[0, len)` and
+   * restores the heap. Returns false when the new top is known to be past `key`
+   * (`s` itself, at a new key), true when it may still be at `key`.
+   */
+  private skipKey(s: MergeSource, key: Uint8Array, len: number): boolean {
     const heap = this.heap;
     for (;;) {
       if (!s.next()) {
@@ -162,12 +169,12 @@ export class MergeIterator implements IterableIterator<Entry> {
           siftDown(heap, 0);
         }
         s.close();
-        return;
+        return heap.length > 0;
       }
       const same = s.sameAsPrev;
       if (same === false || (same === undefined && !atKey(s, key, len))) break;
     }
-    if (heap.length > 1) siftDown(heap, 0);
+    return heap.length > 1 && siftDown(heap, 0);
   }
 
   /** Resolves user keys until one is live (then fills `this.entry`); false at the end. */
@@ -202,11 +209,11 @@ export class MergeIterator implements IterableIterator<Entry> {
       // Advance every source past `key` (the newest entry and all shadowed ones).
       // The top source first: its older versions of `key` are skipped without a
       // comparison when the source can tell (`sameAsPrev`).
-      this.skipKey(top, key, len);
-      while (heap.length > 0) {
+      let more = this.skipKey(top, key, len);
+      while (more) {
         const s = heap[0]!;
         if (!atKey(s, key, len)) break;
-        this.skipKey(s, key, len);
+        more = this.skipKey(s, key, len);
       }
       if (live) {
         this.entry.key = key;
