@@ -8,6 +8,7 @@ import type { HttpDeps } from './http/deps.ts';
 import { installErrorHandler } from './http/errors.ts';
 import { debugRoutes } from './http/debug.route.ts';
 import { healthRoutes } from './http/health.route.ts';
+import { metricsRoutes } from './http/metrics.route.ts';
 import { messageRoutes } from './http/message.route.ts';
 import { topRoutes } from './http/top.route.ts';
 import { userRoutes } from './http/user.route.ts';
@@ -55,6 +56,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(topRoutes, { ops });
     if (ops.config.observability.debugApiEnable) await app.register(debugRoutes, { ops });
     if (ops.config.bench.apiEnable) await app.register(benchRoutes, { ops });
+    if (ops.metrics) await app.register(metricsRoutes, { registry: ops.metrics });
   }
   return app;
 }

@@ -9,7 +9,9 @@ import type { AppendQueue } from '../messaging/append-queue.ts';
 import type { Fanout } from '../messaging/fanout.ts';
 import type { SendService } from '../messaging/send.service.ts';
 import { Collector, type ConnectionCounts, type ReadinessReading } from './collector.ts';
+import type { Registry } from 'prom-client';
 import { DiagnosticsStore } from './diagnostics.ts';
+import { createMetrics } from './metrics.ts';
 import type { SnapshotContext } from './snapshot.ts';
 
 /**
@@ -49,6 +51,8 @@ export interface Ops {
   snapshot: SnapshotContext | undefined;
   /** Present when `observability.debug_api_enable`. */
   diagnostics: DiagnosticsStore | undefined;
+  /** Present when `observability.metrics_enable`. */
+  metrics: Registry | undefined;
   maintenance: MaintenanceFlag;
   start(): void;
   stop(): void;
@@ -90,6 +94,7 @@ export function createOps(inputs: OpsInputs): Ops {
       threads: config.observability.uvThreadpoolSize,
     },
     diagnostics,
+    metrics: config.observability.metricsEnable ? createMetrics(inputs) : undefined,
     maintenance: { active: false },
     start() {
       if (collector || diagnostics) {

@@ -1,0 +1,60 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { OpsInputs } from './ops.ts';
+
+/** A cumulative counter the server keeps as a plain number. */
+interface CounterSource {
+  name: string;
+  help: string;
+  read(): number;
+}
+
+/**
+ * The node's Prometheus registry: process defaults (CPU, memory, event-loop
+ * lag, handles, GC) plus Parley's counters and gauges, read from the same
+ * plain numbers the top collector samples. One registry per server, so
+ * several servers in one process do not collide.
+ */
+export function createMetrics(inputs: OpsInputs): Registry {
+  const register = new Registry();
+  register.setDefaultLabels({ node_id: String(inputs.config.node.id) });
+  collectDefaultMetrics({ register, prefix: 'parley_' });
+  const s = inputs.send.stats;
+  const counters: CounterSource[] = [
+    { name: 'parley_sends_total', help: 'Sends received from the gateway and HTTP.', read: () => s.sends },
+    { name: 'parley_sendacks_total', help: 'Sends answered with reason success.', read: () => s.acks },
+    { name: 'parley_sendack_errors_total', help: 'Sends answered with another reason or failed.', read: () => s.ackErrors },
+    { name: 'parley_fanout_errors_total', help: 'Fan-outs that failed after commit.', read: () => s.fanoutErrors },
+    { name: 'parley_appends_total', help: 'Message rows committed.', read: () => inputs.queue.stats.rows },
+    { name: 'parley_append_batches_total', help: 'Group-commit transactions.', read: () => inputs.queue.stats.batches },
+    { name: 'parley_fanout_messages_total', help: 'Committed messages fanned out.', read: () => inputs.fanout.stats.messages },
+    { name: 'parley_deliveries_total', help: 'RECVs handed to online sessions.', read: () => inputs.fanout.stats.deliveries },
+    { name: 'parley_auth_failures_total', help: 'CONNECTs refused for bad credentials.', read: () => inputs.gatewayMetrics.authFailures },
+    { name: 'parley_gateway_closes_total', help: 'Gateway connections closed.', read: () => inputs.gatewayMetrics.closes },
+  ];
+  for (const c of counters) {
+    let reported = 0;
+    new Counter({
+      name: c.name,
+      help: c.help,
+      registers: [register],
+      collect() {
+        const now = c.read();
+        if (now > reported) this.inc(now - reported);
+        reported = now;
+      },
+    });
+  }
+  new Gauge({
+    name: 'parley_connections',
+    help: 'Live gateway connections by protocol.',
+    labelNames: ['protocol'],
+    registers: [register],
+    collect() {
+      const { total: _total, ...byProtocol } = inputs.connections();
+      for (const [protocol, n] of Object.entries(byProtocol)) this.set({ protocol }, n);
+    },
+  });
+  new Gauge({ name: 'parley_append_queue_depth', help: 'Messages waiting for the next group commit.', registers: [register], collect() { this.set(inputs.queue.depth); } });
+  new Gauge({ name: 'parley_append_last_commit_ms', help: 'Duration of the latest group commit, ms.', registers: [register], collect() { this.set(inputs.queue.stats.lastCommitMs); } });
+  return register;
+}
