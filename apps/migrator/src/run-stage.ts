@@ -1,7 +1,6 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { versionInfo } from '@parley/server';
-import { progress, StageError, type ReportBase } from './stages/common.ts';
+import { buildInfo, progress, StageError, type ReportBase } from './stages/common.ts';
 
 /** Set by a stage once the workspace is its own (created or legitimately reused). */
 export interface StageContext {
@@ -13,7 +12,7 @@ const SUCCESS = new Set(['prepared', 'exported', 'imported', 'offline_verified',
 
 /** A fresh report for `stage`, status `failed` until the stage says otherwise. */
 export function newReport<R extends ReportBase>(stage: string, extra: Omit<R, keyof ReportBase>): R {
-  return { stage, status: 'failed', tool: versionInfo(), errors: [], started_at: new Date().toISOString(), duration_ms: 0, ...extra } as unknown as R;
+  return { stage, status: 'failed', tool: buildInfo(), errors: [], started_at: new Date().toISOString(), duration_ms: 0, ...extra } as unknown as R;
 }
 
 /**
@@ -25,6 +24,7 @@ export async function runStage<R extends ReportBase>(
   report: R,
   body: (report: R, ctx: StageContext) => void | Promise<void>,
   workspace?: string,
+  print = true,
 ): Promise<number> {
   const t0 = Date.now();
   const ctx: StageContext = { ownsWorkspace: false };
@@ -45,6 +45,6 @@ export async function runStage<R extends ReportBase>(
       progress(`${report.stage}: could not keep the report in ${workspace}`);
     }
   }
-  process.stdout.write(text);
+  if (print) process.stdout.write(text);
   return SUCCESS.has(report.status) ? 0 : 1;
 }

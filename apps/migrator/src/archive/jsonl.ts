@@ -93,7 +93,7 @@ export function digestFile(path: string): FileDigest {
       if (n === 0) break;
       hash.update(buf.subarray(0, n));
       bytes += n;
-      for (let i = 0; i < n; i++) if (buf[i] === 10) count++;
+      for (let i = buf.indexOf(10, 0); i >= 0 && i < n; i = buf.indexOf(10, i + 1)) count++;
     }
   } finally {
     closeSync(fd);

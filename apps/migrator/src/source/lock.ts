@@ -14,6 +14,7 @@ export function lockHolder(lockFile: string): string | undefined {
     const major = (st.dev >> 8) & 0xfff;
     const minor = (st.dev & 0xff) | ((st.dev >> 12) & 0xfff00);
     for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
+      if (!line.includes(`:${st.ino} `)) continue;
       const f = line.trim().split(/\s+/);
       // "1: POSIX ADVISORY WRITE <pid> <maj>:<min>:<inode> <start> <end>"; blocked waiters have "->" inserted
       const off = f[1] === '->' ? 1 : 0;

@@ -46,9 +46,17 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
+let cachedVersion: VersionInfo | undefined;
+
+/** `versionInfo()` of this build, asked once per process (it runs git). */
+export function buildInfo(): VersionInfo {
+  cachedVersion ??= versionInfo();
+  return cachedVersion;
+}
+
 /** The tool identity bound into seals and markers: a changed tool needs a new run. */
 export function toolIdentity(): { version: string; commit: string } {
-  const v = versionInfo();
+  const v = buildInfo();
   return { version: v.version, commit: v.commit };
 }
 

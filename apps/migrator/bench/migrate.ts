@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { newReport } from '../src/run-stage.ts';
+import { runExport, type ExportReport } from '../src/stages/export-stage.ts';
+import { runPrepare, type PrepareReport } from '../src/stages/prepare-stage.ts';
+
+/**
+ * prepare + export throughput on the largest v2 fixture (holdout-closed, or
+ * the data dir given as the first argument), in process: one warm-up, then
+ * timed passes for 5 s (at least 3). Prints messages/s of prepare+export.
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+const source = resolve(process.argv[2] ?? join(here, '../../../../shared/fixtures/v2/holdout-closed/datadir'));
+process.stderr.write = (() => true) as typeof process.stderr.write;
+
+function pass(): { prepareMs: number; exportMs: number; messages: number } {
+  const root = mkdtempSync(join(tmpdir(), 'parleyctl-bench-'));
+  try {
+    const plan = join(root, 'plan.json');
+    writeFileSync(plan, JSON.stringify({
+      version: 1,
+      sources: [{ node_id: 1, data_dir: source, shard_count: 8 }],
+      target: { cluster_id: 'bench', created_at: '2026-05-01T00:00:00Z', slot_count: 12, hash_slot_count: 256, replicas: 1, channel_replicas: 1, nodes: [{ node_id: 1, addr: '127.0.0.1:11110', data_dir: join(root, 'target') }] },
+    }));
+    const t0 = performance.now();
+    const prep = newReport<PrepareReport>('prepare', { blockers: [], warnings: [] });
+    runPrepare(plan, join(root, 'ws'), prep, { ownsWorkspace: false });
+    const t1 = performance.now();
+    const exp = newReport<ExportReport>('export', {});
+    runExport(plan, join(root, 'ws'), join(root, 'archive'), exp);
+    const t2 = performance.now();
+    if (prep.status !== 'prepared' || exp.status !== 'exported') throw new Error(`bench run failed: ${prep.errors.join('; ')} ${exp.errors.join('; ')}`);
+    return { prepareMs: t1 - t0, exportMs: t2 - t1, messages: prep.retained_messages ?? 0 };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+pass();
+const runs: Array<ReturnType<typeof pass>> = [];
+const start = performance.now();
+while (runs.length < 3 || performance.now() - start < 5000) runs.push(pass());
+const total = runs.map((r) => r.prepareMs + r.exportMs).sort((a, b) => a - b);
+const median = total[Math.floor(total.length / 2)]!;
+const r0 = runs[0]!;
+process.stdout.write(`${JSON.stringify({
+  source,
+  messages: r0.messages,
+  passes: runs.length,
+  prepare_ms_median: Math.round(runs.map((r) => r.prepareMs).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!),
+  export_ms_median: Math.round(runs.map((r) => r.exportMs).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!),
+  total_ms_median: Math.round(median),
+  total_ms_best: Math.round(total[0]!),
+  messages_per_s_median: Math.round((r0.messages * 1000) / median),
+  messages_per_s_best: Math.round((r0.messages * 1000) / total[0]!),
+}, null, 2)}\n`);

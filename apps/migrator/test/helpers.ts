@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** `shared/fixtures/v2` next to the repository. */
+export const FIXTURES = join(here, '..', '..', '..', '..', 'shared', 'fixtures', 'v2');
+export const PARLEYCTL = join(here, '..', 'bin', 'parleyctl.js');
+
+export function fixtureDir(name: string): string {
+  return join(FIXTURES, name);
+}
+
+/** Whether a fixture exists (tests skip with a message otherwise). */
+export function hasFixture(name: string): boolean {
+  const ok = existsSync(join(fixtureDir(name), 'datadir'));
+  if (!ok) process.stderr.write(`skipping: fixture ${name} not found under ${FIXTURES}\n`);
+  return ok;
+}
+
+export function tempRoot(prefix = 'parleyctl-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** SHA-256 over every file's path, size, mode and bytes: proves a tree was not touched. */
+export function treeHash(root: string): string {
+  const h = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = join(dir, name);
+      const st = statSync(full);
+      h.update(`${relative(root, full)}\0${st.mode}\0${st.size}\0`);
+      if (st.isDirectory()) walk(full);
+      else h.update(readFileSync(full));
+    }
+  };
+  walk(root);
+  return h.digest('hex');
+}
+
+/** A single-node plan for `source` with everything else under `root`. */
+export function writePlan(root: string, source: string, overrides: Record<string, unknown> = {}): string {
+  const plan = {
+    version: 1,
+    sources: [{ node_id: 1, data_dir: source, shard_count: 8 }],
+    target: {
+      cluster_id: 'parley-test',
+      created_at: '2026-05-01T00:00:00Z',
+      slot_count: 12,
+      hash_slot_count: 256,
+      replicas: 1,
+      channel_replicas: 1,
+      nodes: [{ node_id: 7, addr: '127.0.0.1:11110', data_dir: join(root, 'target') }],
+    },
+    ...overrides,
+  };
+  const file = join(root, 'plan.json');
+  writeFileSync(file, JSON.stringify(plan, null, 2));
+  return file;
+}
+
+/** Copies a fixture's data dir (for tests that must hold its LOCK or change it). */
+export function copyDatadir(name: string, root: string): string {
+  const to = join(root, `${name}-copy`);
+  cpSync(join(fixtureDir(name), 'datadir'), to, { recursive: true });
+  return to;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  report: any;
+}
+
+/** Runs `parleyctl <args>` as a child process. */
+export function parleyctl(args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [PARLEYCTL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      let report: unknown;
+      try {
+        report = JSON.parse(stdout);
+      } catch {
+        report = undefined;
+      }
+      resolve({ code, stdout, stderr, report });
+    });
+  });
+}
+
+/** `expected.json` of a fixture. */
+export function expected(name: string): any {
+  return JSON.parse(readFileSync(join(fixtureDir(name), 'expected.json'), 'utf8'));
+}
