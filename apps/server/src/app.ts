@@ -9,7 +9,14 @@ import { installErrorHandler } from './http/errors.ts';
 import { debugRoutes } from './http/debug.route.ts';
 import { healthRoutes } from './http/health.route.ts';
 import { metricsRoutes } from './http/metrics.route.ts';
+import { cmdRoutes } from './http/cmd.route.ts';
+import { conversationRoutes } from './http/conversation.route.ts';
+import { eventRoutes } from './http/event.route.ts';
+import { identityRoutes } from './http/identity.route.ts';
+import { parseJsonBody } from './http/json-body.ts';
+import { memberListRoutes } from './http/member-list.route.ts';
 import { messageRoutes } from './http/message.route.ts';
+import { syncRoutes } from './http/sync.route.ts';
 import { topRoutes } from './http/top.route.ts';
 import { userRoutes } from './http/user.route.ts';
 import type { Ops } from './observe/ops.ts';
@@ -35,14 +42,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // WuKongIM binds any body as JSON whatever its Content-Type.
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  // WuKongIM binds any body as JSON whatever its Content-Type; 64-bit ids stay exact.
+  const parseJson = (_request: unknown, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
     try {
-      done(null, JSON.parse(body as string));
+      done(null, parseJsonBody(body.toString()));
     } catch (err) {
       done(err as Error, undefined);
     }
-  });
+  };
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
 
   installCors(app);
   installErrorHandler(app);
@@ -51,6 +61,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(userRoutes, { deps });
   await app.register(channelRoutes, { deps });
   await app.register(messageRoutes, { deps });
+  await app.register(identityRoutes, { deps });
+  await app.register(memberListRoutes, { deps });
+  await app.register(syncRoutes, { deps });
+  await app.register(conversationRoutes, { deps });
+  await app.register(cmdRoutes, { deps });
+  await app.register(eventRoutes, { deps });
   const { ops } = options;
   if (ops) {
     await app.register(topRoutes, { ops });

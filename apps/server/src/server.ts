@@ -8,10 +8,14 @@ import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
 import type { GatewayMetrics } from './gateway/services.ts';
+import { SystemUidService } from './identity/system-uid.service.ts';
 import { TokenService } from './identity/token.service.ts';
 import { AppendQueue } from './messaging/append-queue.ts';
 import { ChannelCache } from './messaging/channel-cache.ts';
 import { ChannelService } from './messaging/channel.service.ts';
+import { CmdService } from './messaging/cmd.service.ts';
+import { ConversationService } from './messaging/conversation.service.ts';
+import { EventService } from './messaging/event.service.ts';
 import type { MessagingEvents } from './messaging/events.ts';
 import { Fanout } from './messaging/fanout.ts';
 import { Presence } from './messaging/presence.ts';
@@ -51,7 +55,8 @@ function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefin
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   prepareDataDir(config);
   const store = await openEmbeddedStore({ dataDir: config.node.dataDir, sync: config.store.sync });
-  const systemUids = new Set(await store.channels.listSystemUids());
+  const systemUids = new SystemUidService(store.channels);
+  await systemUids.load();
   const cache = new ChannelCache(store.channels, store.memberships);
   const queue = new AppendQueue(store.messages, config.store.batchMaxRows);
   /** Observers (webhooks) attach their handlers here. */
@@ -111,7 +116,20 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
 
   const app = await buildApp({
-    deps: { nodeId: config.node.id, tokens, channels, send, sync, readiness, routeAddresses },
+    deps: {
+      nodeId: config.node.id,
+      tokens,
+      channels,
+      send,
+      sync,
+      conversations: new ConversationService(store, queue),
+      cmd: new CmdService(store, queue),
+      events: new EventService(store),
+      systemUids,
+      presence,
+      readiness,
+      routeAddresses,
+    },
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
     ops,

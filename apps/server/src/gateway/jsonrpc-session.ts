@@ -278,6 +278,10 @@ export class JsonRpcSession implements SessionHandle, Deadlines {
     this.closeWith(CloseCode.PolicyViolation, message.slice(0, 120));
   }
 
+  close(reason: string): void {
+    this.closeWith(CloseCode.Normal, reason);
+  }
+
   private closeWith(code: number, reason: string): void {
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';

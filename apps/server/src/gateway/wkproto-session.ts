@@ -267,6 +267,10 @@ export class WkprotoSession implements SessionHandle, Deadlines {
     });
   }
 
+  close(reason: string): void {
+    this.closeWith(reason);
+  }
+
   private closeWith(reason: string): void {
     if (this.state === 'closed') return;
     if (this.state === 'open') this.services.presence.remove(this);

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ChannelBody, ChannelType, LegacyError, MemberListBody, StatusOk, SubscriberBody } from '@parley/shared';
+import { ChannelBody, ChannelKeyBody, ChannelType, LegacyError, StatusOk, SubscriberBody, TmpSubscriberBody } from '@parley/shared';
 import { badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
 import { requireChannelId, requireUids } from './validate.ts';
@@ -54,21 +54,44 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
     return ok;
   });
 
-  for (const [path, list, op] of [
-    ['/channel/blacklist_add', 'deny', 'add'],
-    ['/channel/blacklist_remove', 'deny', 'remove'],
-    ['/channel/whitelist_add', 'allow', 'add'],
-    ['/channel/whitelist_remove', 'allow', 'remove'],
-  ] as const) {
-    app.post(path, { schema: schema(MemberListBody), config }, async (request) => {
-      const b = request.body;
-      const channelId = b.channel_id.trim();
-      if (channelId === '') throw badRequest('channel_id不能为空！');
-      if (!b.channel_type) throw badRequest('频道类型不能为0！');
-      const uids = requireUids(b.uids, 'uids不能为空！');
-      if (op === 'add') await channels.addToList(channelId, b.channel_type, list, uids);
-      else await channels.removeFromList(channelId, b.channel_type, list, uids);
-      return ok;
+  app.post('/channel/info', { schema: schema(ChannelBody), config }, async (request) => {
+    const b = request.body;
+    const channelId = requireChannelId(b.channel_id);
+    await channels.upsert(channelId, b.channel_type, {
+      ban: b.ban === undefined ? undefined : b.ban === 1 ? 1 : 0,
+      disband: b.disband === 1 ? 1 : undefined,
+      large: b.large === undefined ? undefined : b.large === 1 ? 1 : 0,
+      sendBan: b.send_ban === undefined ? undefined : b.send_ban === 1 ? 1 : 0,
+      allowStranger: b.allow_stranger === undefined ? undefined : b.allow_stranger === 1 ? 1 : 0,
     });
-  }
+    return ok;
+  });
+
+  app.post('/channel/delete', { schema: schema(ChannelKeyBody), config }, async (request) => {
+    const b = request.body;
+    const channelId = requireChannelId(b.channel_id);
+    if (!b.channel_type) throw badRequest('频道类型错误！');
+    if (b.channel_type === ChannelType.Person) throw badRequest('个人频道不支持添加订阅者！');
+    if (!(await channels.exists(channelId, b.channel_type))) throw badRequest('channel not found', 'channel_not_found');
+    await channels.upsert(channelId, b.channel_type, { disband: 1 });
+    return ok;
+  });
+
+  app.post('/channel/subscriber_remove_all', { schema: schema(ChannelKeyBody), config }, async (request) => {
+    const b = request.body;
+    const channelId = requireChannelId(b.channel_id);
+    if (!b.channel_type) throw badRequest('频道类型错误！');
+    if (b.channel_type === ChannelType.Person) throw badRequest('个人频道不支持此操作！');
+    await channels.removeAllSubscribers(channelId, b.channel_type);
+    return ok;
+  });
+
+  app.post('/tmpchannel/subscriber_set', { schema: schema(TmpSubscriberBody), config }, async (request) => {
+    const b = request.body;
+    const channelId = requireChannelId(b.channel_id);
+    const uids = requireUids(b.uids, 'uids不能为空！');
+    await channels.clearList(channelId, ChannelType.Temp, 'temp');
+    await channels.addToList(channelId, ChannelType.Temp, 'temp', uids);
+    return ok;
+  });
 };

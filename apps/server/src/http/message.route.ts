@@ -1,19 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import {
-  ErrorBody,
-  LegacyError,
-  MessageSendBody,
-  MessageSendResult,
-  MessageSyncBody,
-  MessageSyncResult,
-} from '@parley/shared';
-import { SyncRejected } from '../messaging/sync.service.ts';
+import { ChannelType, ErrorBody, MessageSendBody, MessageSendResult, ReasonCode, SendBatchBody, SendBatchResult } from '@parley/shared';
 import { ApiError, badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Backend send and channel message pull. */
+/** Backend sends: `/message/send` and the v2 `/message/sendbatch`. */
 export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (app, { deps }) => {
   app.post(
     '/message/send',
@@ -25,9 +17,6 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
       const b = request.body;
       const fromUid = (b.from_uid || b.sender_uid || '').trim();
       if (fromUid === '' || b.payload === '') throw badRequest('invalid request');
-      if (b.subscribers && b.subscribers.length > 0) {
-        throw new ApiError(400, 'unsupported', 'request-scoped subscribers are not supported by this server version');
-      }
       if (!BASE64.test(b.payload)) throw badRequest('invalid payload', 'invalid_payload');
       const header = b.header ?? {};
       const outcome = await deps.send.send({
@@ -43,6 +32,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
         redDot: (header.red_dot ?? b.red_dot ?? 0) !== 0,
         syncOnce: (header.sync_once ?? 0) !== 0 || (b.sync_once ?? 0) !== 0,
         noPersist: (header.no_persist ?? 0) !== 0 || (b.no_persist ?? 0) !== 0,
+        ...(b.subscribers && b.subscribers.length > 0 ? { subscribers: b.subscribers } : {}),
       });
       if (outcome.error === 'idempotency conflict') {
         throw new ApiError(409, 'idempotency_conflict', 'client_msg_no was already used with a different payload');
@@ -53,28 +43,38 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
   );
 
   app.post(
-    '/channel/messagesync',
-    { schema: { body: MessageSyncBody, response: { 200: MessageSyncResult, 400: LegacyError } }, config: { errorShape: 'legacy' } },
+    '/message/sendbatch',
+    { schema: { body: SendBatchBody, response: { 200: SendBatchResult, '4xx': ErrorBody } }, config: { errorShape: 'error', bindMessage: 'invalid request' } },
     async (request) => {
       const b = request.body;
-      const loginUid = b.login_uid.trim();
-      if (loginUid === '') throw badRequest('login_uid不能为空！');
-      if (b.channel_id.trim() === '') throw badRequest('channel_id不能为空！');
-      if (b.channel_type === 0) throw badRequest('channel_type不能为空！');
-      try {
-        return await deps.sync.pull({
-          loginUid,
-          channelId: b.channel_id.trim(),
-          channelType: b.channel_type,
-          startSeq: b.start_message_seq ?? 0,
-          endSeq: b.end_message_seq ?? 0,
-          limit: b.limit ?? 0,
-          pullMode: b.pull_mode ?? 0,
+      const fromUid = b.from_uid.trim();
+      if (fromUid === '' || b.payload === '' || b.subscribers.length === 0) throw badRequest('invalid request');
+      if (!BASE64.test(b.payload)) throw badRequest('invalid payload', 'invalid_payload');
+      const payload = Buffer.from(b.payload, 'base64');
+      const header = b.header ?? {};
+      const failUids: string[] = [];
+      const reasons: number[] = [];
+      for (const uid of new Set(b.subscribers.map((u) => u.trim()).filter((u) => u !== ''))) {
+        const outcome = await deps.send.send({
+          fromUid,
+          deviceId: '',
+          channelId: uid,
+          channelType: ChannelType.Person,
+          payload,
+          clientMsgNo: b.client_msg_no ? `${b.client_msg_no}:${uid}` : '',
+          setting: 0,
+          topic: '',
+          expire: 0,
+          redDot: (header.red_dot ?? 0) !== 0,
+          syncOnce: (header.sync_once ?? 0) !== 0,
+          noPersist: (header.no_persist ?? 0) !== 0,
         });
-      } catch (err) {
-        if (err instanceof SyncRejected) throw badRequest(err.message, 'sync_rejected');
-        throw err;
+        if (outcome.reason !== ReasonCode.Success) {
+          failUids.push(uid);
+          reasons.push(outcome.reason);
+        }
       }
+      return { fail_uids: failUids, reason: reasons };
     },
   );
 };

@@ -73,6 +73,10 @@ export class ChannelService {
     }
   }
 
+  listMembers(channelId: string, channelType: number, list: MemberListName): Promise<string[]> {
+    return this.store.channels.listMembers(channelId, channelType, list);
+  }
+
   async clearList(channelId: string, channelType: number, list: MemberListName): Promise<void> {
     try {
       await this.store.channels.clearMembers(channelId, channelType, list);

@@ -13,6 +13,8 @@ export interface SessionHandle {
   deliver(delivery: Delivery): void;
   /** Tells the client it was kicked (DISCONNECT), then closes after a grace period. */
   kick(reasonCode: number, reason: string): void;
+  /** Closes the connection without a DISCONNECT. */
+  close(reason: string): void;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface SendCommand {
   noPersist: boolean;
   /** The sending session: it gets no RECV echo of its own message. */
   session?: SessionHandle;
+  /** Request-scoped recipients (HTTP send): exactly these uids, as a command. */
+  subscribers?: readonly string[];
 }
 
 /**
@@ -35,7 +37,13 @@ export interface SendOutcome {
   reason: number;
   messageId: bigint;
   messageSeq: number;
-  error?: 'invalid request' | 'invalid channel id' | 'idempotency conflict';
+  error?:
+    | 'invalid request'
+    | 'invalid channel id'
+    | 'idempotency conflict'
+    | 'request subscribers require sync_once'
+    | 'request subscribers cannot include channel_id'
+    | 'request subscribers required';
 }
 
 const rejected = (reason: number, error?: SendOutcome['error']): SendOutcome => ({
@@ -97,6 +105,7 @@ export class SendService {
 
   private async decide(cmd: SendCommand): Promise<SendOutcome> {
     if (cmd.fromUid === '') return rejected(ReasonCode.AuthFail, 'invalid request');
+    if (cmd.subscribers !== undefined) return this.sendScoped(cmd, cmd.subscribers);
     if (cmd.channelId === '' || cmd.channelType === 0 || cmd.payload.length === 0) {
       return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
     }
@@ -177,6 +186,50 @@ export class SendService {
     return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
   }
 
+  /**
+   * A request-scoped send: a command to exactly the listed uids, logged under
+   * a temp channel derived from them. No permission checks apply.
+   */
+  private async sendScoped(cmd: SendCommand, subscribers: readonly string[]): Promise<SendOutcome> {
+    const uids = [...new Set(subscribers.map((u) => u.trim()).filter((u) => u !== ''))];
+    if (uids.length === 0) return rejected(ReasonCode.PayloadDecodeError, 'request subscribers required');
+    if (!cmd.syncOnce) return rejected(ReasonCode.PayloadDecodeError, 'request subscribers require sync_once');
+    if (cmd.channelId !== '') return rejected(ReasonCode.PayloadDecodeError, 'request subscribers cannot include channel_id');
+    if (cmd.payload.length === 0) return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
+    const channelId = scopedChannelId(uids);
+    const messageId = this.deps.snowflake.next();
+    const now = Date.now();
+    const delivery = (seq: number) =>
+      new Delivery(messageId, seq, cmd.clientMsgNo, cmd.fromUid, channelId, ChannelType.Temp, Math.floor(now / 1000), cmd.payload, cmd.setting, cmd.topic, cmd.expire, cmd.redDot, true, cmd.noPersist);
+    if (cmd.noPersist) {
+      this.deps.fanout.deliverTo(uids, delivery(0), cmd.session);
+      return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
+    }
+    const result = await this.deps.queue.append(
+      {
+        channelId: channelId + CMD_SUFFIX,
+        channelType: ChannelType.Temp,
+        messageId,
+        clientMsgNo: cmd.clientMsgNo,
+        fromUid: cmd.fromUid,
+        setting: cmd.setting,
+        flags: (cmd.redDot ? FLAG_RED_DOT : 0) | FLAG_SYNC_ONCE,
+        expire: cmd.expire,
+        topic: cmd.topic,
+        createdAt: now,
+        payload: cmd.payload,
+      },
+      false,
+    );
+    if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, 'idempotency conflict');
+    if (result.kind === 'appended') {
+      const d = delivery(result.messageSeq);
+      this.deps.events?.messageCommitted?.(d);
+      this.deps.fanout.deliverTo(uids, d, cmd.session);
+    }
+    return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
+  }
+
   private fanout(delivery: Delivery, session: SessionHandle | undefined): void {
     this.deps.fanout.deliver(delivery, session).catch((err: unknown) => {
       this.stats.fanoutErrors++;
@@ -191,4 +244,15 @@ export class SendService {
     if (this.personDirectory.size >= 100_000) this.personDirectory.clear();
     this.personDirectory.add(channelId);
   }
+}
+
+const FNV_OFFSET = 0xcbf29ce484222325n;
+const FNV_PRIME = 0x100000001b3n;
+const MASK_64 = 0xffffffffffffffffn;
+
+/** The temp channel of a request-scoped send: decimal FNV-1a-64 of the uids joined by `,`. */
+export function scopedChannelId(uids: readonly string[]): string {
+  let h = FNV_OFFSET;
+  for (const byte of Buffer.from(uids.join(','), 'utf8')) h = ((h ^ BigInt(byte)) * FNV_PRIME) & MASK_64;
+  return h.toString();
 }

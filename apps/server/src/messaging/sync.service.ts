@@ -24,6 +24,23 @@ export interface SyncRequest {
 /** Why a pull was refused; the HTTP layer turns it into a 400. */
 export class SyncRejected extends Error {}
 
+/** Limits of the exact query (`POST /messages`), from the seed. */
+export const EXACT_QUERY_LIMITS = {
+  selectors: 128,
+  results: 1024,
+  payloadBytes: 16 * 1024 * 1024,
+  entriesPerClientMsgNo: 4096,
+} as const;
+
+export interface ExactQuery {
+  loginUid: string;
+  channelId: string;
+  channelType: number;
+  messageIds: bigint[];
+  messageSeqs: number[];
+  clientMsgNos: string[];
+}
+
 const MAX_LIMIT = 10_000;
 const DEFAULT_LIMIT = 100;
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -60,20 +77,89 @@ export class SyncService {
   constructor(private readonly store: Store) {}
 
   async pull(req: SyncRequest): Promise<MessageSyncResult> {
-    let channelId = req.channelId;
-    if (req.channelType === ChannelType.Person) {
-      const canonical = normalizePersonChannel(req.loginUid, channelId);
+    const { channelId, floor } = await this.access(req.loginUid, req.channelId, req.channelType);
+    return this.page(req, channelId, floor);
+  }
+
+  /**
+   * `/channel/messagesyncbatch`: every item's access is checked first (one
+   * refusal refuses the whole request); read errors are then per item.
+   */
+  async pullBatch(loginUid: string, items: Omit<SyncRequest, 'loginUid'>[]): Promise<Array<MessageSyncResult & { channel_id: string; channel_type: number; error?: string }>> {
+    const checked: Array<{ channelId: string; floor: number }> = [];
+    for (const item of items) checked.push(await this.access(loginUid, item.channelId, item.channelType));
+    return Promise.all(
+      items.map(async (item, i) => {
+        const head = { channel_id: item.channelId, channel_type: item.channelType };
+        try {
+          return { ...head, ...(await this.page({ ...item, loginUid }, checked[i]!.channelId, checked[i]!.floor)) };
+        } catch (err) {
+          return { ...head, start_message_seq: item.startSeq, end_message_seq: item.endSeq, more: 0, messages: [], error: (err as Error).message };
+        }
+      }),
+    );
+  }
+
+  /** The newest visible message seq of a channel for `loginUid` (0 when none). */
+  async maxSeq(loginUid: string, channelId: string, channelType: number): Promise<number> {
+    const a = await this.access(loginUid, channelId, channelType);
+    const page = await this.store.messages.range(a.channelId, channelType, a.floor + 1, UNBOUNDED, 1, true);
+    return page.messages[0]?.messageSeq ?? 0;
+  }
+
+  /** The newest visible message of a channel for `loginUid`. */
+  async lastMessage(loginUid: string, channelId: string, channelType: number): Promise<MessageResp | undefined> {
+    const a = await this.access(loginUid, channelId, channelType);
+    const m = (await this.store.messages.range(a.channelId, channelType, a.floor + 1, UNBOUNDED, 1, true)).messages[0];
+    return m ? toMessageResp(m, loginUid) : undefined;
+  }
+
+  /** `POST /messages`: exactly the selected messages the caller may see, in seq order. */
+  async exact(q: ExactQuery): Promise<MessageResp[]> {
+    const L = EXACT_QUERY_LIMITS;
+    if (q.messageIds.length + q.messageSeqs.length + q.clientMsgNos.length > L.selectors) {
+      throw new SyncRejected(`at most ${L.selectors} selectors per request`);
+    }
+    const a = await this.access(q.loginUid, q.channelId, q.channelType);
+    const found = new Map<number, StoredMessage>();
+    const add = (list: StoredMessage[]) => {
+      for (const m of list) if (m.messageSeq > a.floor) found.set(m.messageSeq, m);
+    };
+    add(await this.store.messages.byIds(a.channelId, q.channelType, q.messageIds));
+    add(await this.store.messages.bySeqs(a.channelId, q.channelType, q.messageSeqs));
+    for (const no of q.clientMsgNos) {
+      const hits = await this.store.messages.byClientMsgNo(a.channelId, q.channelType, no, L.entriesPerClientMsgNo + 1);
+      if (hits.length > L.entriesPerClientMsgNo) {
+        throw new SyncRejected(`client_msg_no ${JSON.stringify(no)} matches more than ${L.entriesPerClientMsgNo} index entries`);
+      }
+      add(hits);
+    }
+    if (found.size > L.results) throw new SyncRejected(`the selectors match more than ${L.results} messages`);
+    let bytes = 0;
+    for (const m of found.values()) bytes += m.payload.length;
+    if (bytes > L.payloadBytes) throw new SyncRejected(`the selected payloads exceed ${L.payloadBytes} bytes`);
+    return [...found.values()].sort((x, y) => x.messageSeq - y.messageSeq).map((m) => toMessageResp(m, q.loginUid));
+  }
+
+  /** Checks the caller may read the channel; returns its canonical id and visibility floor. */
+  private async access(loginUid: string, requested: string, channelType: number): Promise<{ channelId: string; floor: number }> {
+    let channelId = requested;
+    if (channelType === ChannelType.Person) {
+      const canonical = normalizePersonChannel(loginUid, channelId);
       if (!canonical) throw new SyncRejected('invalid channel_id');
       channelId = canonical;
     }
-    const channel = await this.store.channels.get(channelId, req.channelType);
+    const channel = await this.store.channels.get(channelId, channelType);
     if (channel?.disband === 1) throw new SyncRejected('internal/message: channel disbanded');
-    const membership = await this.store.memberships.get(channelId, req.channelType, req.loginUid);
-    const participant = req.channelType === ChannelType.Person && personParticipants(channelId)?.includes(req.loginUid);
+    const membership = await this.store.memberships.get(channelId, channelType, loginUid);
+    const participant = channelType === ChannelType.Person && personParticipants(channelId)?.includes(loginUid);
     if ((!membership || membership.removed) && !participant) {
       throw new SyncRejected('internal/message: valid channel membership required');
     }
-    const floor = membership ? Math.max(membership.joinSeq - 1, membership.deletedToSeq) : 0;
+    return { channelId, floor: membership ? Math.max(membership.joinSeq - 1, membership.deletedToSeq) : 0 };
+  }
+
+  private async page(req: SyncRequest, channelId: string, floor: number): Promise<MessageSyncResult> {
     const minSeq = floor + 1;
     const limit = req.limit <= 0 ? DEFAULT_LIMIT : Math.min(req.limit, MAX_LIMIT);
 

@@ -123,6 +123,16 @@ export function createChannelRepository(db: Db) {
       return (await db.selectFrom('system_uids').select('uid').where('uid', '=', uid).executeTakeFirst()) !== undefined;
     },
 
+    async addSystemUids(uids: readonly string[]): Promise<void> {
+      for (const part of chunks(uids)) {
+        await db.insertInto('system_uids').values(part.map((uid) => ({ uid }))).onConflict((oc) => oc.doNothing()).execute();
+      }
+    },
+
+    async removeSystemUids(uids: readonly string[]): Promise<void> {
+      for (const part of chunks(uids)) await db.deleteFrom('system_uids').where('uid', 'in', part).execute();
+    },
+
     async listSystemUids(): Promise<string[]> {
       return (await db.selectFrom('system_uids').select('uid').orderBy('uid').execute()).map((r) => r.uid);
     },

@@ -16,6 +16,37 @@ export interface MembershipRow {
 /** Rows per statement when writing uid lists. */
 const CHUNK = 500;
 
+/** A position in a user's conversation directory. */
+export interface DirectoryKey {
+  activatedAt: number;
+  channelId: string;
+  channelType: number;
+}
+
+function toRow(row: {
+  channel_id: string;
+  channel_type: number;
+  uid: string;
+  join_seq: number;
+  read_seq: number;
+  deleted_to_seq: number;
+  activated_at: number;
+  last_send_seq: number;
+  removed: number;
+}): MembershipRow {
+  return {
+    channelId: row.channel_id,
+    channelType: Number(row.channel_type),
+    uid: row.uid,
+    joinSeq: Number(row.join_seq),
+    readSeq: Number(row.read_seq),
+    deletedToSeq: Number(row.deleted_to_seq),
+    activatedAt: Number(row.activated_at),
+    lastSendSeq: Number(row.last_send_seq),
+    removed: Number(row.removed) === 1,
+  };
+}
+
 /**
  * Memberships: a user's subscription to a channel and its conversation state
  * (join boundary, read position, deletion floor). Removal leaves a tombstone.
@@ -85,18 +116,68 @@ export function createMembershipRepository(db: Db) {
         .where('channel_type', '=', channelType)
         .where('uid', '=', uid)
         .executeTakeFirst();
-      if (!row) return undefined;
-      return {
-        channelId: row.channel_id,
-        channelType: Number(row.channel_type),
-        uid: row.uid,
-        joinSeq: Number(row.join_seq),
-        readSeq: Number(row.read_seq),
-        deletedToSeq: Number(row.deleted_to_seq),
-        activatedAt: Number(row.activated_at),
-        lastSendSeq: Number(row.last_send_seq),
-        removed: Number(row.removed) === 1,
-      };
+      return row ? toRow(row) : undefined;
+    },
+
+    /**
+     * One page of a user's memberships in directory order: `activated_at`
+     * descending, then channel id and type ascending, strictly after `after`.
+     */
+    async pageByUid(uid: string, after: DirectoryKey | undefined, limit: number): Promise<MembershipRow[]> {
+      let q = db.selectFrom('memberships').selectAll().where('uid', '=', uid);
+      if (after) {
+        q = q.where((eb) =>
+          eb.or([
+            eb('activated_at', '<', after.activatedAt),
+            eb.and([
+              eb('activated_at', '=', after.activatedAt),
+              eb.or([
+                eb('channel_id', '>', after.channelId),
+                eb.and([eb('channel_id', '=', after.channelId), eb('channel_type', '>', after.channelType)]),
+              ]),
+            ]),
+          ]),
+        );
+      }
+      const rows = await q.orderBy('activated_at', 'desc').orderBy('channel_id').orderBy('channel_type').limit(limit).execute();
+      return rows.map(toRow);
+    },
+
+    /** Raises `read_seq` to `seq` (never lowers it). */
+    async raiseReadSeq(channelId: string, channelType: number, uid: string, seq: number): Promise<void> {
+      await db
+        .updateTable('memberships')
+        .set({ read_seq: seq, updated_at: Date.now() })
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('uid', '=', uid)
+        .where('read_seq', '<', seq)
+        .execute();
+    },
+
+    /** Hides a conversation up to `seq`: a newer message shows it again. */
+    async hideUpTo(channelId: string, channelType: number, uid: string, seq: number): Promise<void> {
+      await db
+        .updateTable('memberships')
+        .set((eb) => ({
+          deleted_to_seq: eb.case().when('deleted_to_seq', '<', seq).then(seq).else(eb.ref('deleted_to_seq')).end(),
+          activated_at: 0,
+          updated_at: Date.now(),
+        }))
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('uid', '=', uid)
+        .execute();
+    },
+
+    async activate(channelId: string, channelType: number, uid: string, at: number): Promise<void> {
+      await db
+        .updateTable('memberships')
+        .set({ activated_at: at, updated_at: Date.now() })
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('uid', '=', uid)
+        .execute();
     },
 
     /** Both participants of a person channel become members (from its first message on). */

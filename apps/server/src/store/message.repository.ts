@@ -153,6 +153,45 @@ export function createMessageRepository(db: Db) {
       });
     },
 
+    /** Messages of one channel with any of the given ids (exact 64-bit). */
+    async byIds(channelId: string, channelType: number, ids: readonly bigint[]): Promise<StoredMessage[]> {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .selectFrom('messages')
+        .select(messageColumns)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('message_id', 'in', ids as bigint[])
+        .execute();
+      return rows.map((r) => toStored(r as MessageSelect));
+    },
+
+    async bySeqs(channelId: string, channelType: number, seqs: readonly number[]): Promise<StoredMessage[]> {
+      if (seqs.length === 0) return [];
+      const rows = await db
+        .selectFrom('messages')
+        .select(messageColumns)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('message_seq', 'in', seqs as number[])
+        .execute();
+      return rows.map((r) => toStored(r as MessageSelect));
+    },
+
+    /** Messages under one client message number, oldest first, looking at no more than `maxEntries`. */
+    async byClientMsgNo(channelId: string, channelType: number, clientMsgNo: string, maxEntries: number): Promise<StoredMessage[]> {
+      const rows = await db
+        .selectFrom('messages')
+        .select(messageColumns)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('client_msg_no', '=', clientMsgNo)
+        .orderBy('message_seq')
+        .limit(maxEntries)
+        .execute();
+      return rows.map((r) => toStored(r as MessageSelect));
+    },
+
     /**
      * Messages with `lower ≤ seq ≤ upper`, at most `limit` of them, taken from
      * the newest end (`newest`) or the oldest; returned in ascending seq order.

@@ -1,4 +1,6 @@
 import { createChannelRepository } from './channel.repository.ts';
+import { createCmdBindingRepository } from './cmd-binding.repository.ts';
+import { createMessageEventRepository } from './message-event.repository.ts';
 import { openSqlite, type Db, type OpenOptions } from './db.ts';
 import { createDeviceRepository } from './device.repository.ts';
 import { createMembershipRepository } from './membership.repository.ts';
@@ -10,6 +12,8 @@ export interface Store {
   channels: ReturnType<typeof createChannelRepository>;
   memberships: ReturnType<typeof createMembershipRepository>;
   messages: ReturnType<typeof createMessageRepository>;
+  cmdBindings: ReturnType<typeof createCmdBindingRepository>;
+  events: ReturnType<typeof createMessageEventRepository>;
   /** Cheap round trip proving the connection works (for readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -21,6 +25,8 @@ function createStore(db: Db): Store {
     channels: createChannelRepository(db),
     memberships: createMembershipRepository(db),
     messages: createMessageRepository(db),
+    cmdBindings: createCmdBindingRepository(db),
+    events: createMessageEventRepository(db),
     async ping() {
       await db.selectFrom('meta').select('key').limit(1).execute();
     },
