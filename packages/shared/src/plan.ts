@@ -21,7 +21,12 @@ function schemaProblems(input: unknown): string[] {
       out.push(`${where(e.path.slice(0, cut))}: unknown member "${e.path.slice(cut + 1)}" (not supported by this release)`);
       continue;
     }
-    if (e.type === ValueErrorType.Union) continue;
+    if (e.type === ValueErrorType.Union) {
+      const options = ((e.schema as { anyOf?: Array<{ const?: unknown }> }).anyOf ?? []).map((o) => o.const);
+      const listed = options.every((o) => o !== undefined) ? options.map((o) => JSON.stringify(o)).join(', ') : '';
+      out.push(`${where(e.path)}: ${listed ? `must be one of ${listed}` : e.message}`);
+      continue;
+    }
     out.push(`${where(e.path)}: ${e.message}`);
   }
   return [...new Set(out)];
