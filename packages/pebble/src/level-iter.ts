@@ -42,6 +42,8 @@ export class LevelIter implements PointSource {
   seq = 0;
   kind = 0;
   sameAsPrev: boolean | undefined = undefined;
+  /** False while no opened table's range deletions are active. */
+  hasTombstones = false;
   private fileIdx = 0;
   private cur: TableIter | undefined;
   private readonly active: ActiveTombstones[] = [];
@@ -89,7 +91,10 @@ export class LevelIter implements PointSource {
       this.counters.tablesOpened++;
       const bounds: Bounds = { lower: meta.smallest.userKey, upperExclusive: upperExclusive(meta) };
       const frags = fragment(table.rangeDeletions(), bounds);
-      if (frags.length > 0) this.active.push({ upper: bounds.upperExclusive!, cursor: new FragmentCursor(frags) });
+      if (frags.length > 0) {
+        this.active.push({ upper: bounds.upperExclusive!, cursor: new FragmentCursor(frags) });
+        this.hasTombstones = true;
+      }
       return new TableIter(table, this.start, this.rank);
     } catch (err) {
       table.close();
@@ -116,6 +121,7 @@ export class LevelIter implements PointSource {
   tombstoneSeqAt(key: Uint8Array): number {
     if (this.active.length === 0) return -1;
     while (this.active.length > 0 && localCompareBytes(this.active[0]!.upper, key) <= 0) this.active.shift();
+    this.hasTombstones = this.active.length > 0;
     let best = -1;
     for (const a of this.active) {
       const s = a.cursor.seqAt(key);

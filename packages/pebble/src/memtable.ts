@@ -104,12 +104,14 @@ export class MemtableIter implements PointSource {
   kind = 0;
   sameAsPrev: boolean | undefined = undefined;
   readonly rank = 0;
+  readonly hasTombstones: boolean;
   private idx: number;
   private readonly cursor: FragmentCursor;
 
   constructor(private readonly mem: Memtable, start: Uint8Array | undefined) {
     this.idx = start ? lowerBound(mem.entries, start) - 1 : -1;
     this.cursor = new FragmentCursor(mem.fragments);
+    this.hasTombstones = mem.fragments.length > 0;
   }
 
   next(): boolean {

@@ -15,6 +15,8 @@ const localCompareBytes = compareBytes;
 /** A point source that also knows its range deletions. */
 export interface MergeSource extends PointSource {
   tombstoneSeqAt(key: Uint8Array): number;
+  /** Optional hint: false while the source has no range deletion that could cover any later key (the merge then skips {@link tombstoneSeqAt}). */
+  hasTombstones?: boolean;
 }
 
 /**
@@ -194,7 +196,9 @@ export class MergeIterator implements IterableIterator<Entry> {
       if (kind === SET || kind === SETWITHDEL || kind === MERGE) {
         let tomb = -1;
         for (let i = 0; i < sources.length; i++) {
-          const t = sources[i]!.tombstoneSeqAt(key);
+          const src = sources[i]!;
+          if (src.hasTombstones === false) continue;
+          const t = src.tombstoneSeqAt(key);
           if (t > tomb) tomb = t;
         }
         if (tomb <= seq) {
