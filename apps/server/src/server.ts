@@ -26,6 +26,7 @@ import { openEmbeddedStore, type Store } from './store/store.ts';
 import { prepareDataDir } from './store/data-dir.ts';
 import type { Readiness } from './http/deps.ts';
 import { createOps, type Ops } from './observe/ops.ts';
+import { createWebhooks, type Webhooks } from './webhook/webhooks.ts';
 
 /** A started node: its listeners' bound addresses and a clean shutdown. */
 export interface RunningServer {
@@ -36,6 +37,8 @@ export interface RunningServer {
   queue: AppendQueue;
   /** The operations surface: top collector, maintenance flag. */
   ops: Ops;
+  /** Webhook delivery; undefined when `webhook.http_addr` is empty. */
+  webhooks: Webhooks | undefined;
   addresses: { api: AddressInfo; ws: AddressInfo; tcp: AddressInfo };
   /** Live gateway connections by protocol. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
@@ -61,6 +64,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const queue = new AppendQueue(store.messages, config.store.batchMaxRows);
   /** Observers (webhooks) attach their handlers here. */
   const events: MessagingEvents = {};
+  const webhooks = createWebhooks(config.webhook, log);
+  webhooks?.attach(events);
   const presence = new Presence(events);
   const fanout = new Fanout(presence, cache, events);
   const send = new SendService({
@@ -180,6 +185,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     presence,
     queue,
     ops,
+    webhooks,
     addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
     connections: () => registry.counts(),
     async close() {
@@ -188,6 +194,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       await wsGateway.close();
       await tcpGateway.close();
       await queue.drain();
+      await webhooks?.close();
       await app.close();
       await store.close();
     },

@@ -34,6 +34,22 @@ export interface Config {
   };
   top: { apiEnable: boolean; collectIntervalMs: number; historyWindowMs: number };
   bench: { apiEnable: boolean; apiToken: string; apiMaxBatchSize: number; apiMaxPayloadBytes: number };
+  /** Webhook delivery (`webhook.*`): `httpAddr` '' = off; times in milliseconds. */
+  webhook: {
+    httpAddr: string;
+    secret: string;
+    /** Events to send; empty = all. */
+    focusEvents: string[];
+    queueSize: number;
+    workers: number;
+    msgNotifyBatchMaxItems: number;
+    msgNotifyBatchMaxWaitMs: number;
+    onlineStatusBatchMaxItems: number;
+    onlineStatusBatchMaxWaitMs: number;
+    offlineUidBatchSize: number;
+    requestTimeoutMs: number;
+    retryMaxAttempts: number;
+  };
   /** The raw dotted values, for `/debug/config` and `config validate`. */
   values: Record<OptionKey, string | number | boolean>;
 }
@@ -43,6 +59,25 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/** The events `webhook.focus_events` may name. */
+export const WEBHOOK_EVENTS = ['msg.notify', 'msg.offline', 'user.onlinestatus'] as const;
+
+function splitList(text: string): string[] {
+  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+/** Checks across `webhook.*` values that the per-key types cannot express. */
+function webhookProblems(values: Map<string, string | number | boolean>): string[] {
+  const problems: string[] = [];
+  const addr = values.get('webhook.http_addr') as string;
+  if (addr !== '' && (!/^https?:\/\//i.test(addr) || !URL.canParse(addr))) problems.push('webhook.http_addr must be an http:// or https:// URL');
+  for (const name of splitList(values.get('webhook.focus_events') as string)) {
+    if (!(WEBHOOK_EVENTS as readonly string[]).includes(name)) problems.push(`webhook.focus_events: unknown event "${name}" (known: ${WEBHOOK_EVENTS.join(', ')})`);
+  }
+  if (parseDuration(values.get('webhook.request_timeout') as string) === 0) problems.push('webhook.request_timeout must be above zero');
+  return problems;
 }
 
 /** Env variables that are not config keys but are still ours. */
@@ -141,6 +176,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
     else values.set(key, value!);
   }
 
+  problems.push(...webhookProblems(values));
   if (problems.length > 0) throw new ConfigError(problems);
   const v = (key: OptionKey) => values.get(key)!;
   const id = v('node.id') as number;
@@ -190,6 +226,20 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       apiToken: v('bench.api_token') as string,
       apiMaxBatchSize: v('bench.api_max_batch_size') as number,
       apiMaxPayloadBytes: v('bench.api_max_payload_bytes') as number,
+    },
+    webhook: {
+      httpAddr: v('webhook.http_addr') as string,
+      secret: v('webhook.secret') as string,
+      focusEvents: splitList(v('webhook.focus_events') as string),
+      queueSize: v('webhook.queue_size') as number,
+      workers: v('webhook.workers') as number,
+      msgNotifyBatchMaxItems: v('webhook.msg_notify_batch_max_items') as number,
+      msgNotifyBatchMaxWaitMs: parseDuration(v('webhook.msg_notify_batch_max_wait') as string)!,
+      onlineStatusBatchMaxItems: v('webhook.online_status_batch_max_items') as number,
+      onlineStatusBatchMaxWaitMs: parseDuration(v('webhook.online_status_batch_max_wait') as string)!,
+      offlineUidBatchSize: v('webhook.offline_uid_batch_size') as number,
+      requestTimeoutMs: parseDuration(v('webhook.request_timeout') as string)!,
+      retryMaxAttempts: v('webhook.retry_max_attempts') as number,
     },
     values: Object.fromEntries(values) as Config['values'],
   };
