@@ -110,3 +110,27 @@ export class Ledger {
     };
   }
 }
+
+/**
+ * Routes each delivery to the ledger of its phase, named by the second field
+ * of its stream id (`<scenario>:<phase>:<n>`), so a late delivery of a
+ * previous phase is counted there instead of as foreign in the current one.
+ */
+export class PhaseLedgers {
+  private readonly byPhase = new Map<string, Ledger>();
+
+  /** A fresh ledger for `phase`. */
+  open(phase: string): Ledger {
+    const ledger = new Ledger();
+    this.byPhase.set(phase, ledger);
+    return ledger;
+  }
+
+  /** Records one delivery to `recipient` in its phase's ledger (or as foreign in the newest one). */
+  receive(recipient: string, body: string): void {
+    const a = body.indexOf(':');
+    const b = body.indexOf(':', a + 1);
+    const phase = a >= 0 && b > a ? body.slice(a + 1, b) : '';
+    (this.byPhase.get(phase) ?? [...this.byPhase.values()].at(-1))?.receive(recipient, body);
+  }
+}

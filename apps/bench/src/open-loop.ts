@@ -51,6 +51,9 @@ export interface OpenLoopResult {
   serverCpuMs: number;
   generatorCpuMs: number;
   wallMs: number;
+  /** Run-queue wait of the server's and the generator's main threads, ms (noise from other processes). */
+  serverWaitMs: number;
+  generatorWaitMs: number;
   /** First error of a refused or failed send, if any. */
   firstError?: string;
 }
@@ -109,6 +112,8 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     serverCpuMs: cpu.serverMs,
     generatorCpuMs: cpu.generatorMs,
     wallMs: cpu.wallMs,
+    serverWaitMs: cpu.serverWaitMs,
+    generatorWaitMs: cpu.generatorWaitMs,
     firstError,
   };
 }

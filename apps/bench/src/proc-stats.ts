@@ -36,21 +36,51 @@ export function rssKb(pid: number): number {
   return m ? Number(m[1]) : 0;
 }
 
+/**
+ * Time the main thread of `pid` spent runnable but waiting for a CPU
+ * (`/proc/<pid>/schedstat`, field 2), in ms: high values mean something else
+ * was using the core (noise), 0 when unavailable.
+ */
+export function runQueueWaitMs(pid: number | 'self'): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return 0;
+  }
+}
+
+/** What a {@link CpuMeter} read: CPU and run-queue wait of the server and the generator, and wall time, all ms. */
+export interface CpuReading {
+  serverMs: number;
+  generatorMs: number;
+  wallMs: number;
+  serverWaitMs: number;
+  generatorWaitMs: number;
+}
+
 /** A CPU meter over one measured phase of a server process and of this generator process. */
 export interface CpuMeter {
-  /** Server CPU ms, generator CPU ms and wall ms since the meter started. */
-  read(): { serverMs: number; generatorMs: number; wallMs: number };
+  /** Readings since the meter started. */
+  read(): CpuReading;
 }
 
 /** Starts measuring `pid` (the server) and this process (the generator) from now. */
 export function startCpuMeter(pid: number): CpuMeter {
   const server0 = cpuMs(pid);
   const gen0 = process.cpuUsage();
+  const wait0 = runQueueWaitMs(pid);
+  const genWait0 = runQueueWaitMs('self');
   const wall0 = performance.now();
   return {
     read() {
       const gen = process.cpuUsage(gen0);
-      return { serverMs: cpuMs(pid) - server0, generatorMs: (gen.user + gen.system) / 1000, wallMs: performance.now() - wall0 };
+      return {
+        serverMs: cpuMs(pid) - server0,
+        generatorMs: (gen.user + gen.system) / 1000,
+        wallMs: performance.now() - wall0,
+        serverWaitMs: runQueueWaitMs(pid) - wait0,
+        generatorWaitMs: runQueueWaitMs('self') - genWait0,
+      };
     },
   };
 }

@@ -70,9 +70,14 @@ export async function runOne(name: string, target: TargetName, o: BenchOptions):
   const spec = SCENARIOS[name]!;
   let driver: Driver | undefined;
   try {
+    const t0 = performance.now();
     driver = await startTarget(target, { parleyNodeArgs: o.parleyNodeArgs, log: o.log });
+    const t1 = performance.now();
     await driver.provisionUsers(spec.users(o));
-    return await spec.run(driver, o);
+    const t2 = performance.now();
+    const results = await spec.run(driver, o);
+    o.log(`  ${target} ${name}: start ${((t1 - t0) / 1000).toFixed(1)} s, users ${((t2 - t1) / 1000).toFixed(1)} s, scenario ${((performance.now() - t2) / 1000).toFixed(1)} s`);
+    return results;
   } catch (e) {
     o.log(`  ${target} ${name} failed: ${(e as Error).stack ?? e}`);
     return spec.ids(o).map((id) => makeResult({ scenario: id, title: id, target, figures: [], gates: [], counts: {}, error: (e as Error).message }));

@@ -4,7 +4,7 @@
  * loop at `rate` group messages/s in total. Figures: send→recv p50/p99,
  * server CPU ms per 1k deliveries.
  */
-import { Ledger } from '../ledger.ts';
+import { PhaseLedgers, type Ledger } from '../ledger.ts';
 import { runOpenLoop, type Stream } from '../open-loop.ts';
 import { achievedGate, fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
 import { closeAll, connectAll, type ScenarioOptions } from './common.ts';
@@ -30,10 +30,11 @@ export function fanoutUsers(groups: number, members: number): string[] {
 
 /** Creates the groups, connects everyone and runs one open-loop phase per rate. */
 export async function runFanout(driver: Driver, o: FanoutOptions): Promise<ScenarioResult[]> {
-  let ledger = new Ledger();
+  const phases = new PhaseLedgers();
+  let ledger: Ledger = phases.open('warm');
   const membersOf = (g: number): string[] => Array.from({ length: o.members }, (_, m) => memberOf(g, m));
   for (let g = 0; g < o.groups; g++) await driver.createGroup(`s2g${g}`, membersOf(g), [publisherOf(g)]);
-  const conns = await connectAll(driver, fanoutUsers(o.groups, o.members), (uid, body) => ledger.receive(uid, body));
+  const conns = await connectAll(driver, fanoutUsers(o.groups, o.members), (uid, body) => phases.receive(uid, body));
   const streamsOf = (tag: string): Stream[] =>
     Array.from({ length: o.groups }, (_, g) => {
       ledger.expect(`s2:${tag}:${g}`, membersOf(g));
@@ -41,11 +42,11 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
     });
   try {
     // Warm-up (not measured), as in S1.
-    await runOpenLoop({ serverPid: driver.pid, streams: streamsOf('warm'), rate: o.rates[0]!, seconds: o.warmupSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 5000 });
+    await runOpenLoop({ serverPid: driver.pid, streams: streamsOf('warm'), rate: o.rates[0]!, seconds: o.warmupSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 10_000 });
     const results: ScenarioResult[] = [];
     for (const [i, rate] of o.rates.entries()) {
-      ledger = new Ledger();
-      const streams = streamsOf(`run${i}`);
+      ledger = phases.open(`p${i}`);
+      const streams = streamsOf(`p${i}`);
       o.log(`  ${driver.name} S2 ${o.groups}×${o.members} @${rate}/s for ${o.phaseSeconds}s`);
       const r = await runOpenLoop({ serverPid: driver.pid, streams, rate, seconds: o.phaseSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 8000 });
       const v = ledger.verdict();
@@ -62,7 +63,7 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
         ],
         gates: [generatorGate(r.generatorCpuMs, r.wallMs), achievedGate(r.achievedRate, rate, 'msg/s'), ...ledgerGates(v),
           ...(r.failed > 0 ? [{ name: 'send-errors', ok: false, detail: `${r.failed} sends failed: ${r.firstError}` }] : [])],
-        counts: { offered: r.offered, acked: r.acked, failed: r.failed, deliveries: v.received, expectedDeliveries: v.expected, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: r.serverCpuMs, generatorCpuMs: r.generatorCpuMs, wallMs: r.wallMs },
+        counts: { offered: r.offered, acked: r.acked, failed: r.failed, deliveries: v.received, expectedDeliveries: v.expected, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: r.serverCpuMs, generatorCpuMs: r.generatorCpuMs, wallMs: r.wallMs, serverWaitMs: r.serverWaitMs, generatorWaitMs: r.generatorWaitMs },
       });
       results.push(result);
       if (o.continueWhile && !o.continueWhile(result)) break;

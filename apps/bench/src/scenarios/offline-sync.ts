@@ -68,6 +68,6 @@ export async function runOfflineSync(driver: Driver, o: OfflineSyncOptions): Pro
       fig('catchup_ms', 'catch-up wall time', 'ms', cpu.wallMs),
     ],
     gates: [generatorGate(cpu.generatorMs, cpu.wallMs), ...ledgerGates(v)],
-    counts: { messages: o.messages, rows, expected: v.expected, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: cpu.serverMs, generatorCpuMs: cpu.generatorMs, wallMs: cpu.wallMs },
+    counts: { messages: o.messages, rows, expected: v.expected, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: cpu.serverMs, generatorCpuMs: cpu.generatorMs, wallMs: cpu.wallMs, serverWaitMs: cpu.serverWaitMs, generatorWaitMs: cpu.generatorWaitMs },
   });
 }

@@ -3,7 +3,7 @@
  * open-loop phase per rate. Figures: sendack and send→recv p50/p99, server CPU
  * ms per 1k messages.
  */
-import { Ledger } from '../ledger.ts';
+import { PhaseLedgers, type Ledger } from '../ledger.ts';
 import { runOpenLoop, type Faults, type Stream } from '../open-loop.ts';
 import { achievedGate, fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
 import { closeAll, connectAll, type ScenarioOptions } from './common.ts';
@@ -16,38 +16,44 @@ export interface OneToOneOptions extends ScenarioOptions {
   rates: readonly number[];
   /** Stops after the phase whose result this returns false for (the capacity staircase). */
   continueWhile?: (r: ScenarioResult) => boolean;
+  /** Wait for late acks and deliveries after each phase, ms (default 5000). */
+  drainMs?: number;
+  /** Prefix of the uids (default `s1`), so one server can host several runs. */
+  uidPrefix?: string;
   /** Only for the generator's own test. */
   faults?: Faults;
 }
 
 /** The uids of S1 (senders then receivers), for provisioning. */
-export function oneToOneUsers(pairs: number): string[] {
-  return Array.from({ length: pairs }, (_, i) => [`s1a${i}`, `s1b${i}`]).flat();
+export function oneToOneUsers(pairs: number, prefix = 's1'): string[] {
+  return Array.from({ length: pairs }, (_, i) => [`${prefix}a${i}`, `${prefix}b${i}`]).flat();
 }
 
 /** Runs S1 against a started, provisioned target; one result per rate. */
 export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
-  let ledger = new Ledger();
-  const conns = await connectAll(driver, oneToOneUsers(o.pairs), (uid, body) => ledger.receive(uid, body));
+  const phases = new PhaseLedgers();
+  let ledger: Ledger = phases.open('warm');
+  const conns = await connectAll(driver, oneToOneUsers(o.pairs, o.uidPrefix), (uid, body) => phases.receive(uid, body));
   const streamsOf = (tag: string): Stream[] => {
     const streams: Stream[] = [];
     for (let i = 0; i < o.pairs; i++) {
       const id = `s1:${tag}:${i}`;
-      ledger.expect(id, [`s1b${i}`]);
-      streams.push({ id, conn: conns.get(`s1a${i}`)!, to: { kind: 'user', id: `s1b${i}` } });
+      const [a, b] = [`${o.uidPrefix ?? 's1'}a${i}`, `${o.uidPrefix ?? 's1'}b${i}`];
+      ledger.expect(id, [b]);
+      streams.push({ id, conn: conns.get(a)!, to: { kind: 'user', id: b } });
     }
     return streams;
   };
   try {
     // Warm-up (not measured): Parley's JIT and caches settle, as they would in production.
     const warm = o.rates[0]!;
-    await runOpenLoop({ serverPid: driver.pid, streams: streamsOf('warm'), rate: warm, seconds: o.warmupSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 3000 });
-    for (const rate of o.rates) {
-      ledger = new Ledger();
-      const streams = streamsOf(String(rate));
+    await runOpenLoop({ serverPid: driver.pid, streams: streamsOf('warm'), rate: warm, seconds: o.warmupSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: o.drainMs ?? 10_000 });
+    for (const [i, rate] of o.rates.entries()) {
+      ledger = phases.open(`p${i}`);
+      const streams = streamsOf(`p${i}`);
       o.log(`  ${driver.name} S1 @${rate}/s for ${o.phaseSeconds}s`);
-      const r = await runOpenLoop({ serverPid: driver.pid, streams, rate, seconds: o.phaseSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 5000, faults: o.faults });
+      const r = await runOpenLoop({ serverPid: driver.pid, streams, rate, seconds: o.phaseSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: o.drainMs ?? 5000, faults: o.faults });
       const v = ledger.verdict();
       results.push(makeResult({
         scenario: `S1@${rate}`,
@@ -63,7 +69,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
         ],
         gates: [generatorGate(r.generatorCpuMs, r.wallMs), achievedGate(r.achievedRate, rate, 'msg/s'), ...ledgerGates(v),
           ...(r.failed > 0 ? [{ name: 'send-errors', ok: false, detail: `${r.failed} sends failed: ${r.firstError}` }] : [])],
-        counts: { offered: r.offered, acked: r.acked, failed: r.failed, deliveries: v.received, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: r.serverCpuMs, generatorCpuMs: r.generatorCpuMs, wallMs: r.wallMs },
+        counts: { offered: r.offered, acked: r.acked, failed: r.failed, deliveries: v.received, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: r.serverCpuMs, generatorCpuMs: r.generatorCpuMs, wallMs: r.wallMs, serverWaitMs: r.serverWaitMs, generatorWaitMs: r.generatorWaitMs },
       }));
       if (o.continueWhile && !o.continueWhile(results.at(-1)!)) break;
     }
