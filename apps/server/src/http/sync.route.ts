@@ -102,7 +102,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
 
   app.get(
     '/channel/last_message',
-    { schema: { querystring: ChannelQuery, response: { 200: Type.Union([MessageResp, Type.Object({})]), 400: LegacyError } }, config },
+    { schema: { querystring: ChannelQuery, response: { 200: Type.Partial(MessageResp), 400: LegacyError } }, config },
     async (request) => {
       const q = channelQuery(request.query);
       return (await guard(() => deps.sync.lastMessage(q.loginUid, q.channelId, q.channelType))) ?? {};

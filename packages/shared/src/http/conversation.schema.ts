@@ -29,6 +29,20 @@ export const ConversationMutationBody = Type.Object({
 });
 export type ConversationMutationBody = Static<typeof ConversationMutationBody>;
 
+/**
+ * Newest visible message of a conversation. (Nullable objects, not unions:
+ * the serializer picks union branches by validation, which 64-bit ids fail.)
+ */
+const LastMessage = Type.Object({
+  message_id: Int64,
+  message_idstr: Type.String(),
+  message_seq: Type.Integer(),
+  from_uid: Type.String(),
+  client_msg_no: Type.String(),
+  server_timestamp_ms: Type.Integer(),
+  payload: Type.String(),
+});
+
 export const ConversationItem = Type.Object({
   channel_id: Type.String(),
   channel_type: Type.Integer(),
@@ -36,18 +50,8 @@ export const ConversationItem = Type.Object({
   read_seq: Type.Integer(),
   deleted_to_seq: Type.Integer(),
   unread: Type.Integer(),
-  last_message: Type.Union([
-    Type.Null(),
-    Type.Object({
-      message_id: Int64,
-      message_idstr: Type.String(),
-      message_seq: Type.Integer(),
-      from_uid: Type.String(),
-      client_msg_no: Type.String(),
-      server_timestamp_ms: Type.Integer(),
-      payload: Type.String(),
-    }),
-  ]),
+  /** Null for an explicitly activated conversation with no visible message. */
+  last_message: Type.Unsafe<Static<typeof LastMessage> | null>({ ...LastMessage, nullable: true }),
 });
 
 export const ConversationPage = Type.Object({
