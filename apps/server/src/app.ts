@@ -21,6 +21,21 @@ import { topRoutes } from './http/top.route.ts';
 import { userRoutes } from './http/user.route.ts';
 import type { Ops } from './observe/ops.ts';
 
+/** A registered route as tests and docs see it. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  /** The JSON schema of its body, when it has one. */
+  body?: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered on this instance (HEAD twins excluded). */
+    registeredRoutes: readonly RouteEntry[];
+  }
+}
+
 export interface AppOptions {
   deps: HttpDeps;
   logger: Logger;
@@ -53,6 +68,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+
+  const routes: RouteEntry[] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) {
+      if (method !== 'HEAD') routes.push({ method, url: r.url, body: (r.schema as { body?: unknown } | undefined)?.body });
+    }
+  });
 
   installCors(app);
   installErrorHandler(app);
