@@ -76,6 +76,7 @@ export async function runOne(name: string, target: TargetName, o: BenchOptions):
     await driver.provisionUsers(spec.users(o));
     const t2 = performance.now();
     const results = await spec.run(driver, o);
+    for (const r of results) Object.assign(r.counts, { setupStartS: (t1 - t0) / 1000, setupUsersS: (t2 - t1) / 1000 });
     o.log(`  ${target} ${name}: start ${((t1 - t0) / 1000).toFixed(1)} s, users ${((t2 - t1) / 1000).toFixed(1)} s, scenario ${((performance.now() - t2) / 1000).toFixed(1)} s`);
     return results;
   } catch (e) {
