@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { benchRoutes } from './http/bench.route.ts';
 import { channelRoutes } from './http/channel.route.ts';
 import { installCors } from './http/cors.ts';
+import { docsRoutes, installOpenApi } from './http/docs.route.ts';
 import type { HttpDeps } from './http/deps.ts';
 import { installErrorHandler } from './http/errors.ts';
 import { debugRoutes } from './http/debug.route.ts';
@@ -79,6 +80,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   installCors(app);
   installErrorHandler(app);
+  // Before every route: the OpenAPI generator sees only routes added after it.
+  await installOpenApi(app);
+  await app.register(docsRoutes);
   const { deps } = options;
   await app.register(healthRoutes, { deps });
   await app.register(userRoutes, { deps });
