@@ -32,7 +32,8 @@ describe('top verdict, pressure and alerts from a filled queue', () => {
     depth = 70;
     const busy = await untilLevel('busy');
     expect(busy.verdict.summary).toBe('runtime pressure detected');
-    expect(busy.verdict.reasons).toEqual(['test/fill pressure']);
+    // Other pressure (the event loop of a loaded CI machine) may add reasons; ours must be there.
+    expect(busy.verdict.reasons).toContain('test/fill pressure');
     const item = busy.pressure.top.find((i: { component: string }) => i.component === 'test');
     expect(item).toMatchObject({ pool: 'fill', queue: 'fill_queue', level: 'busy', score: 0.7, depth: 70, capacity: 100, hint: 'queue depth is approaching capacity' });
     expect(busy.pressure.component_scores.test).toBe(0.7);
