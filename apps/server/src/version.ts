@@ -12,6 +12,11 @@ export interface VersionInfo {
   commit: string;
   /** Time of that commit (ISO 8601): Parley runs from source, so the commit is the build. */
   build_time: string;
+  /**
+   * Where this build came from: `source checkout` (a git work tree, with
+   * `+dirty` when it has uncommitted changes) or `source tree` (no git).
+   */
+  build_origin: string;
 }
 
 function git(args: string[]): string | undefined {
@@ -22,6 +27,12 @@ function git(args: string[]): string | undefined {
   }
 }
 
+function origin(): string {
+  const status = git(['status', '--porcelain', '--untracked-files=no']);
+  if (status === undefined) return 'source tree';
+  return status === '' ? 'source checkout' : 'source checkout+dirty';
+}
+
 /** Version, commit and build time of this build; `parley` and `parleyctl` report the same values. */
 export function versionInfo(): VersionInfo {
   const pkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')) as { version: string };
@@ -30,5 +41,6 @@ export function versionInfo(): VersionInfo {
     version: pkg.version,
     commit: git(['rev-parse', 'HEAD']) ?? 'unknown',
     build_time: git(['log', '-1', '--format=%cI']) ?? 'unknown',
+    build_origin: origin(),
   };
 }
