@@ -42,7 +42,7 @@ function channelKey(channelId: string, channelType: number): string {
   return `${channelType}:${channelId}`;
 }
 
-function idemKey(m: NewMessage): string {
+function idemKey(m: Pick<NewMessage, 'channelId' | 'channelType' | 'fromUid' | 'clientMsgNo'>): string {
   return `${channelKey(m.channelId, m.channelType)}\u0000${m.fromUid}\u0000${m.clientMsgNo}`;
 }
 
@@ -184,21 +184,15 @@ export class AppendQueue {
     if (records) this.onCommit!(this.stats.lastCommitMs, records);
   }
 
-  /** Earlier durable messages under the batch's idempotency keys, one query per (channel, sender). */
+  /** Earlier durable messages under the batch's idempotency keys, in one look-up. */
   private async findEarlier(batch: Pending[]) {
-    const groups = new Map<string, { m: NewMessage; nos: Set<string> }>();
+    const keys = new Map<string, NewMessage>();
     for (const { message: m } of batch) {
-      if (m.clientMsgNo === '' || m.fromUid === '') continue;
-      const gk = `${channelKey(m.channelId, m.channelType)}\u0000${m.fromUid}`;
-      const g = groups.get(gk) ?? { m, nos: new Set<string>() };
-      g.nos.add(m.clientMsgNo);
-      groups.set(gk, g);
+      if (m.clientMsgNo !== '' && m.fromUid !== '') keys.set(idemKey(m), m);
     }
     const found = new Map<string, { messageId: bigint; messageSeq: number; payload: Uint8Array }>();
-    for (const { m, nos } of groups.values()) {
-      const hits = await this.messages.findByClientMsgNos(m.channelId, m.channelType, m.fromUid, [...nos]);
-      for (const h of hits) found.set(idemKey({ ...m, clientMsgNo: h.clientMsgNo }), h);
-    }
+    if (keys.size === 0) return found;
+    for (const hit of await this.messages.findByIdempotencyKeys([...keys.values()])) found.set(idemKey(hit), hit);
     return found;
   }
 

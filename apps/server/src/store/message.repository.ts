@@ -20,9 +20,19 @@ export interface StoredMessage {
   payload: Uint8Array;
 }
 
-/** An earlier message found under an idempotency key. */
-export interface IdempotentHit {
+/** A send's idempotency key. */
+export interface IdempotencyKey {
+  channelId: string;
+  channelType: number;
+  fromUid: string;
   clientMsgNo: string;
+}
+
+/** Keys per look-up statement (4 parameters each). */
+const KEY_CHUNK = 250;
+
+/** An earlier message found under an idempotency key. */
+export interface IdempotentHit extends IdempotencyKey {
   messageId: bigint;
   messageSeq: number;
   payload: Uint8Array;
@@ -98,28 +108,37 @@ export function createMessageRepository(db: Db) {
       return Math.max(Number(row?.tail ?? 0), Number(floor?.tail_seq ?? 0));
     },
 
-    /** Earlier messages of `fromUid` in a channel under any of the given client message numbers. */
-    async findByClientMsgNos(
-      channelId: string,
-      channelType: number,
-      fromUid: string,
-      clientMsgNos: readonly string[],
-    ): Promise<IdempotentHit[]> {
-      const rows = await db
-        .selectFrom('messages')
-        .select(['client_msg_no', sql<string>`cast(message_id as text)`.as('id_text'), 'message_seq', 'payload'])
-        .where('channel_id', '=', channelId)
-        .where('channel_type', '=', channelType)
-        .where('from_uid', '=', fromUid)
-        .where('client_msg_no', 'in', clientMsgNos)
-        .where('client_msg_no', '<>', '')
-        .execute();
-      return rows.map((r) => ({
-        clientMsgNo: r.client_msg_no,
-        messageId: BigInt(r.id_text),
-        messageSeq: Number(r.message_seq),
-        payload: r.payload,
-      }));
+    /**
+     * Earlier messages under any of the given idempotency keys
+     * `(channel, sender, client_msg_no)`: one indexed query for a whole batch.
+     */
+    async findByIdempotencyKeys(keys: readonly IdempotencyKey[]): Promise<IdempotentHit[]> {
+      const hits: IdempotentHit[] = [];
+      for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+        const values = sql.join(
+          keys
+            .slice(i, i + KEY_CHUNK)
+            .map((k) => sql`(cast(${k.channelId} as text), cast(${k.channelType} as integer), cast(${k.fromUid} as text), cast(${k.clientMsgNo} as text))`),
+        );
+        const rows = await db
+          .selectFrom('messages')
+          .select(['channel_id', 'channel_type', 'from_uid', 'client_msg_no', sql<string>`cast(message_id as text)`.as('id_text'), 'message_seq', 'payload'])
+          .where('client_msg_no', '<>', '')
+          .where(sql<boolean>`(channel_id, channel_type, from_uid, client_msg_no) in (values ${values})`)
+          .execute();
+        for (const r of rows) {
+          hits.push({
+            channelId: r.channel_id,
+            channelType: Number(r.channel_type),
+            fromUid: r.from_uid,
+            clientMsgNo: r.client_msg_no,
+            messageId: BigInt(r.id_text),
+            messageSeq: Number(r.message_seq),
+            payload: r.payload,
+          });
+        }
+      }
+      return hits;
     },
 
     /**

@@ -1,0 +1,51 @@
+/**
+ * Measures the durable append path alone (AppendQueue → SQLite group commit)
+ * with a 1:1-shaped load: many channels, a distinct sender per message, every
+ * send carrying a client_msg_no. Prints messages/s and CPU µs per message.
+ *
+ *   node --import tsx apps/server/bench/append-path.ts [messages] [channels]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppendQueue } from '../src/messaging/append-queue.ts';
+import { openEmbeddedStore } from '../src/store/store.ts';
+
+const total = Number(process.argv[2] ?? 20_000);
+const channels = Number(process.argv[3] ?? 1_000);
+const inFlight = 500;
+
+const dir = mkdtempSync(join(tmpdir(), 'parley-append-bench-'));
+const store = await openEmbeddedStore({ dataDir: dir, sync: 'full' });
+const queue = new AppendQueue(store.messages, 512);
+const payload = Buffer.from(JSON.stringify({ type: 1, content: 'hello, this is a benchmark message' }));
+
+let next = 0;
+let id = 1n << 40n;
+async function worker(): Promise<void> {
+  while (next < total) {
+    const n = next++;
+    const c = n % channels;
+    await queue.append(
+      { channelId: `u${c}@v${c}`, channelType: 1, messageId: id++, clientMsgNo: `cmn-${n}`, fromUid: `u${c}`, setting: 0, flags: 2, expire: 0, topic: '', createdAt: Date.now(), payload },
+      true,
+    );
+  }
+}
+
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+await Promise.all(Array.from({ length: inFlight }, worker));
+const ms = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+console.log(
+  JSON.stringify({
+    messages: total,
+    batches: queue.stats.batches,
+    msgs_per_sec: Math.round(total / (ms / 1000)),
+    cpu_us_per_msg: Number(((cpu.user + cpu.system) / total).toFixed(1)),
+    wall_ms: Math.round(ms),
+  }),
+);
+await store.close();
+rmSync(dir, { recursive: true, force: true });
