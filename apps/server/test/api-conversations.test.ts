@@ -51,6 +51,8 @@ describe('/conversation/list', () => {
     expect((await post(t.api, '/conversation/list', { uid: '' })).json).toEqual(legacy('uid不能为空！'));
     expect((await post(t.api, '/conversation/list', { uid: 'bob', cursor: '!!' })).json).toEqual(legacy('cursor格式错误！'));
     expect((await post(t.api, '/conversation/list', { uid: 'bob', limit: 201 })).status).toBe(400);
+    const big = await post(t.api, '/conversation/list', { uid: 'bob', cursor: 'x'.repeat(70_000) });
+    expect([big.status, big.json.code]).toEqual([413, 'payload_too_large']);
   });
 });
 

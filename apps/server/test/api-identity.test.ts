@@ -86,6 +86,7 @@ describe('connection kicks', () => {
   it('reject a wrong node and a missing conn_id', async () => {
     expect((await post(t.api, '/conn/kick', { uid: 'i3', conn_id: 1, node_id: 7 })).json).toEqual(legacy('节点参数有误！'));
     expect((await post(t.api, '/conn/remove', { uid: 'i3' })).json).toEqual(legacy('数据格式有误！'));
+    expect((await post(t.api, '/conn/kick', { uid: 'i3', conn_id: 1, pad: 'p'.repeat(70_000) })).status).toBe(413);
   });
 });
 

@@ -13,6 +13,7 @@ import { Type } from '@sinclair/typebox';
 import { ConversationRejected, MAX_PAGE } from '../messaging/conversation.service.ts';
 import type { HttpDeps } from './deps.ts';
 import { badRequest } from './errors.ts';
+import { SMALL_BODY_BYTES } from './limits.ts';
 
 const config = { errorShape: 'legacy' as const };
 
@@ -29,7 +30,7 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
 export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (app, { deps }) => {
   const conv = deps.conversations;
 
-  app.post('/conversation/list', { schema: { body: ConversationListBody, response: { 200: ConversationPage, 400: LegacyError } }, config }, async (request) => {
+  app.post('/conversation/list', { schema: { body: ConversationListBody, response: { 200: ConversationPage, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
     const b = request.body;
     const uid = b.uid.trim();
     if (uid === '') throw badRequest('uid不能为空！');
@@ -52,7 +53,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> =
     ['/conversations/activate', (uid: string, id: string, type: number) => conv.activate(uid, id, type)],
   ] as const;
   for (const [path, run] of mutations) {
-    app.post(path, { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
+    app.post(path, { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
       const b = request.body;
       const uid = (b.uid ?? '').trim();
       if (uid === '') throw badRequest('uid cannot be empty');
@@ -62,7 +63,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> =
     });
   }
 
-  app.post('/conversations/setUnread', { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
+  app.post('/conversations/setUnread', { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
     const b = request.body;
     const uid = (b.uid ?? '').trim();
     if (uid === '') throw badRequest('UID cannot be empty');

@@ -3,6 +3,7 @@ import { ConnBody, LegacyError, OnlineStatus, ReasonCode, RouteQuery, RouteRespo
 import { Type } from '@sinclair/typebox';
 import type { HttpDeps } from './deps.ts';
 import { badRequest } from './errors.ts';
+import { SMALL_BODY_BYTES } from './limits.ts';
 
 const ok = { status: 200 as const };
 const config = { errorShape: 'legacy' as const };
@@ -58,7 +59,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asy
     ['/conn/kick', true],
     ['/conn/remove', false],
   ] as const) {
-    app.post(path, { schema: { body: ConnBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
+    app.post(path, { schema: { body: ConnBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
       const b = request.body;
       const uid = b.uid.trim();
       if (uid === '') throw badRequest('uid不能为空！');

@@ -3,6 +3,7 @@ import { DeviceQuitBody, LegacyError, RouteQuery, RouteResponse, StatusOk, SYSTE
 import { badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
 import { checkTokenUid, requireUid } from './validate.ts';
+import { SMALL_BODY_BYTES } from './limits.ts';
 
 const legacy = { errorShape: 'legacy' as const };
 
@@ -13,6 +14,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
     {
       schema: { body: UserTokenBody, response: { 200: StatusOk, 400: LegacyError } },
       config: { ...legacy, bindMessage: 'invalid request' },
+      bodyLimit: SMALL_BODY_BYTES,
     },
     async (request) => {
       const b = request.body;
@@ -27,7 +29,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
 
   app.post(
     '/user/device_quit',
-    { schema: { body: DeviceQuitBody, response: { 200: StatusOk, 400: LegacyError } }, config: legacy },
+    { schema: { body: DeviceQuitBody, response: { 200: StatusOk, 400: LegacyError } }, config: legacy, bodyLimit: SMALL_BODY_BYTES },
     async (request) => {
       const { uid, device_flag: flag } = request.body;
       if (![-1, 0, 1, 2].includes(flag)) throw badRequest('device_flag must be -1, 0, 1 or 2');
