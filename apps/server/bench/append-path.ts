@@ -3,7 +3,7 @@
  * with a 1:1-shaped load: many channels, a distinct sender per message, every
  * send carrying a client_msg_no. Prints messages/s and CPU µs per message.
  *
- *   node --import tsx apps/server/bench/append-path.ts [messages] [channels]
+ *   node --import tsx apps/server/bench/append-path.ts [messages] [channels] [in-flight]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,8 @@ import { openEmbeddedStore } from '../src/store/store.ts';
 
 const total = Number(process.argv[2] ?? 20_000);
 const channels = Number(process.argv[3] ?? 1_000);
-const inFlight = 500;
+/** Sends waiting for their commit at once: the batch size under load. */
+const inFlight = Number(process.argv[4] ?? 500);
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-append-bench-'));
 const store = await openEmbeddedStore({ dataDir: dir, sync: 'full' });
@@ -41,6 +42,7 @@ const cpu = process.cpuUsage(cpu0);
 console.log(
   JSON.stringify({
     messages: total,
+    in_flight: inFlight,
     batches: queue.stats.batches,
     msgs_per_sec: Math.round(total / (ms / 1000)),
     cpu_us_per_msg: Number(((cpu.user + cpu.system) / total).toFixed(1)),

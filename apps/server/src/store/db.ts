@@ -13,6 +13,33 @@ export interface OpenOptions {
   sync: 'full' | 'normal';
 }
 
+/** Prepared statements kept per connection, by SQL text. */
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * better-sqlite3 behind kysely, with prepared statements reused by SQL text
+ * (kysely asks for a fresh one on every query, which the send path's profile
+ * showed at 15% of its time). Safe because better-sqlite3 runs a statement
+ * synchronously and kysely's connection mutex never runs two queries at once.
+ */
+function withStatementCache(raw: SqliteDatabase.Database) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(sql: string): SqliteDatabase.Statement {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        cache.delete(sql);
+      } else {
+        stmt = raw.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+  };
+}
+
 /** Opens (creating if needed) `<dataDir>/parley.db` in WAL mode and applies pending migrations. */
 export async function openSqlite(options: OpenOptions): Promise<Db> {
   mkdirSync(options.dataDir, { recursive: true });
@@ -21,7 +48,7 @@ export async function openSqlite(options: OpenOptions): Promise<Db> {
   raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
   raw.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   const { error, results } = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
