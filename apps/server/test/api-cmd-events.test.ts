@@ -88,3 +88,41 @@ describe('stream events', () => {
     expect((await post(t.api, '/message/eventsync', { channel_id: 'team', channel_type: 2, client_msg_no: '' })).json).toEqual(legacy('client_msg_no不能为空！'));
   });
 });
+
+describe('stream messages in pulls', () => {
+  it('attach event meta, the main lane text and the end marker when include_event_meta is set', async () => {
+    const sent = await post(t.api, '/message/send', { from_uid: 'boss', channel_id: 'team', channel_type: 2, setting: 2, client_msg_no: 'ai-1', payload: 'e30=' });
+    expect(sent.json.reason).toBe(1);
+    const ev = (event_id: string, event_type: string, extra: object = {}) =>
+      post(t.api, '/message/event', { channel_id: 'team', channel_type: 2, from_uid: 'boss', client_msg_no: 'ai-1', event_id, event_type, ...extra });
+    await ev('d1', 'stream.delta', { payload: { kind: 'text', delta: 'Hel' } });
+    await ev('d2', 'stream.delta', { payload: { kind: 'text', delta: 'lo' } });
+    await ev('t1', 'stream.delta', { event_key: 'thinking', payload: 'hmm' });
+    await ev('t2', 'stream.error', { event_key: 'thinking', payload: { error: 'tool timed out' } });
+    await ev('c1', 'stream.close');
+    const pull = (extra: object) => post(t.api, '/channel/messagesync', { login_uid: 'w1', channel_id: 'team', channel_type: 2, pull_mode: 1, start_message_seq: sent.json.message_seq, ...extra });
+
+    const plain = (await pull({})).json.messages[0];
+    expect(plain.event_meta).toBeUndefined();
+    expect(plain.stream_data).toBeUndefined();
+
+    const full = (await pull({ include_event_meta: 1, event_summary_mode: 'full' })).json.messages[0];
+    expect(Buffer.from(full.stream_data, 'base64').toString()).toBe('Hello');
+    expect(full).toMatchObject({ end: 1, event_sync_hint: { client_msg_no: 'ai-1', from_msg_event_seq: 0 } });
+    expect(full.event_meta).toEqual({
+      has_events: true,
+      completed: false,
+      event_version: 5,
+      last_msg_event_seq: 5,
+      event_count: 5,
+      open_event_count: 0,
+      events: [
+        { event_key: 'main', status: 'closed', last_msg_event_seq: 5, end_reason: 0, snapshot: { kind: 'text', text: 'Hello' } },
+        { event_key: 'thinking', status: 'error', last_msg_event_seq: 4, end_reason: 1, error: 'tool timed out', snapshot: { kind: 'text', text: 'hmm' } },
+      ],
+    });
+    const compact = (await pull({ include_event_meta: 1 })).json.messages[0];
+    expect(compact.event_meta.events.every((e: object) => !('snapshot' in e))).toBe(true);
+  });
+});
+

@@ -49,6 +49,8 @@ export const syncRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
         endSeq: b.end_message_seq ?? 0,
         limit: b.limit ?? 0,
         pullMode: b.pull_mode ?? 0,
+        includeEventMeta: (b.include_event_meta ?? 0) !== 0,
+        eventSummaryMode: b.event_summary_mode ?? '',
       }),
     );
   });
@@ -84,6 +86,8 @@ export const syncRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
             endSeq: i.end_message_seq ?? 0,
             limit: i.limit ?? 0,
             pullMode: i.pull_mode ?? 0,
+            includeEventMeta: (i.include_event_meta ?? 0) !== 0,
+            eventSummaryMode: i.event_summary_mode ?? '',
           })),
         ),
       );

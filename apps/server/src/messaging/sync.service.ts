@@ -8,7 +8,11 @@ import {
 } from '@parley/shared';
 import type { Store } from '../store/store.ts';
 import type { StoredMessage } from '../store/message.repository.ts';
+import { summarizeEvents } from './event-meta.ts';
 import { FLAG_NO_PERSIST, FLAG_RED_DOT, FLAG_SYNC_ONCE } from './send.service.ts';
+
+/** Setting bit of a stream message. */
+const SETTING_STREAM = 0x02;
 
 export interface SyncRequest {
   loginUid: string;
@@ -19,7 +23,14 @@ export interface SyncRequest {
   limit: number;
   /** 0 = down (older), 1 = up (newer). */
   pullMode: number;
+  /** Attach stream event meta to stream messages. */
+  includeEventMeta?: boolean;
+  /** `full` includes lane snapshots; anything else is compact. */
+  eventSummaryMode?: string;
 }
+
+/** Events read per stream message when summarizing it. */
+const MAX_EVENTS_PER_MESSAGE = 10_000;
 
 /** Why a pull was refused; the HTTP layer turns it into a 400. */
 export class SyncRejected extends Error {}
@@ -176,11 +187,16 @@ export class SyncService {
       newest = true;
     }
     const page = await this.store.messages.range(channelId, req.channelType, lower, upper, limit, newest);
-    return {
-      start_message_seq: req.startSeq,
-      end_message_seq: req.endSeq,
-      more: page.more ? 1 : 0,
-      messages: page.messages.map((m) => toMessageResp(m, req.loginUid)),
-    };
+    const messages = page.messages.map((m) => toMessageResp(m, req.loginUid));
+    if (req.includeEventMeta) {
+      const full = req.eventSummaryMode === 'full';
+      for (let i = 0; i < messages.length; i++) {
+        const m = page.messages[i]!;
+        if (!(m.setting & SETTING_STREAM) || m.clientMsgNo === '') continue;
+        const events = await this.store.events.list(channelId, req.channelType, m.clientMsgNo, 0, MAX_EVENTS_PER_MESSAGE);
+        Object.assign(messages[i]!, summarizeEvents(m.clientMsgNo, events, full));
+      }
+    }
+    return { start_message_seq: req.startSeq, end_message_seq: req.endSeq, more: page.more ? 1 : 0, messages };
   }
 }

@@ -70,6 +70,34 @@ export const MessageResp = Type.Object({
   expire: Type.Integer(),
   timestamp: Type.Integer(),
   payload: Type.String(),
+  /** Stream messages, when event meta is requested: 1 once the main lane has ended. */
+  end: Type.Optional(Type.Integer()),
+  /** 0 closed, 1 error, 2 cancelled. */
+  end_reason: Type.Optional(Type.Integer()),
+  error: Type.Optional(Type.String()),
+  /** Base64 of the main lane's accumulated text. */
+  stream_data: Type.Optional(Type.String()),
+  event_meta: Type.Optional(
+    Type.Object({
+      has_events: Type.Boolean(),
+      completed: Type.Boolean(),
+      event_version: Type.Integer(),
+      last_msg_event_seq: Type.Integer(),
+      event_count: Type.Integer(),
+      open_event_count: Type.Integer(),
+      events: Type.Array(
+        Type.Object({
+          event_key: Type.String(),
+          status: Type.String(),
+          last_msg_event_seq: Type.Integer(),
+          snapshot: Type.Optional(Type.Unknown()),
+          end_reason: Type.Integer(),
+          error: Type.Optional(Type.String()),
+        }),
+      ),
+    }),
+  ),
+  event_sync_hint: Type.Optional(Type.Object({ client_msg_no: Type.String(), from_msg_event_seq: Type.Integer() })),
 });
 export type MessageResp = Static<typeof MessageResp>;
 
