@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ChannelBody, ChannelKeyBody, ChannelType, LegacyError, StatusOk, SubscriberBody, TmpSubscriberBody } from '@parley/shared';
+import type { ChannelFlags } from '../store/channel.repository.ts';
 import { badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
 import { requireChannelId, requireUids } from './validate.ts';
@@ -7,6 +8,12 @@ import { requireChannelId, requireUids } from './validate.ts';
 const ok = { status: 200 as const };
 const schema = <B>(body: B) => ({ body, response: { 200: StatusOk, 400: LegacyError } });
 const config = { errorShape: 'legacy' as const };
+
+/** The info flags a body sets (`1` = on, any other value = off; absent = unchanged). `disband` only ever turns on. */
+function flagsOf(b: ChannelBody): Partial<ChannelFlags> {
+  const bit = (v: number | undefined) => (v === undefined ? undefined : v === 1 ? 1 : 0);
+  return { ban: bit(b.ban), disband: b.disband === 1 ? 1 : undefined, large: bit(b.large), sendBan: bit(b.send_ban), allowStranger: bit(b.allow_stranger) };
+}
 
 /** Channel metadata, subscribers and the allow/deny lists. */
 export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (app, { deps }) => {
@@ -20,13 +27,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
       throw badRequest('不支持个人频道添加订阅者！');
     }
     const subscribers = b.subscribers && b.subscribers.length > 0 ? requireUids(b.subscribers) : [];
-    await channels.upsert(channelId, b.channel_type, {
-      ban: b.ban === undefined ? undefined : b.ban === 1 ? 1 : 0,
-      disband: b.disband === 1 ? 1 : undefined,
-      large: b.large === undefined ? undefined : b.large === 1 ? 1 : 0,
-      sendBan: b.send_ban === undefined ? undefined : b.send_ban === 1 ? 1 : 0,
-      allowStranger: b.allow_stranger === undefined ? undefined : b.allow_stranger === 1 ? 1 : 0,
-    });
+    await channels.upsert(channelId, b.channel_type, flagsOf(b));
     if (b.reset === 1) await channels.removeAllSubscribers(channelId, b.channel_type);
     if (subscribers.length > 0) await channels.addSubscribers(channelId, b.channel_type, subscribers);
     return ok;
@@ -57,13 +58,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
   app.post('/channel/info', { schema: schema(ChannelBody), config }, async (request) => {
     const b = request.body;
     const channelId = requireChannelId(b.channel_id);
-    await channels.upsert(channelId, b.channel_type, {
-      ban: b.ban === undefined ? undefined : b.ban === 1 ? 1 : 0,
-      disband: b.disband === 1 ? 1 : undefined,
-      large: b.large === undefined ? undefined : b.large === 1 ? 1 : 0,
-      sendBan: b.send_ban === undefined ? undefined : b.send_ban === 1 ? 1 : 0,
-      allowStranger: b.allow_stranger === undefined ? undefined : b.allow_stranger === 1 ? 1 : 0,
-    });
+    await channels.upsert(channelId, b.channel_type, flagsOf(b));
     return ok;
   });
 

@@ -38,7 +38,8 @@ export interface StreamFields {
 /** `end_reason` codes: why a lane ended. */
 export const EndReason = { closed: 0, error: 1, cancelled: 2 } as const;
 
-const STATUS: Record<string, LaneSummary['status']> = {
+/** Event types of a stream, and the status each one leaves its lane in. */
+export const STREAM_STATUS: Record<string, LaneSummary['status']> = {
   'stream.open': 'open',
   'stream.delta': 'open',
   'stream.snapshot': 'open',
@@ -96,7 +97,7 @@ export function summarizeEvents(clientMsgNo: string, events: readonly MessageEve
       lanes.set(e.eventKey, lane);
     }
     const payload: unknown = JSON.parse(e.payload);
-    lane.summary.status = STATUS[e.eventType] ?? lane.summary.status;
+    lane.summary.status = STREAM_STATUS[e.eventType] ?? lane.summary.status;
     lane.summary.last_msg_event_seq = e.eventSeq;
     if (e.eventType === 'stream.delta') lane.text += textOf(payload, 'delta') ?? '';
     else if (e.eventType === 'stream.snapshot') {

@@ -1,20 +1,11 @@
 import { ChannelType, normalizePersonChannel } from '@parley/shared';
 import type { MessageEvent } from '../store/message-event.repository.ts';
 import type { Store } from '../store/store.ts';
+import { STREAM_STATUS as STATUS } from './event-meta.ts';
 
 /** A rejected event request; the HTTP layer answers 400 with this text. */
 export class EventRejected extends Error {}
 
-/** Event types of a stream, and the stream status each one leaves. */
-const STATUS: Record<string, 'open' | 'closed' | 'error' | 'cancelled'> = {
-  'stream.open': 'open',
-  'stream.delta': 'open',
-  'stream.snapshot': 'open',
-  'stream.close': 'closed',
-  'stream.finish': 'closed',
-  'stream.error': 'error',
-  'stream.cancel': 'cancelled',
-};
 const FINISH_LANE = '__finish__';
 /** Largest event payload kept, bytes of JSON text. */
 export const MAX_EVENT_PAYLOAD = 256 * 1024;

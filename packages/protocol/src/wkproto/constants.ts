@@ -58,39 +58,8 @@ export const MAX_STRING_BYTES = 32_767;
 /** Largest message_seq encodable at protocol versions 1-5 (u32). */
 export const MAX_U32 = 0xffff_ffff;
 
-/** CONNACK/SENDACK/DISCONNECT reason codes (http-api.md §1.3). Success is 1, not 0. */
-export const ReasonCode = {
-  Unknown: 0,
-  Success: 1,
-  AuthFail: 2,
-  SubscriberNotExist: 3,
-  InBlacklist: 4,
-  ChannelNotExist: 5,
-  UserNotOnNode: 6,
-  SenderOffline: 7,
-  MsgKeyError: 8,
-  PayloadDecodeError: 9,
-  ForwardSendPacketError: 10,
-  NotAllowSend: 11,
-  ConnectKick: 12,
-  NotInWhitelist: 13,
-  QueryTokenError: 14,
-  SystemError: 15,
-  ChannelIDError: 16,
-  NodeMatchError: 17,
-  NodeNotMatch: 18,
-  Ban: 19,
-  NotSupportHeader: 20,
-  ClientKeyIsEmpty: 21,
-  RateLimit: 22,
-  NotSupportChannelType: 23,
-  Disband: 24,
-  SendBan: 25,
-  ChannelDeleting: 26,
-  ProtocolUpgradeRequired: 27,
-  IdempotencyConflict: 28,
-  MessageSeqExhausted: 29,
-} as const;
+/** CONNACK/SENDACK/DISCONNECT reason codes (http-api.md §1.3): one table, shared with the server. */
+export { ReasonCode } from '@parley/shared';
 
 /**
  * The version a session runs at after CONNECT: the client's version, except
