@@ -3,6 +3,7 @@
  * files. 64-bit integers (ids, nanosecond times) are decimal strings; seqs
  * and second/millisecond times are numbers. `node_id`/`shard` locate the row.
  */
+import type { RawChannelInfo } from './scan-shard.ts';
 
 /** Where a row was read: v2 node and business-DB shard. */
 export interface Location {
@@ -29,20 +30,7 @@ export interface UserRecord extends Location {
 }
 
 /** A channel-info row that names its channel (count-only rows are not channels). */
-export interface ChannelRecord extends Location {
-  channel_id: string;
-  channel_type: number;
-  ban: boolean;
-  large: boolean;
-  disband: boolean;
-  send_ban: boolean;
-  allow_stranger: boolean;
-  subscriber_count: number;
-  allowlist_count: number;
-  denylist_count: number;
-  created_at_ns: string;
-  updated_at_ns: string;
-}
+export interface ChannelRecord extends Location, Omit<RawChannelInfo, 'ch'> {}
 
 /** A subscriber, allowlist or denylist row with its channel resolved from the key hash. */
 export interface MemberRecord extends Location {
