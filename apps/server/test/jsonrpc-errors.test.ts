@@ -103,6 +103,20 @@ describe('session life', () => {
     c.close();
   });
 
+  it('remembers a delivered recv until its recvack', async () => {
+    const receiver = await connectRpc(t.ws, 'u2', 'tok-2');
+    const sender = await connectRpc(t.ws, 'u1', 'tok-1');
+    const session = [...t.server.presence.sessionsOf('u2')!][0] as unknown as { pendingAckCount: number };
+    await sender.request('send', { channelId: 'u2', channelType: 1, payload: { ack: 'me' } });
+    const recv = await receiver.nextNotification('recv');
+    expect(session.pendingAckCount).toBe(1);
+    receiver.notify('recvack', { messageId: recv.params.messageId, messageSeq: recv.params.messageSeq });
+    expect((await receiver.request('ping', null)).result).toBeNull();
+    expect(session.pendingAckCount).toBe(0);
+    receiver.close();
+    sender.close();
+  });
+
   it('closes a connection that never sends connect (gateway.auth_timeout)', async () => {
     const c = await JsonRpcClient.open(t.ws);
     const started = Date.now();

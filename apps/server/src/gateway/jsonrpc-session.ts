@@ -20,13 +20,11 @@ import type { Logger } from 'pino';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
-import { CloseCode, type Deadlines, type WsConnection } from './connection.ts';
+import { CloseCode, type WsConnection } from './connection.ts';
 import type { GatewayServices } from './services.ts';
+import { SessionBase } from './session-base.ts';
 
-/** Un-acked RECVs remembered per session; the oldest is dropped beyond this. */
-export const PENDING_ACK_MAX = 1024;
 
-let nextSessionId = 1;
 
 /**
  * One JSON-RPC session over WebSocket: `connect` first, then `send`, `ping`
@@ -34,24 +32,16 @@ let nextSessionId = 1;
  * error and the session is closed; nothing here can crash the process.
  * JSON-RPC sessions are bridged as protocol version 6 and are not encrypted.
  */
-export class JsonRpcSession implements SessionHandle, Deadlines {
-  readonly id = nextSessionId++;
+export class JsonRpcSession extends SessionBase implements SessionHandle {
   readonly protocol = 'jsonrpc' as const;
-  uid = '';
-  deviceFlag = 0;
-  deviceId = '';
-  deviceLevel = 0;
-  readonly openedAt = Date.now();
-  lastInboundAt = this.openedAt;
-  authenticated = false;
-  private state: 'awaiting-connect' | 'authenticating' | 'open' | 'closed' = 'awaiting-connect';
-  private readonly pendingAcks = new Map<string, number>();
 
   constructor(
     private readonly conn: WsConnection,
     private readonly services: GatewayServices,
     private readonly log: Logger,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Handles one inbound text message. */
   onMessage(text: string): void {
@@ -75,7 +65,7 @@ export class JsonRpcSession implements SessionHandle, Deadlines {
   onClose(): void {
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';
-    this.pendingAcks.clear();
+    this.forgetAcks();
   }
 
   expire(reason: 'auth timeout' | 'idle timeout'): void {
@@ -115,11 +105,7 @@ export class JsonRpcSession implements SessionHandle, Deadlines {
       d.encoded.set(key, frame);
     }
     this.conn.send(frame);
-    if (this.pendingAcks.size >= PENDING_ACK_MAX) {
-      const oldest = this.pendingAcks.keys().next().value;
-      if (oldest !== undefined) this.pendingAcks.delete(oldest);
-    }
-    this.pendingAcks.set(d.messageIdText, d.messageSeq);
+    this.awaitAck(d.messageIdText, d.messageSeq);
   }
 
   kick(reasonCode: number, reason: string): void {
@@ -129,10 +115,6 @@ export class JsonRpcSession implements SessionHandle, Deadlines {
     timer.unref();
   }
 
-  /** Un-acked deliveries (for tests and the operations surface). */
-  get pendingAckCount(): number {
-    return this.pendingAcks.size;
-  }
 
   private async dispatch(frame: JsonRpcFrame): Promise<void> {
     if (frame.kind === 'response') {
@@ -253,7 +235,7 @@ export class JsonRpcSession implements SessionHandle, Deadlines {
   private recvack(raw: unknown): void {
     try {
       const p = readRecvackParams(raw);
-      if (/^\d{1,20}$/.test(p.messageId)) this.pendingAcks.delete(p.messageId);
+      if (/^\d{1,20}$/.test(p.messageId)) this.acked(p.messageId);
     } catch (err) {
       if (!(err instanceof InvalidParamsError)) throw err;
       this.fail(null, JsonRpcErrorCode.InvalidParams, err.message);

@@ -17,8 +17,8 @@ import type { Logger } from 'pino';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
-import type { Deadlines } from './connection.ts';
 import type { GatewayServices } from './services.ts';
+import { SessionBase } from './session-base.ts';
 
 /** Where a WKProto session writes: a TCP socket or a WebSocket (one packet per message). */
 export interface PacketSink {
@@ -26,12 +26,9 @@ export interface PacketSink {
   close(reason: string): void;
 }
 
-/** Un-acked RECVs remembered per session; the oldest is dropped beyond this. */
-const PENDING_ACK_MAX = 1024;
 /** Protocol version used for packets written before CONNECT is decoded. */
 const PRE_CONNECT_VERSION = 5;
 
-let nextSessionId = 1_000_000_000;
 
 /**
  * One binary WKProto session (TCP or WebSocket). CONNECT must come first and
@@ -40,22 +37,12 @@ let nextSessionId = 1_000_000_000;
  * msg_key; SENDACKs go out in SEND order; every RECV is encrypted and signed
  * for this session. Any protocol violation closes the session.
  */
-export class WkprotoSession implements SessionHandle, Deadlines {
-  readonly id = nextSessionId++;
+export class WkprotoSession extends SessionBase implements SessionHandle {
   readonly protocol = 'wkproto' as const;
-  uid = '';
-  deviceFlag = 0;
-  deviceId = '';
-  deviceLevel = 0;
-  readonly openedAt = Date.now();
-  lastInboundAt = this.openedAt;
-  authenticated = false;
-  private state: 'awaiting-connect' | 'authenticating' | 'open' | 'closed' = 'awaiting-connect';
   private version = PRE_CONNECT_VERSION;
   private crypto: WkSessionCrypto | undefined;
   private readonly decoder: WkprotoDecoder;
   private ackTail: Promise<void> = Promise.resolve();
-  private readonly pendingAcks = new Map<bigint, bigint>();
   private readonly onPacketBound = (p: WkPacket) => this.onPacket(p);
 
   constructor(
@@ -64,6 +51,7 @@ export class WkprotoSession implements SessionHandle, Deadlines {
     private readonly log: Logger,
     maxPacketBytes: number,
   ) {
+    super();
     this.decoder = new WkprotoDecoder({ version: PRE_CONNECT_VERSION, maxRemainingLength: maxPacketBytes });
   }
 
@@ -82,7 +70,7 @@ export class WkprotoSession implements SessionHandle, Deadlines {
   onClose(): void {
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';
-    this.pendingAcks.clear();
+    this.forgetAcks();
   }
 
   expire(reason: 'auth timeout' | 'idle timeout'): void {
@@ -115,11 +103,7 @@ export class WkprotoSession implements SessionHandle, Deadlines {
       this.log.warn({ err: (err as Error).message, session: this.id }, 'recv not encodable for this session');
       return;
     }
-    if (this.pendingAcks.size >= PENDING_ACK_MAX) {
-      const oldest = this.pendingAcks.keys().next().value;
-      if (oldest !== undefined) this.pendingAcks.delete(oldest);
-    }
-    this.pendingAcks.set(d.messageId, BigInt(d.messageSeq));
+    this.awaitAck(d.messageIdText, d.messageSeq);
   }
 
   kick(reasonCode: number, reason: string): void {
@@ -129,9 +113,6 @@ export class WkprotoSession implements SessionHandle, Deadlines {
     timer.unref();
   }
 
-  get pendingAckCount(): number {
-    return this.pendingAcks.size;
-  }
 
   private onPacket(p: WkPacket): void {
     switch (this.state) {
@@ -152,7 +133,7 @@ export class WkprotoSession implements SessionHandle, Deadlines {
       case PacketType.SEND:
         return this.send(p);
       case PacketType.RECVACK:
-        if (p.messageId > 0n) this.pendingAcks.delete(p.messageId);
+        if (p.messageId > 0n) this.acked(p.messageId.toString());
         return;
       case PacketType.PING:
         this.sink.send(encodePacket({ type: PacketType.PONG }, this.version));
