@@ -14,6 +14,12 @@ const MAX_RECORD_UIDS = 4096;
 /** Most command logs one sync reads and records per uid. */
 const MAX_CHANNELS_PER_UID = 2048;
 export const DEFAULT_SYNC_LIMIT = 200;
+/**
+ * Most command rows one `/message/sync` reads across all its logs. Each log
+ * contributes a seq-ordered prefix and syncack acknowledges exactly what was
+ * returned, so rows not read now come with the next sync.
+ */
+const MAX_ROWS_READ = 100_000;
 export const MAX_SYNC_LIMIT = 10_000;
 
 interface SyncRecord {
@@ -64,9 +70,10 @@ export class CmdService {
     const max = limit <= 0 ? DEFAULT_SYNC_LIMIT : Math.min(limit, MAX_SYNC_LIMIT);
     const bindings = await this.store.cmdBindings.listLive(uid, MAX_CHANNELS_PER_UID);
     const found: StoredMessage[] = [];
+    const perLog = Math.max(1, Math.min(max, Math.floor(MAX_ROWS_READ / Math.max(1, bindings.length))));
     for (const b of bindings) {
       const from = Math.max(b.startSeq, b.ackSeq + 1);
-      const page = await this.store.messages.range(b.channelId, b.channelType, from, Number.MAX_SAFE_INTEGER, max, false);
+      const page = await this.store.messages.range(b.channelId, b.channelType, from, Number.MAX_SAFE_INTEGER, perLog, false);
       found.push(...page.messages);
     }
     found.sort(

@@ -44,6 +44,8 @@ export interface ConversationPage {
 }
 
 export const MAX_PAGE = 200;
+/** Most memberships the deprecated `/conversation/sync` scans for one user. */
+export const MAX_SYNC_SCAN = 10_000;
 const DEFAULT_PAGE = 50;
 const NS_PER_MS = 1_000_000n;
 
@@ -125,7 +127,7 @@ export class ConversationService {
   async all(uid: string, max: number): Promise<Array<{ item: ConversationItem; tail: number; last?: StoredMessage }>> {
     const out: Array<{ item: ConversationItem; tail: number; last?: StoredMessage }> = [];
     let after: DirectoryKey | undefined;
-    for (;;) {
+    for (let scanned = 0; scanned < MAX_SYNC_SCAN; scanned += MAX_PAGE) {
       const rows = await this.store.memberships.pageByUid(uid, after, MAX_PAGE);
       for (const row of rows) {
         const r = await this.view(uid, row);
