@@ -29,6 +29,3 @@ export function requireUids(uids: readonly string[] | undefined, message = 'шовщ
   if (out.some((u) => u === '')) throw badRequest(message);
   return out;
 }
-
-/** `1` means on; anything else off. */
-export const on = (flag: number | undefined): boolean => flag === 1;

@@ -119,10 +119,6 @@ export function createChannelRepository(db: Db) {
         .execute();
     },
 
-    async isSystemUid(uid: string): Promise<boolean> {
-      return (await db.selectFrom('system_uids').select('uid').where('uid', '=', uid).executeTakeFirst()) !== undefined;
-    },
-
     async addSystemUids(uids: readonly string[]): Promise<void> {
       for (const part of chunks(uids)) {
         await db.insertInto('system_uids').values(part.map((uid) => ({ uid }))).onConflict((oc) => oc.doNothing()).execute();
