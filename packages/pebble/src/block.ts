@@ -3,7 +3,7 @@
  * (compression type + masked CRC32C over block and type byte), decompression.
  */
 import { decompress as zstdDecompress } from 'fzstd';
-import { uncompress as snappyUncompress } from 'snappyjs';
+import { snappyUncompressor } from 'hysnappy';
 import { maskedCrc32c } from './crc32c.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import type { TableFile } from './table-file.ts';
@@ -19,6 +19,23 @@ export interface BlockHandle {
 export const BLOCK_TRAILER_SIZE = 5;
 
 const cursor: VarintCursor = { value: 0, pos: 0 };
+
+/**
+ * Snappy: hysnappy's WebAssembly build of the reference decoder (instantiated
+ * once; ~3x faster than the pure-JS snappyjs on this data). It needs the
+ * decompressed length up front, which the stream's varint header gives.
+ */
+let snappyDecoder: ((input: Uint8Array, outputLength: number) => Uint8Array) | undefined;
+/** Snappy cannot expand more than ~21x (a 3-byte copy tag yields at most 64 bytes); a larger claimed length is corruption. */
+const SNAPPY_MAX_RATIO = 24;
+
+function snappyUncompress(body: Uint8Array, path: string, offset: number): Uint8Array {
+  if (!readUvarint(body, 0, Math.min(body.length, 5), cursor) || cursor.value > body.length * SNAPPY_MAX_RATIO + 64) {
+    throw new PebbleCorruptionError(path, offset, 'snappy block has an invalid length header');
+  }
+  snappyDecoder ??= snappyUncompressor();
+  return snappyDecoder(body, cursor.value);
+}
 
 /**
  * Decodes a block handle at `buf[pos]`; returns it and the position after it,
@@ -68,7 +85,7 @@ function decompressBlock(body: Uint8Array, type: number, path: string, offset: n
     case 0:
       return body;
     case 1:
-      return snappyUncompress(body);
+      return snappyUncompress(body, path, offset);
     case 7: {
       if (!readUvarint(body, 0, body.length, cursor)) throw new PebbleCorruptionError(path, offset, 'zstd block lacks its length prefix');
       const expected = cursor.value;
