@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { digestFile } from '../archive/jsonl.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
-import { lockHolder } from '../source/lock.ts';
+import { lockHolders } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { RECORD_FILES } from '../v2/records.ts';
 import { createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
@@ -32,9 +32,11 @@ function checkWorkspace(workspace: string, planSha: string): ArchiveSeal {
     problems.push('prepare-report.json does not match the seal');
   }
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
-  for (const s of seal.sources) {
-    for (const dir of listShards(s.data_dir).shards) {
-      const holder = lockHolder(join(dir, 'LOCK'));
+  const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
+  const holders = lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')));
+  for (const [i, s] of seal.sources.entries()) {
+    for (const dir of shardDirs[i]!) {
+      const holder = holders.get(join(dir, 'LOCK'));
       if (holder) problems.push(`source node ${s.node_id}: ${join(dir, 'LOCK')} is held by ${holder}`);
     }
     const now = fingerprintTree(s.data_dir);

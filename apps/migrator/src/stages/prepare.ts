@@ -5,7 +5,7 @@ import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
 import { writeResolved } from '../prepare/resolve.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
-import { lockHolder } from '../source/lock.ts';
+import { lockHolders } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { hex8 } from '../v2/hash.ts';
 import { scanShard } from '../v2/scan-shard.ts';
@@ -40,24 +40,24 @@ export interface PrepareOutcome {
 /** Refuses sources that are in use, mis-sized or unreadable; returns their shard dirs. */
 function checkSources(loaded: LoadedPlan): string[][] {
   const problems: string[] = [];
-  const all: string[][] = [];
-  for (const s of loaded.plan.sources) {
-    const { shards, problem } = listShards(s.data_dir);
+  const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
+  const holders = lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))));
+  for (const [i, s] of loaded.plan.sources.entries()) {
+    const { shards, problem } = all[i]!;
     if (problem) problems.push(`source node ${s.node_id}: ${problem}`);
     else if (shards.length !== s.shard_count) {
       problems.push(`source node ${s.node_id}: plan says shard_count ${s.shard_count} but ${s.data_dir} has ${shards.length} shard directories`);
     }
     for (const dir of shards) {
-      const holder = lockHolder(join(dir, 'LOCK'));
+      const holder = holders.get(join(dir, 'LOCK'));
       if (holder) problems.push(`source node ${s.node_id}: ${join(dir, 'LOCK')} is held by ${holder}; stop the v2 node first`);
     }
-    all.push(shards);
   }
   if (loaded.plan.sources.length > 1) {
     problems.push(`${loaded.plan.sources.length} source nodes: choosing authoritative replicas across nodes is not in this release; migrate single-node sources`);
   }
   if (problems.length > 0) throw new StageError(problems);
-  return all;
+  return all.map(({ shards }) => shards);
 }
 
 /**
