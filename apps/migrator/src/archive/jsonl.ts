@@ -80,23 +80,42 @@ export function* readJsonl<T>(path: string): Generator<T> {
   }
 }
 
-/** SHA-256, line count and size of a file, streamed. */
-export function digestFile(path: string): FileDigest {
+/** The read buffer of `digestFile` and `sha256File`, allocated on first use (both are synchronous). */
+let readBuffer: Buffer | undefined;
+
+/** Streams a file through `chunk`; returns its size. */
+function streamFile(path: string, chunk: (data: Buffer) => void): number {
+  readBuffer ??= Buffer.allocUnsafe(CHUNK);
+  const buf = readBuffer;
   const fd = openSync(path, 'r');
-  const hash = createHash('sha256');
-  const buf = Buffer.allocUnsafe(CHUNK);
-  let count = 0;
   let bytes = 0;
   try {
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
-      hash.update(buf.subarray(0, n));
+      chunk(n === buf.length ? buf : buf.subarray(0, n));
       bytes += n;
-      for (let i = buf.indexOf(10, 0); i >= 0 && i < n; i = buf.indexOf(10, i + 1)) count++;
     }
   } finally {
     closeSync(fd);
   }
+  return bytes;
+}
+
+/** SHA-256, line count and size of a file, streamed. */
+export function digestFile(path: string): FileDigest {
+  const hash = createHash('sha256');
+  let count = 0;
+  const bytes = streamFile(path, (data) => {
+    hash.update(data);
+    for (let i = data.indexOf(10); i >= 0; i = data.indexOf(10, i + 1)) count++;
+  });
   return { sha256: hash.digest('hex'), count, bytes };
+}
+
+/** SHA-256 of a file, streamed (no line count: for binary files). */
+export function sha256File(path: string): string {
+  const hash = createHash('sha256');
+  streamFile(path, (data) => hash.update(data));
+  return hash.digest('hex');
 }

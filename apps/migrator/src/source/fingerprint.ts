@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { digestFile } from '../archive/jsonl.ts';
+import { sha256File } from '../archive/jsonl.ts';
 
 /** One file of a source tree: path relative to the tree root, size and SHA-256. */
 export interface FileFingerprint {
@@ -21,7 +21,7 @@ export function fingerprintTree(root: string): FileFingerprint[] {
       const full = join(dir, name);
       const st = statSync(full);
       if (st.isDirectory()) walk(full);
-      else if (st.isFile()) out.push({ path: relative(root, full), size: st.size, sha256: digestFile(full).sha256 });
+      else if (st.isFile()) out.push({ path: relative(root, full), size: st.size, sha256: sha256File(full) });
     }
   };
   walk(root);
