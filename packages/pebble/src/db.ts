@@ -141,7 +141,7 @@ class Db implements PebbleDb {
       levels,
       tableBytes: levels.reduce((n, l) => n + l.files.reduce((s, f) => s + f.size, 0), 0),
       wals: this.memtable.wals,
-      memtableEntries: this.memtable.entries.length,
+      memtableEntries: this.memtable.points.count,
       memtableRangeDeletions: this.memtable.tombstones,
       scans: { iterations: this.iterations, ...this.counters },
     };

@@ -8,7 +8,7 @@ export { PebbleCorruptionError, PebbleError, PebbleUnsupportedError } from './er
 export { MAX_FORMAT_MAJOR_VERSION, discover, parseOptions } from './discovery.ts';
 export { readManifest, type ManifestState } from './manifest.ts';
 export { readLogRecords, type LogReadResult } from './log-reader.ts';
-export { decodeBatch, type BatchEntry, type Tombstone } from './batch.ts';
+export { decodeBatch, PointTable, type Tombstone } from './batch.ts';
 export { Sstable, type TableFormat } from './sstable.ts';
 export { TableIter } from './table-iter.ts';
 export { crc32c, maskedCrc32c } from './crc32c.ts';

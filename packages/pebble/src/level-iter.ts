@@ -35,6 +35,7 @@ const EMPTY = new Uint8Array(0);
 
 export class LevelIter implements PointSource {
   keyBuf: Uint8Array = EMPTY;
+  readonly keyOff = 0;
   keyLen = 0;
   valBuf: Uint8Array = EMPTY;
   valOff = 0;
@@ -42,6 +43,11 @@ export class LevelIter implements PointSource {
   seq = 0;
   kind = 0;
   sameAsPrev: boolean | undefined = undefined;
+  readonly tracksSameKey = true;
+  /** The last user key of the previous table (to tell whether the next table starts with the same key). */
+  private lastKey: Uint8Array | undefined;
+  /** Whether the current table has yielded an entry. */
+  private curYielded = false;
   /** False while no opened table's range deletions are active. */
   hasTombstones = false;
   private fileIdx = 0;
@@ -64,20 +70,30 @@ export class LevelIter implements PointSource {
   next(): boolean {
     for (;;) {
       if (this.cur) {
-        if (this.cur.next()) {
-          const cur = this.cur;
+        const cur = this.cur;
+        if (cur.next()) {
           this.keyBuf = cur.keyBuf;
           this.keyLen = cur.keyLen;
           this.seq = cur.seq;
           this.kind = cur.kind;
-          this.sameAsPrev = cur.sameAsPrev;
+          let same = cur.sameAsPrev;
+          if (same === undefined && this.lastKey !== undefined) {
+            // First entry of a table after another one: compare with that table's last key.
+            same = sameBytes(this.lastKey, cur.keyBuf, cur.keyLen);
+            this.lastKey = undefined;
+          }
+          this.sameAsPrev = same;
+          this.curYielded = true;
           return true;
         }
+        // The exhausted table's scratch key still holds its last key.
+        if (this.curYielded) this.lastKey = cur.keyBuf.slice(0, cur.keyLen);
         this.closeCurrent();
       }
       const meta = this.files[this.fileIdx++];
       if (!meta) return false;
       this.cur = this.openTable(meta);
+      this.curYielded = false;
     }
   }
 
@@ -109,6 +125,10 @@ export class LevelIter implements PointSource {
     this.cur = undefined;
   }
 
+  keyView(): Uint8Array | undefined {
+    return this.cur?.keyView();
+  }
+
   loadValue(): void {
     const cur = this.cur!;
     cur.loadValue();
@@ -134,6 +154,13 @@ export class LevelIter implements PointSource {
     this.closeCurrent();
     this.fileIdx = this.files.length;
   }
+}
+
+/** True when `key[0, len)` equals `a`. */
+function sameBytes(a: Uint8Array, key: Uint8Array, len: number): boolean {
+  if (a.length !== len) return false;
+  for (let i = len - 1; i >= 0; i--) if (a[i] !== key[i]) return false;
+  return true;
 }
 
 /** Exclusive upper bound of a file's keys: the largest user key, or its immediate successor unless the bound is a range sentinel. */

@@ -4,16 +4,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeBatch, type BatchEntry, type KindCounts, type Tombstone } from './batch.ts';
-import { PebbleCorruptionError } from './errors.ts';
-import { compareBytes } from './internal-key.ts';
-import { readLogRecords, type LogEnd } from './log-reader.ts';
+import { decodeBatch, PointTable, type KindCounts, type Tombstone } from './batch.ts';
+import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
+import { sortEntries } from './key-sort.ts';
+import { readLogRecords, type LogEnd, type LogRecord } from './log-reader.ts';
 import type { PointSource } from './point-source.ts';
 import { FragmentCursor, fragment, type Fragment } from './tombstones.ts';
 
-// Module-local bindings: hot loops call these per entry, and some TypeScript loaders
-// compile imports to property getters that V8 does not always inline.
-const localCompareBytes = compareBytes;
 const EMPTY = new Uint8Array(0);
 
 /** What was replayed from one WAL file. */
@@ -33,8 +30,11 @@ export interface WalInfo {
 
 /** Sorted point entries plus fragmented range deletions of all replayed WALs. */
 export interface Memtable {
-  entries: BatchEntry[];
-  /** 1 where an entry has the same user key as the one before it (an older version). */
+  /** Every point operation, in WAL order; keys and values are ranges of one arena holding all replayed batches. */
+  points: PointTable;
+  /** Indices into {@link points} in internal-key order (user key ascending, sequence number descending). */
+  order: Int32Array;
+  /** `sameAsPrev[i]` is 1 where the entry at `order[i]` has the same user key as the one before it (an older version). */
   sameAsPrev: Uint8Array;
   fragments: Fragment[];
   tombstones: number;
@@ -52,13 +52,13 @@ export function replayWals(
   truncateLastTail: boolean,
   strictWalTail: boolean,
 ): Memtable {
-  const entries: BatchEntry[] = [];
   const tombstones: Tombstone[] = [];
   const wals: WalInfo[] = [];
+  const read: { path: string; records: LogRecord[]; info: WalInfo }[] = [];
+  let total = 0;
   logs.forEach((log, i) => {
     const path = join(dir, log.name);
     const file = readFileSync(path);
-    // A plain Uint8Array view: its subarrays (one per key and value) are much cheaper than Buffer slices.
     const buf = new Uint8Array(file.buffer, file.byteOffset, file.length);
     const isLast = i === logs.length - 1;
     const lenient = isLast ? truncateLastTail : !strictWalTail;
@@ -76,8 +76,20 @@ export function replayWals(
       info.tornOffset = res.tornOffset;
       info.tornDetail = res.tornDetail;
     }
-    for (const rec of res.records) {
-      const { seq, count } = decodeBatch(rec.data, path, rec.offset, entries, tombstones, info.kinds);
+    for (const rec of res.records) total += rec.data.length;
+    read.push({ path, records: res.records, info });
+  });
+  if (total > 0x7fffffff) throw new PebbleUnsupportedError(`${dir}: ${total} bytes of unflushed WAL batches; at most 2 GiB are supported`);
+  // Every batch is copied into one arena, so that each key and value is an offset pair instead of an object.
+  const arena = new Uint8Array(total);
+  const points = new PointTable(arena, Math.max(256, total >> 5));
+  let at = 0;
+  for (const { path, records, info } of read) {
+    for (const rec of records) {
+      const start = at;
+      arena.set(rec.data, start);
+      at += rec.data.length;
+      const { seq, count } = decodeBatch(start, at, path, rec.offset, points, tombstones, info.kinds);
       info.batches++;
       info.ops += count;
       if (count > 0) {
@@ -86,16 +98,17 @@ export function replayWals(
       }
     }
     wals.push(info);
-  });
-  entries.sort((a, b) => localCompareBytes(a.key, b.key) || b.seq - a.seq);
-  const sameAsPrev = new Uint8Array(entries.length);
-  for (let i = 1; i < entries.length; i++) if (sameKey(entries[i - 1]!.key, entries[i]!.key)) sameAsPrev[i] = 1;
-  return { entries, sameAsPrev, fragments: fragment(tombstones), tombstones: tombstones.length, wals };
+  }
+  const order = sortEntries({ arena, keyOff: points.keyOff, keyLen: points.keyLen, seq: points.seq, count: points.count });
+  const sameAsPrev = new Uint8Array(order.length);
+  for (let i = 1; i < order.length; i++) if (sameKey(points, order[i - 1]!, order[i]!)) sameAsPrev[i] = 1;
+  return { points, order, sameAsPrev, fragments: fragment(tombstones), tombstones: tombstones.length, wals };
 }
 
 /** Point source over a memtable, optionally starting at a user key. */
 export class MemtableIter implements PointSource {
   keyBuf: Uint8Array = EMPTY;
+  keyOff = 0;
   keyLen = 0;
   valBuf: Uint8Array = EMPTY;
   valOff = 0;
@@ -103,34 +116,48 @@ export class MemtableIter implements PointSource {
   seq = 0;
   kind = 0;
   sameAsPrev: boolean | undefined = undefined;
+  readonly tracksSameKey = true;
   readonly rank = 0;
   readonly hasTombstones: boolean;
   private idx: number;
+  private cur = 0;
+  private readonly points: PointTable;
+  private readonly order: Int32Array;
   private readonly cursor: FragmentCursor;
 
   constructor(private readonly mem: Memtable, start: Uint8Array | undefined) {
-    this.idx = start ? lowerBound(mem.entries, start) - 1 : -1;
+    this.points = mem.points;
+    this.order = mem.order;
+    this.keyBuf = mem.points.arena;
+    this.valBuf = mem.points.arena;
+    this.idx = start ? lowerBound(mem, start) - 1 : -1;
     this.cursor = new FragmentCursor(mem.fragments);
     this.hasTombstones = mem.fragments.length > 0;
   }
 
   next(): boolean {
     const i = ++this.idx;
-    const e = this.mem.entries[i];
-    if (!e) return false;
-    this.keyBuf = e.key;
-    this.keyLen = e.key.length;
-    this.seq = e.seq;
-    this.kind = e.kind;
+    if (i >= this.order.length) return false;
+    const e = this.order[i]!;
+    const p = this.points;
+    this.cur = e;
+    this.keyOff = p.keyOff[e]!;
+    this.keyLen = p.keyLen[e]!;
+    this.seq = p.seq[e]!;
+    this.kind = p.kind[e]!;
     this.sameAsPrev = this.mem.sameAsPrev[i] === 1;
     return true;
   }
 
+  /** Keys are ranges of the arena: the merge copies them (no per-entry views). */
+  keyView(): undefined {
+    return undefined;
+  }
+
   loadValue(): void {
-    const v = this.mem.entries[this.idx]!.value;
-    this.valBuf = v;
-    this.valOff = 0;
-    this.valLen = v.length;
+    const p = this.points;
+    this.valOff = p.valOff[this.cur]!;
+    this.valLen = p.valLen[this.cur]!;
   }
 
   /** Newest memtable range deletion covering `key` (-1 if none); keys ascending. */
@@ -141,19 +168,37 @@ export class MemtableIter implements PointSource {
   close(): void {}
 }
 
-function sameKey(x: Uint8Array, y: Uint8Array): boolean {
-  if (x.length !== y.length) return false;
-  for (let i = x.length - 1; i >= 0; i--) if (x[i] !== y[i]) return false;
+/** True when entries `a` and `b` of `p` have the same key. */
+function sameKey(p: PointTable, a: number, b: number): boolean {
+  const n = p.keyLen[a]!;
+  if (n !== p.keyLen[b]!) return false;
+  const arena = p.arena;
+  const oa = p.keyOff[a]!;
+  const ob = p.keyOff[b]!;
+  for (let i = n - 1; i >= 0; i--) if (arena[oa + i] !== arena[ob + i]) return false;
   return true;
 }
 
-function lowerBound(entries: BatchEntry[], key: Uint8Array): number {
+/** Position in `mem.order` of the first entry whose key is >= `key`. */
+function lowerBound(mem: Memtable, key: Uint8Array): number {
+  const { arena, keyOff, keyLen } = mem.points;
   let lo = 0;
-  let hi = entries.length;
+  let hi = mem.order.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (localCompareBytes(entries[mid]!.key, key) < 0) lo = mid + 1;
+    const e = mem.order[mid]!;
+    if (keyBefore(arena, keyOff[e]!, keyLen[e]!, key)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
+}
+
+/** True when `arena[off, off + len)` sorts before `key`. */
+function keyBefore(arena: Uint8Array, off: number, len: number, key: Uint8Array): boolean {
+  const m = len < key.length ? len : key.length;
+  for (let i = 0; i < m; i++) {
+    const d = arena[off + i]! - key[i]!;
+    if (d !== 0) return d < 0;
+  }
+  return len < key.length;
 }

@@ -6,11 +6,9 @@
  * runs once per entry of the scan.
  */
 import { PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, formatKey, Kind } from './internal-key.ts';
+import { formatKey, Kind } from './internal-key.ts';
 import type { PointSource } from './point-source.ts';
 
-// Module-local binding: some TypeScript loaders compile imports to property getters.
-const localCompareBytes = compareBytes;
 
 /** A point source that also knows its range deletions. */
 export interface MergeSource extends PointSource {
@@ -40,11 +38,13 @@ const SMALL = 64;
 function less(a: PointSource, b: PointSource): boolean {
   const x = a.keyBuf;
   const y = b.keyBuf;
+  const xo = a.keyOff;
+  const yo = b.keyOff;
   const xl = a.keyLen;
   const yl = b.keyLen;
   const n = xl < yl ? xl : yl;
   for (let i = 0; i < n; i++) {
-    const d = x[i]! - y[i]!;
+    const d = x[xo + i]! - y[yo + i]!;
     if (d !== 0) return d < 0;
   }
   if (xl !== yl) return xl < yl;
@@ -56,8 +56,34 @@ function less(a: PointSource, b: PointSource): boolean {
 function atKey(s: PointSource, key: Uint8Array, len: number): boolean {
   if (s.keyLen !== len) return false;
   const x = s.keyBuf;
-  for (let i = len - 1; i >= 0; i--) if (x[i] !== key[i]) return false;
+  const o = s.keyOff;
+  for (let i = len - 1; i >= 0; i--) if (x[o + i] !== key[i]) return false;
   return true;
+}
+
+/** True when two sources are at the same user key. */
+function sameUserKey(a: PointSource, b: PointSource): boolean {
+  const len = a.keyLen;
+  if (b.keyLen !== len) return false;
+  const x = a.keyBuf;
+  const y = b.keyBuf;
+  const xo = a.keyOff;
+  const yo = b.keyOff;
+  for (let i = len - 1; i >= 0; i--) if (x[xo + i] !== y[yo + i]) return false;
+  return true;
+}
+
+/** True when the source's current user key sorts before `end`. */
+function keyBefore(s: PointSource, end: Uint8Array): boolean {
+  const x = s.keyBuf;
+  const o = s.keyOff;
+  const len = s.keyLen;
+  const m = len < end.length ? len : end.length;
+  for (let i = 0; i < m; i++) {
+    const d = x[o + i]! - end[i]!;
+    if (d !== 0) return d < 0;
+  }
+  return len < end.length;
 }
 
 /** Restores the heap below `i`; returns whether `h[i]` changed. */
@@ -103,11 +129,18 @@ class Scratch {
  * or when a source throws. A class rather than a generator: resuming a
  * generator per entry costs more than the rest of the merge step. The yielded
  * entry (and its result object) are reused: see {@link Entry}.
+ *
+ * Sources are advanced past a yielded key lazily, at the next call: until then
+ * the key and value stay in the source's memory, so the entry can point at them
+ * instead of copies. When only the top source holds the key and it tracks
+ * same-key runs, skipping the key's older versions needs no copy of it either.
  */
 export class MergeIterator implements IterableIterator<Entry> {
   private readonly heap: MergeSource[] = [];
   private started = false;
   private finished = false;
+  /** The heap's top is at the key yielded last; every source at it still has to move past it. */
+  private pending = false;
   private readonly keyScratch = new Scratch();
   private readonly valueScratch = new Scratch();
   private readonly entry: Entry = { key: new Uint8Array(0), value: new Uint8Array(0) };
@@ -126,6 +159,10 @@ export class MergeIterator implements IterableIterator<Entry> {
     if (this.finished) return { done: true, value: undefined };
     try {
       if (!this.started) this.start();
+      else if (this.pending) {
+        this.pending = false;
+        this.advance();
+      }
       if (this.step()) return this.result;
     } catch (err) {
       this.close();
@@ -156,6 +193,56 @@ export class MergeIterator implements IterableIterator<Entry> {
     for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
   }
 
+  /** The top source's current user key as a view valid until it advances (the source's own, or a copy). */
+  private topKey(top: MergeSource): Uint8Array {
+    const view = top.keyView?.();
+    if (view !== undefined) return view;
+    const len = top.keyLen;
+    const ko = top.keyOff;
+    return len <= SMALL ? this.keyScratch.copy(top.keyBuf, ko, len) : top.keyBuf.slice(ko, ko + len);
+  }
+
+  /** Moves every source at the top's user key past it (the newest entry and all shadowed ones) and restores the heap. */
+  private advance(): void {
+    const heap = this.heap;
+    const top = heap[0]!;
+    const n = heap.length;
+    // Another source at the same key can only be a child of the top (heap order).
+    if (top.tracksSameKey === true && !(n > 1 && sameUserKey(heap[1]!, top)) && !(n > 2 && sameUserKey(heap[2]!, top))) {
+      for (;;) {
+        if (!top.next()) {
+          this.removeTop();
+          return;
+        }
+        if (top.sameAsPrev !== true) break;
+      }
+      if (n > 1) siftDown(heap, 0);
+      return;
+    }
+    // General case: compare against a copy (advancing may overwrite the source's key memory).
+    const len = top.keyLen;
+    const ko = top.keyOff;
+    const key = len <= SMALL ? this.keyScratch.copy(top.keyBuf, ko, len) : top.keyBuf.slice(ko, ko + len);
+    let more = this.skipKey(top, key, len);
+    while (more) {
+      const s = heap[0]!;
+      if (!atKey(s, key, len)) break;
+      more = this.skipKey(s, key, len);
+    }
+  }
+
+  /** Drops the exhausted top source from the heap and closes it. */
+  private removeTop(): void {
+    const heap = this.heap;
+    const s = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      siftDown(heap, 0);
+    }
+    s.close();
+  }
+
   /**
    * Advances `s`, the heap's top, past every entry of user key `key[0, len)` and
    * restores the heap. Returns false when the new top is known to be past `key`
@@ -165,12 +252,7 @@ export class MergeIterator implements IterableIterator<Entry> {
     const heap = this.heap;
     for (;;) {
       if (!s.next()) {
-        const last = heap.pop()!;
-        if (heap.length > 0) {
-          heap[0] = last;
-          siftDown(heap, 0);
-        }
-        s.close();
+        this.removeTop();
         return heap.length > 0;
       }
       const same = s.sameAsPrev;
@@ -179,50 +261,38 @@ export class MergeIterator implements IterableIterator<Entry> {
     return heap.length > 1 && siftDown(heap, 0);
   }
 
-  /** Resolves user keys until one is live (then fills `this.entry`); false at the end. */
+  /** Resolves user keys until one is live (then fills `this.entry`, leaving the sources at it); false at the end. */
   private step(): boolean {
     const heap = this.heap;
     const end = this.end;
     const sources = this.sources;
     while (heap.length > 0) {
       const top = heap[0]!;
-      const len = top.keyLen;
-      // The current user key, copied out of the source (whose buffer advancing may overwrite).
-      const key = len <= SMALL ? this.keyScratch.copy(top.keyBuf, 0, len) : top.keyBuf.slice(0, len);
-      if (end && localCompareBytes(key, end) >= 0) return false;
+      if (end && !keyBefore(top, end)) return false;
       const seq = top.seq;
       const kind = top.kind;
-      let live = false;
       if (kind === SET || kind === SETWITHDEL || kind === MERGE) {
         let tomb = -1;
+        let key: Uint8Array | undefined;
         for (let i = 0; i < sources.length; i++) {
           const src = sources[i]!;
           if (src.hasTombstones === false) continue;
+          key ??= this.topKey(top);
           const t = src.tombstoneSeqAt(key);
           if (t > tomb) tomb = t;
         }
         if (tomb <= seq) {
-          if (kind === MERGE) throw new PebbleUnsupportedError(`MERGE entry ${formatKey({ userKey: key, seq, kind })} is live; merge operators are not supported`);
+          if (kind === MERGE) throw new PebbleUnsupportedError(`MERGE entry ${formatKey({ userKey: this.topKey(top), seq, kind })} is live; merge operators are not supported`);
           top.loadValue();
           const vl = top.valLen;
           const vb = top.valBuf;
           this.entry.value = vl <= SMALL ? this.valueScratch.copy(vb, top.valOff, vl) : new Uint8Array(vb.buffer, vb.byteOffset + top.valOff, vl);
-          live = true;
+          this.entry.key = key ?? this.topKey(top);
+          this.pending = true;
+          return true;
         }
       }
-      // Advance every source past `key` (the newest entry and all shadowed ones).
-      // The top source first: its older versions of `key` are skipped without a
-      // comparison when the source can tell (`sameAsPrev`).
-      let more = this.skipKey(top, key, len);
-      while (more) {
-        const s = heap[0]!;
-        if (!atKey(s, key, len)) break;
-        more = this.skipKey(s, key, len);
-      }
-      if (live) {
-        this.entry.key = key;
-        return true;
-      }
+      this.advance();
     }
     return false;
   }

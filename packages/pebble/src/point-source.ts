@@ -6,11 +6,12 @@
  */
 export interface PointSource {
   /**
-   * The current user key is `keyBuf[0, keyLen)`. Valid after {@link next}
-   * returned true, until the next call; the buffer may be a scratch buffer that
-   * the next call overwrites (or replaces).
+   * The current user key is `keyBuf[keyOff, keyOff + keyLen)`. Valid after
+   * {@link next} returned true, until the next call; the buffer may be a scratch
+   * buffer that the next call overwrites (or replaces).
    */
   keyBuf: Uint8Array;
+  keyOff: number;
   keyLen: number;
   seq: number;
   kind: number;
@@ -20,6 +21,17 @@ export interface PointSource {
    * cheaply (the merge then compares the keys).
    */
   sameAsPrev?: boolean;
+  /**
+   * True when {@link sameAsPrev} is defined for every entry after the first: the
+   * merge can then skip older versions of a key without keeping a copy of it.
+   */
+  readonly tracksSameKey?: boolean;
+  /**
+   * Optional: an exact-length view of the current user key that stays valid until
+   * the next call to {@link next} (e.g. a cached view of a scratch buffer), or
+   * undefined; the merge copies the key otherwise.
+   */
+  keyView?(): Uint8Array | undefined;
   /**
    * Makes `valBuf[valOff, valOff + valLen)` the current entry's value (called
    * at most once per entry, only for entries that turn out live). Valid until

@@ -32,6 +32,7 @@ const EMPTY = new Uint8Array(0);
 
 export class TableIter implements PointSource {
   keyBuf: Uint8Array = EMPTY;
+  readonly keyOff = 0;
   keyLen = 0;
   valBuf: Uint8Array = EMPTY;
   valOff = 0;
@@ -40,6 +41,10 @@ export class TableIter implements PointSource {
   kind = 0;
   /** True when the current user key equals the previous entry's (an older version of it); undefined for the first entry. */
   sameAsPrev: boolean | undefined = undefined;
+  readonly tracksSameKey = true;
+  /** Exact-length views of the scratch key buffer, by length (reset when the buffer is replaced). */
+  private views: (Uint8Array | undefined)[] = [];
+  private viewsOf: Uint8Array = EMPTY;
   private block: BlockIter | undefined;
   private blockHandle: BlockHandle = { offset: 0, length: 0 };
   private readonly handles: Generator<{ handle: BlockHandle; separator: Uint8Array }>;
@@ -120,6 +125,17 @@ export class TableIter implements PointSource {
     this.kind = kind;
     this.prevValid = true;
     return !(this.start && belowStart(k, n, this.start));
+  }
+
+  /** View of the current user key; its bytes change when the iterator advances. */
+  keyView(): Uint8Array {
+    const b = this.keyBuf;
+    if (b !== this.viewsOf) {
+      this.viewsOf = b;
+      this.views = [];
+    }
+    const len = this.keyLen;
+    return (this.views[len] ??= new Uint8Array(b.buffer, b.byteOffset, len));
   }
 
   /** Copy of the current user key (for tools and tests; the merge reads {@link keyBuf} directly). */
