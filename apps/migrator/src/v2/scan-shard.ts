@@ -103,6 +103,7 @@ const str = (v: Uint8Array) => text.decode(v);
 const b64 = (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 const bool = (v: Uint8Array) => v.length > 0 && v[0] !== 0;
 const ns = (v: Uint8Array) => (v.length >= 8 ? u64Dec(v, 0) : '0');
+const byte = (v: Uint8Array) => v[0] ?? 0;
 
 /** Tables kept raw in the archive only (node-local, derived or not representable in Parley). */
 const ARCHIVED: Record<number, string> = {
@@ -118,91 +119,184 @@ const ARCHIVED: Record<number, string> = {
 const IGNORED = new Set([0x0501, 0x0d01, 0x0f01, 0x1301, 0x1401, 0x1801]);
 const LEGACY = new Set([0x1101, 0x1201, 0x1701]);
 
-/** Row tables: table id → key length of a column key. */
-const ROW_KEY_LENGTH: Record<number, number> = {
-  0x0101: 22, 0x0201: 14, 0x0301: 14, 0x0401: 22, 0x0601: 14, 0x0701: 22, 0x0801: 22, 0x0901: 22, 0x0b01: 14, 0x1001: 14,
-};
-
-type Row = { table: number; prefix: Uint8Array; data: Record<string, unknown> };
-
-function newRow(table: number, key: Uint8Array): Row {
-  const prefix = key.slice(0, key.length - 2);
-  const data: Record<string, unknown> = {};
+/** Row tables: the key length of a column key, 0 for other tables. */
+function rowKeyLength(table: number): number {
   switch (table) {
-    case 0x0101:
-      Object.assign(data, { ch: hex8(key, 4), seq: u64Num(key, 12), header: 0, setting: 0, expire: 0, message_id: '0', column_seq: 0 });
-      Object.assign(data, { client_msg_no: '', timestamp: 0, channel_id: '', channel_type: 0, topic: '', from_uid: '', payload: '', term: '0', stream_no: '' });
-      break;
-    case 0x0201:
-      Object.assign(data, { uid: '', plugin_no: '', created_at_ns: '0', updated_at_ns: '0' });
-      break;
-    case 0x0301:
-      Object.assign(data, { v2_device_id: u64Dec(key, 4), uid: '', token: '', device_flag: 0, device_level: 0, created_at_ns: '0', updated_at_ns: '0' });
-      break;
-    case 0x0401: case 0x0701: case 0x0801:
-      Object.assign(data, { list: table === 0x0401 ? 'subscriber' : table === 0x0801 ? 'allow' : 'deny', ch: hex8(key, 4), uid: '', created_at_ns: '0', updated_at_ns: '0' });
-      break;
-    case 0x0601:
-      Object.assign(data, { ch: hex8(key, 4), channel_id: '', channel_type: 0, ban: false, large: false, disband: false, send_ban: false, allow_stranger: false });
-      Object.assign(data, { subscriber_count: 0, allowlist_count: 0, denylist_count: 0, created_at_ns: '0', updated_at_ns: '0' });
-      break;
-    case 0x0901:
-      Object.assign(data, { v2_id: u64Dec(key, 12), uid: '', type: 0, channel_id: '', channel_type: 0, unread_count: 0, readed_to_msg_seq: 0 });
-      Object.assign(data, { deleted_at_msg_seq: 0, created_at_ns: '0', updated_at_ns: '0' });
-      break;
-    case 0x0b01:
-      Object.assign(data, { ch: hex8(key, 4), channel_id: '', channel_type: 0 });
-      break;
+    case 0x0101: case 0x0401: case 0x0701: case 0x0801: case 0x0901:
+      return 22;
+    case 0x0201: case 0x0301: case 0x0601: case 0x0b01: case 0x1001:
+      return 14;
+    default:
+      return 0;
   }
-  return { table, prefix, data };
 }
 
-/** Column id → [field, decoder] per row table. */
-const COLUMNS: Record<number, Record<number, [string, (v: Uint8Array) => unknown]>> = {
-  0x0101: {
-    0x0101: ['header', (v) => v[0] ?? 0], 0x0102: ['setting', (v) => v[0] ?? 0], 0x0103: ['expire', (v) => u32(v, 0)],
-    0x0104: ['message_id', (v) => u64Dec(v, 0)], 0x0105: ['column_seq', (v) => u64Num(v, 0)], 0x0106: ['client_msg_no', str],
-    0x0107: ['timestamp', (v) => u32(v, 0) | 0], 0x0108: ['channel_id', str], 0x0109: ['channel_type', (v) => v[0] ?? 0],
-    0x010a: ['topic', str], 0x010b: ['from_uid', str], 0x010c: ['payload', b64], 0x010d: ['term', (v) => u64Dec(v, 0)],
-    0x010e: ['stream_no', str],
-  },
-  0x0201: { 0x0201: ['uid', str], 0x0209: ['created_at_ns', ns], 0x020a: ['updated_at_ns', ns], 0x020b: ['plugin_no', str] },
-  0x0301: {
-    0x0301: ['uid', str], 0x0302: ['token', str], 0x0303: ['device_flag', (v) => u64Num(v, 0)], 0x0304: ['device_level', (v) => v[0] ?? 0],
-    0x0305: ['created_at_ns', ns], 0x0306: ['updated_at_ns', ns],
-  },
-  0x0601: {
-    0x0602: ['channel_id', str], 0x0603: ['channel_type', (v) => v[0] ?? 0], 0x0604: ['ban', bool], 0x0605: ['large', bool],
-    0x0606: ['disband', bool], 0x0607: ['subscriber_count', (v) => u32(v, 0)], 0x0608: ['allowlist_count', (v) => u32(v, 0)],
-    0x0609: ['denylist_count', (v) => u32(v, 0)], 0x060a: ['created_at_ns', ns], 0x060b: ['updated_at_ns', ns],
-    0x060c: ['send_ban', bool], 0x060d: ['allow_stranger', bool],
-  },
-  0x0901: {
-    0x0901: ['uid', str], 0x0902: ['channel_id', str], 0x0903: ['channel_type', (v) => v[0] ?? 0], 0x0904: ['type', (v) => v[0] ?? 0],
-    0x0905: ['unread_count', (v) => u32(v, 0)], 0x0906: ['readed_to_msg_seq', (v) => u64Num(v, 0)], 0x0907: ['created_at_ns', ns],
-    0x0908: ['updated_at_ns', ns], 0x0909: ['deleted_at_msg_seq', (v) => u64Num(v, 0)],
-  },
-  0x0b01: { 0x0b01: ['channel_id', str], 0x0b02: ['channel_type', (v) => v[0] ?? 0] },
-  0x1001: { 0x1001: ['uid', str] },
-};
-for (const t of [0x0401, 0x0701, 0x0801]) {
-  const hi = t >> 8;
-  COLUMNS[t] = { [(hi << 8) | 1]: ['uid', str], [(hi << 8) | 2]: ['created_at_ns', ns], [(hi << 8) | 3]: ['updated_at_ns', ns] };
-}
 /** Columns that exist but carry nothing to migrate (legacy counters, declared ids, cluster details kept raw). */
 const SILENT_COLUMNS = new Set([0x0202, 0x0203, 0x0204, 0x0205, 0x0206, 0x0207, 0x0208, 0x0601]);
+
+/** A row being assembled from its column keys; `data` has the record's fields in their final order. */
+interface Row {
+  table: number;
+  prefix: Uint8Array;
+  data: RawMessage | RawUser | RawDevice | RawMember | RawChannelInfo | RawConversation | ClusterConfigRow | SystemUidRow;
+}
+interface ClusterConfigRow {
+  ch: string;
+  channel_id: string;
+  channel_type: number;
+}
+interface SystemUidRow {
+  uid?: string;
+}
+
+function newData(table: number, key: Uint8Array): Row['data'] {
+  switch (table) {
+    case 0x0101:
+      return {
+        ch: hex8(key, 4), seq: u64Num(key, 12), header: 0, setting: 0, expire: 0, message_id: '0', column_seq: 0, client_msg_no: '', timestamp: 0,
+        channel_id: '', channel_type: 0, topic: '', from_uid: '', payload: '', term: '0', stream_no: '',
+      } satisfies RawMessage;
+    case 0x0201:
+      return { uid: '', plugin_no: '', created_at_ns: '0', updated_at_ns: '0' } satisfies RawUser;
+    case 0x0301:
+      return { v2_device_id: u64Dec(key, 4), uid: '', token: '', device_flag: 0, device_level: 0, created_at_ns: '0', updated_at_ns: '0' } satisfies RawDevice;
+    case 0x0401: case 0x0701: case 0x0801:
+      return { list: table === 0x0401 ? 'subscriber' : table === 0x0801 ? 'allow' : 'deny', ch: hex8(key, 4), uid: '', created_at_ns: '0', updated_at_ns: '0' } satisfies RawMember;
+    case 0x0601:
+      return {
+        ch: hex8(key, 4), channel_id: '', channel_type: 0, ban: false, large: false, disband: false, send_ban: false, allow_stranger: false,
+        subscriber_count: 0, allowlist_count: 0, denylist_count: 0, created_at_ns: '0', updated_at_ns: '0',
+      } satisfies RawChannelInfo;
+    case 0x0901:
+      return {
+        v2_id: u64Dec(key, 12), uid: '', type: 0, channel_id: '', channel_type: 0, unread_count: 0, readed_to_msg_seq: 0, deleted_at_msg_seq: 0,
+        created_at_ns: '0', updated_at_ns: '0',
+      } satisfies RawConversation;
+    case 0x0b01:
+      return { ch: hex8(key, 4), channel_id: '', channel_type: 0 } satisfies ClusterConfigRow;
+    default:
+      return {} satisfies SystemUidRow;
+  }
+}
+
+/**
+ * Decodes column `col` of a row of `table` into `d`. Returns false for a
+ * column the table does not have. Throws (string columns) on invalid UTF-8,
+ * leaving the field as it was.
+ */
+function setColumn(table: number, d: Row['data'], col: number, v: Uint8Array): boolean {
+  switch (table) {
+    case 0x0101: {
+      const m = d as RawMessage;
+      switch (col) {
+        case 0x0101: m.header = byte(v); return true;
+        case 0x0102: m.setting = byte(v); return true;
+        case 0x0103: m.expire = u32(v, 0); return true;
+        case 0x0104: m.message_id = u64Dec(v, 0); return true;
+        case 0x0105: m.column_seq = u64Num(v, 0); return true;
+        case 0x0106: m.client_msg_no = str(v); return true;
+        case 0x0107: m.timestamp = u32(v, 0) | 0; return true;
+        case 0x0108: m.channel_id = str(v); return true;
+        case 0x0109: m.channel_type = byte(v); return true;
+        case 0x010a: m.topic = str(v); return true;
+        case 0x010b: m.from_uid = str(v); return true;
+        case 0x010c: m.payload = b64(v); return true;
+        case 0x010d: m.term = u64Dec(v, 0); return true;
+        case 0x010e: m.stream_no = str(v); return true;
+      }
+      return false;
+    }
+    case 0x0201: {
+      const u = d as RawUser;
+      switch (col) {
+        case 0x0201: u.uid = str(v); return true;
+        case 0x0209: u.created_at_ns = ns(v); return true;
+        case 0x020a: u.updated_at_ns = ns(v); return true;
+        case 0x020b: u.plugin_no = str(v); return true;
+      }
+      return false;
+    }
+    case 0x0301: {
+      const r = d as RawDevice;
+      switch (col) {
+        case 0x0301: r.uid = str(v); return true;
+        case 0x0302: r.token = str(v); return true;
+        case 0x0303: r.device_flag = u64Num(v, 0); return true;
+        case 0x0304: r.device_level = byte(v); return true;
+        case 0x0305: r.created_at_ns = ns(v); return true;
+        case 0x0306: r.updated_at_ns = ns(v); return true;
+      }
+      return false;
+    }
+    case 0x0401: case 0x0701: case 0x0801: {
+      const m = d as RawMember;
+      switch (col - (table & 0xff00)) {
+        case 1: m.uid = str(v); return true;
+        case 2: m.created_at_ns = ns(v); return true;
+        case 3: m.updated_at_ns = ns(v); return true;
+      }
+      return false;
+    }
+    case 0x0601: {
+      const c = d as RawChannelInfo;
+      switch (col) {
+        case 0x0602: c.channel_id = str(v); return true;
+        case 0x0603: c.channel_type = byte(v); return true;
+        case 0x0604: c.ban = bool(v); return true;
+        case 0x0605: c.large = bool(v); return true;
+        case 0x0606: c.disband = bool(v); return true;
+        case 0x0607: c.subscriber_count = u32(v, 0); return true;
+        case 0x0608: c.allowlist_count = u32(v, 0); return true;
+        case 0x0609: c.denylist_count = u32(v, 0); return true;
+        case 0x060a: c.created_at_ns = ns(v); return true;
+        case 0x060b: c.updated_at_ns = ns(v); return true;
+        case 0x060c: c.send_ban = bool(v); return true;
+        case 0x060d: c.allow_stranger = bool(v); return true;
+      }
+      return false;
+    }
+    case 0x0901: {
+      const c = d as RawConversation;
+      switch (col) {
+        case 0x0901: c.uid = str(v); return true;
+        case 0x0902: c.channel_id = str(v); return true;
+        case 0x0903: c.channel_type = byte(v); return true;
+        case 0x0904: c.type = byte(v); return true;
+        case 0x0905: c.unread_count = u32(v, 0); return true;
+        case 0x0906: c.readed_to_msg_seq = u64Num(v, 0); return true;
+        case 0x0907: c.created_at_ns = ns(v); return true;
+        case 0x0908: c.updated_at_ns = ns(v); return true;
+        case 0x0909: c.deleted_at_msg_seq = u64Num(v, 0); return true;
+      }
+      return false;
+    }
+    case 0x0b01: {
+      const c = d as ClusterConfigRow;
+      switch (col) {
+        case 0x0b01: c.channel_id = str(v); return true;
+        case 0x0b02: c.channel_type = byte(v); return true;
+      }
+      return false;
+    }
+    case 0x1001:
+      if (col !== 0x1001) return false;
+      (d as SystemUidRow).uid = str(v);
+      return true;
+  }
+  return false;
+}
 
 function flush(row: Row, sink: ShardSink): void {
   const d = row.data;
   switch (row.table) {
-    case 0x0101: sink.message(d as unknown as RawMessage); break;
-    case 0x0201: sink.user(d as unknown as RawUser); break;
-    case 0x0301: sink.device(d as unknown as RawDevice); break;
-    case 0x0401: case 0x0701: case 0x0801: sink.member(d as unknown as RawMember); break;
-    case 0x0601: sink.channelInfo(d as unknown as RawChannelInfo); break;
-    case 0x0901: sink.conversation(d as unknown as RawConversation); break;
-    case 0x0b01: sink.clusterConfig(d.ch as string, d.channel_id as string, d.channel_type as number); break;
-    case 0x1001: sink.systemUid(d.uid as string); break;
+    case 0x0101: sink.message(d as RawMessage); break;
+    case 0x0201: sink.user(d as RawUser); break;
+    case 0x0301: sink.device(d as RawDevice); break;
+    case 0x0401: case 0x0701: case 0x0801: sink.member(d as RawMember); break;
+    case 0x0601: sink.channelInfo(d as RawChannelInfo); break;
+    case 0x0901: sink.conversation(d as RawConversation); break;
+    case 0x0b01: { const c = d as ClusterConfigRow; sink.clusterConfig(c.ch, c.channel_id, c.channel_type); break; }
+    case 0x1001: sink.systemUid((d as SystemUidRow).uid as string); break;
   }
 }
 
@@ -212,6 +306,8 @@ function samePrefix(prefix: Uint8Array, key: Uint8Array): boolean {
   return true;
 }
 
+const hex4 = (n: number) => n.toString(16).padStart(4, '0');
+
 /** Scans every live key of one shard. */
 export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
   let row: Row | undefined;
@@ -220,22 +316,23 @@ export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
     keys++;
     const table = ((key[0] ?? 0) << 8) | (key[1] ?? 0);
     const type = key[2];
-    if (type === 1 && ROW_KEY_LENGTH[table] === key.length) {
+    const rowLength = rowKeyLength(table);
+    if (type === 1 && rowLength === key.length) {
       if (!row || row.table !== table || !samePrefix(row.prefix, key)) {
         if (row) flush(row, sink);
-        row = newRow(table, key);
+        row = { table, prefix: key.slice(0, key.length - 2), data: newData(table, key) };
       }
       const col = (key[key.length - 2]! << 8) | key[key.length - 1]!;
-      const spec = COLUMNS[table]![col];
       if (table === 0x0b01) sink.archived('cluster_config', key, value);
-      if (spec) {
-        try {
-          row.data[spec[0]] = spec[1](value);
-        } catch (err) {
-          sink.problem('undecodable_column', key, (err as Error).message);
-        }
-      } else if (!SILENT_COLUMNS.has(col) && table !== 0x0b01) {
-        sink.problem('unknown_column', key, `column ${col.toString(16).padStart(4, '0')} of table ${table.toString(16).padStart(4, '0')}`);
+      let known: boolean;
+      try {
+        known = setColumn(table, row.data, col, value);
+      } catch (err) {
+        sink.problem('undecodable_column', key, (err as Error).message);
+        continue;
+      }
+      if (!known && !SILENT_COLUMNS.has(col) && table !== 0x0b01) {
+        sink.problem('unknown_column', key, `column ${hex4(col)} of table ${hex4(table)}`);
       }
       continue;
     }
@@ -245,16 +342,16 @@ export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
     }
     if (table === 0x0101 && type === 4 && key.length === 12) {
       sink.tail(hex8(key, 4), value.length >= 8 ? u64Num(value, 0) : 0, value.length >= 16 ? u64Dec(value, 8) : '0');
-    } else if ((type === 2 || type === 3) && (ROW_KEY_LENGTH[table] !== undefined || table === 0x1601)) {
+    } else if ((type === 2 || type === 3) && (rowLength !== 0 || table === 0x1601)) {
       continue; // secondary and unique indexes: rebuilt from rows
     } else if (ARCHIVED[table] !== undefined) {
       sink.archived(ARCHIVED[table], key, value);
     } else if (IGNORED.has(table)) {
       continue;
     } else if (LEGACY.has(table)) {
-      sink.problem('legacy_stream_storage', key, `legacy stream table ${table.toString(16).padStart(4, '0')}`);
+      sink.problem('legacy_stream_storage', key, `legacy stream table ${hex4(table)}`);
     } else {
-      sink.problem('unknown_key', key, `table ${table.toString(16).padStart(4, '0')}, data type ${type}, length ${key.length}`);
+      sink.problem('unknown_key', key, `table ${hex4(table)}, data type ${type}, length ${key.length}`);
     }
   }
   if (row) flush(row, sink);
