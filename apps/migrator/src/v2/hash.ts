@@ -5,38 +5,47 @@
  */
 
 const utf8 = new TextEncoder();
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/**
+ * The bytes a hash runs over: the string's UTF-8. ASCII text (nearly every
+ * id) is read from its char codes without encoding; anything else is encoded.
+ */
+function utf8Bytes(text: string): string | Uint8Array {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return utf8.encode(text);
+  return text;
+}
 
 /** Go `hash/fnv.New32` (FNV-1, not 1a) over the UTF-8 bytes: the string-shard hash. */
 export function fnv1_32(text: string): number {
+  const bytes = utf8Bytes(text);
   let h = 0x811c9dc5;
-  for (const b of utf8.encode(text)) h = (Math.imul(h, 0x01000193) ^ b) >>> 0;
+  if (typeof bytes === 'string') for (let i = 0; i < bytes.length; i++) h = (Math.imul(h, 0x01000193) ^ bytes.charCodeAt(i)) >>> 0;
+  else for (const b of bytes) h = (Math.imul(h, 0x01000193) ^ b) >>> 0;
   return h >>> 0;
 }
 
 /** FNV-1a 64 (`HashWithString`) as 16 hex digits; four 16-bit limbs keep it in doubles. */
 export function fnv1a64Hex(text: string): string {
+  const bytes = utf8Bytes(text);
+  const ascii = typeof bytes === 'string';
   let h0 = 0x2325;
   let h1 = 0x8422;
   let h2 = 0x9ce4;
   let h3 = 0xcbf2;
-  for (const b of utf8.encode(text)) {
-    h0 ^= b;
+  for (let i = 0; i < bytes.length; i++) {
+    h0 ^= ascii ? bytes.charCodeAt(i) : bytes[i]!;
     // multiply by the prime 0x100000001b3 = 2^40 + 0x1b3
-    const t0 = h0 * 0x1b3;
-    const t1 = h1 * 0x1b3;
-    const t2 = h2 * 0x1b3;
-    const t3 = h3 * 0x1b3;
-    const n0 = t0;
-    const n1 = t1 + Math.floor(n0 / 65536);
-    const n2 = t2 + Math.floor(n1 / 65536) + ((h0 << 8) & 0xffff);
-    const n3 = t3 + Math.floor(n2 / 65536) + ((h1 << 8) & 0xffff) + (h0 >>> 8);
+    const n0 = h0 * 0x1b3;
+    const n1 = h1 * 0x1b3 + Math.floor(n0 / 65536);
+    const n2 = h2 * 0x1b3 + Math.floor(n1 / 65536) + ((h0 << 8) & 0xffff);
+    const n3 = h3 * 0x1b3 + Math.floor(n2 / 65536) + ((h1 << 8) & 0xffff) + (h0 >>> 8);
     h0 = n0 & 0xffff;
     h1 = n1 & 0xffff;
     h2 = n2 & 0xffff;
     h3 = n3 & 0xffff;
   }
-  const hex = (n: number) => n.toString(16).padStart(4, '0');
-  return hex(h3) + hex(h2) + hex(h1) + hex(h0);
+  return HEX[h3 >> 8]! + HEX[h3 & 0xff]! + HEX[h2 >> 8]! + HEX[h2 & 0xff]! + HEX[h1 >> 8]! + HEX[h1 & 0xff]! + HEX[h0 >> 8]! + HEX[h0 & 0xff]!;
 }
 
 /** `ChannelToNum(id, type)`: FNV-1a 64 of `id-type`, the channel hash in keys. */
@@ -44,17 +53,18 @@ export function channelHash(channelId: string, channelType: number): string {
   return fnv1a64Hex(`${channelId}-${channelType}`);
 }
 
-/** Channel shard of a channel hash for `shards` shards (u64 modulo). */
+/** Channel shard of a channel hash for `shards` shards (u64 modulo, by 16-bit limbs: exact for any shard count below 2^36). */
 export function channelShard(hashHex: string, shards: number): number {
-  return shards <= 1 ? 0 : Number(BigInt(`0x${hashHex}`) % BigInt(shards));
+  if (shards <= 1) return 0;
+  let r = 0;
+  for (let i = 0; i < 16; i += 4) r = (r * 65536 + parseInt(hashHex.slice(i, i + 4), 16)) % shards;
+  return r;
 }
 
 /** String shard of a uid (or other string) for `shards` shards. */
 export function stringShard(text: string, shards: number): number {
   return shards <= 1 ? 0 : fnv1_32(text) % shards;
 }
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /** 8 bytes at `offset` as 16 hex digits. */
 export function hex8(bytes: Uint8Array, offset: number): string {
@@ -68,7 +78,12 @@ export function u64Dec(bytes: Uint8Array, offset: number): string {
   const hi = ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
   const lo = ((bytes[offset + 4]! << 24) | (bytes[offset + 5]! << 16) | (bytes[offset + 6]! << 8) | bytes[offset + 7]!) >>> 0;
   if (hi < 0x200000) return String(hi * 4294967296 + lo);
-  return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
+  // above 2^53: divide hi·2^32 + lo by 10^10 in two 16-bit steps (every partial value stays below 2^50)
+  const c3 = hi * 65536 + (lo >>> 16);
+  const q3 = Math.floor(c3 / 1e10);
+  const c4 = (c3 - q3 * 1e10) * 65536 + (lo & 0xffff);
+  const q4 = Math.floor(c4 / 1e10);
+  return String(q3 * 65536 + q4) + String(c4 - q4 * 1e10).padStart(10, '0');
 }
 
 /** A big-endian u64 at `offset` as a JS number (exact below 2^53; callers use it for seqs and times in ms). */
