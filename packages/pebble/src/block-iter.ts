@@ -37,6 +37,8 @@ export class BlockIter {
    * key is the last key of the iterator given as `prev`.
    */
   prevUserCmp = 0;
+  /** Only with `userKeyOrder`: how many leading bytes the current user key shares with the previous one. */
+  userLcp = 0;
   /** Only with `userKeyOrder`, when {@link prevUserCmp} > 0: a copy of the previous user key (for error messages). */
   prevUserKey: Uint8Array | undefined;
   /** Length of the key in `key` that the next entry is compared with (the previous block's last key at first). */
@@ -114,13 +116,15 @@ export class BlockIter {
     const nu = klen - 8;
     const m = ou < nu ? ou : nu;
     let c = 0;
-    for (let i = shared; i < m; i++) {
+    let i = shared;
+    for (; i < m; i++) {
       const d = key[i]! - b[p + i - shared]!;
       if (d !== 0) {
         c = d;
         break;
       }
     }
+    this.userLcp = i < m ? i : m < 0 ? 0 : m;
     if (c === 0) c = ou - nu;
     this.prevUserCmp = c;
     if (c > 0) this.prevUserKey = key.slice(0, ou < 0 ? 0 : ou);

@@ -60,7 +60,8 @@ export function readBlock(file: TableFile, handle: BlockHandle, what: string): U
   if (handle.offset + handle.length + BLOCK_TRAILER_SIZE > file.size) {
     throw new PebbleCorruptionError(file.path, handle.offset, `${what} block (length ${handle.length}) runs past the end of the file (size ${file.size})`);
   }
-  const raw = file.read(handle.offset, handle.length + BLOCK_TRAILER_SIZE);
+  // Compressed bytes are consumed here: read them into reused memory; an uncompressed body is copied out below.
+  const raw = file.readTransient(handle.offset, handle.length + BLOCK_TRAILER_SIZE);
   const type = raw[handle.length]!;
   const stored = readU32LE(raw, handle.length + 1);
   const actual = maskedCrc32c(raw, 0, handle.length + 1);
@@ -83,7 +84,7 @@ export function readBlock(file: TableFile, handle: BlockHandle, what: string): U
 function decompressBlock(body: Uint8Array, type: number, path: string, offset: number): Uint8Array {
   switch (type) {
     case 0:
-      return body;
+      return body.slice();
     case 1:
       return snappyUncompress(body, path, offset);
     case 7: {

@@ -54,51 +54,60 @@ class KeySorter {
   /** Sorts `order[lo, hi)`, whose keys all share their first `depth` bytes. */
   sort(lo: number, hi: number, depth: number): void {
     const { arena, keyOff, keyLen, order } = this;
-    for (let d = depth; ; d++) {
-      if (hi - lo <= SMALL_BUCKET) {
-        this.insertionSort(lo, hi, d);
-        return;
-      }
-      const c = (this.counts[d] ??= new Int32Array(BUCKETS + 1)).fill(0);
-      for (let i = lo; i < hi; i++) {
-        const x = order[i]!;
-        c[d < keyLen[x]! ? arena[keyOff[x]! + d]! + 1 : 0]!++;
-      }
-      // One bucket holding everything: a shared byte (go one deeper without moving anything) or every key ended.
-      let b = 0;
-      while (c[b] === 0) b++;
-      if (c[b] === hi - lo) {
-        if (b === 0) {
-          this.insertionSort(lo, hi, d);
-          return;
-        }
-        continue;
-      }
-      // Bucket starts, then a stable scatter through tmp.
-      let acc = lo;
-      for (let k = 0; k < BUCKETS; k++) {
-        const m = c[k]!;
-        c[k] = acc;
-        acc += m;
-      }
-      c[BUCKETS] = hi;
-      const tmp = this.tmp;
-      for (let i = lo; i < hi; i++) {
-        const x = order[i]!;
-        tmp[c[d < keyLen[x]! ? arena[keyOff[x]! + d]! + 1 : 0]!++] = x;
-      }
-      order.set(tmp.subarray(lo, hi), lo);
-      // After the scatter, c[k] is the end of bucket k (= start of bucket k + 1).
-      let start = lo;
-      for (let k = 0; k < BUCKETS; k++) {
-        const end = c[k]!;
-        if (end - start > 1) {
-          if (k === 0) this.insertionSort(start, end, d);
-          else this.sort(start, end, d + 1);
-        }
-        start = end;
-      }
+    if (hi - lo <= SMALL_BUCKET) {
+      this.insertionSort(lo, hi, depth);
       return;
+    }
+    // Skip the bytes every key of the range shares (WuKongIM keys share table ids, channel hashes, high sequence bytes).
+    const first = order[lo]!;
+    const fo = keyOff[first]!;
+    let d = keyLen[first]!;
+    for (let i = lo + 1; i < hi && d > depth; i++) {
+      const x = order[i]!;
+      const xo = keyOff[x]!;
+      const m = keyLen[x]! < d ? keyLen[x]! : d;
+      let j = depth;
+      while (j < m && arena[xo + j] === arena[fo + j]) j++;
+      d = j;
+    }
+    // Counting pass on byte d; bucket 0 holds keys that end at d.
+    const c = (this.counts[d] ??= new Int32Array(BUCKETS)).fill(0);
+    let minB = BUCKETS;
+    let maxB = 0;
+    for (let i = lo; i < hi; i++) {
+      const x = order[i]!;
+      const b = d < keyLen[x]! ? arena[keyOff[x]! + d]! + 1 : 0;
+      c[b]!++;
+      if (b < minB) minB = b;
+      if (b > maxB) maxB = b;
+    }
+    if (minB === maxB) {
+      // Only possible when every key ends at d (otherwise d would have been skipped): equal keys.
+      this.insertionSort(lo, hi, d);
+      return;
+    }
+    // Bucket starts, then a stable scatter through tmp.
+    let acc = lo;
+    for (let k = minB; k <= maxB; k++) {
+      const m = c[k]!;
+      c[k] = acc;
+      acc += m;
+    }
+    const tmp = this.tmp;
+    for (let i = lo; i < hi; i++) {
+      const x = order[i]!;
+      tmp[c[d < keyLen[x]! ? arena[keyOff[x]! + d]! + 1 : 0]!++] = x;
+    }
+    order.set(tmp.subarray(lo, hi), lo);
+    // After the scatter, c[k] is the end of bucket k (= start of the next non-empty one).
+    let start = lo;
+    for (let k = minB; k <= maxB; k++) {
+      const end = c[k]!;
+      if (end - start > 1) {
+        if (k === 0) this.insertionSort(start, end, d);
+        else this.sort(start, end, d + 1);
+      }
+      start = end;
     }
   }
 

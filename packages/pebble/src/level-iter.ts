@@ -44,6 +44,7 @@ export class LevelIter implements PointSource {
   kind = 0;
   sameAsPrev: boolean | undefined = undefined;
   readonly tracksSameKey = true;
+  sharedPrefix = 0;
   /** The last user key of the previous table (to tell whether the next table starts with the same key). */
   private lastKey: Uint8Array | undefined;
   /** Whether the current table has yielded an entry. */
@@ -83,6 +84,7 @@ export class LevelIter implements PointSource {
             this.lastKey = undefined;
           }
           this.sameAsPrev = same;
+          this.sharedPrefix = cur.sharedPrefix;
           this.curYielded = true;
           return true;
         }

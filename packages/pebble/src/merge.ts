@@ -61,6 +61,42 @@ function atKey(s: PointSource, key: Uint8Array, len: number): boolean {
   return true;
 }
 
+/**
+ * Orders the two sources of a two-element heap after the top advanced. `diffPos`
+ * is where the top's previous key first differed from the other's (and was
+ * smaller), or -1: if the new key shares more leading bytes with the previous one
+ * than that, it is still the smaller one and nothing is compared. Returns the
+ * new `diffPos`.
+ */
+function fixPair(heap: PointSource[], diffPos: number): number {
+  const top = heap[0]!;
+  const shared = top.sharedPrefix;
+  if (diffPos >= 0 && shared !== undefined && shared > diffPos) return diffPos;
+  const other = heap[1]!;
+  const x = top.keyBuf;
+  const y = other.keyBuf;
+  const xo = top.keyOff;
+  const yo = other.keyOff;
+  const xl = top.keyLen;
+  const yl = other.keyLen;
+  const n = xl < yl ? xl : yl;
+  let i = 0;
+  while (i < n && x[xo + i] === y[yo + i]) i++;
+  let topFirst: boolean;
+  let pos = i;
+  if (i < n) topFirst = x[xo + i]! < y[yo + i]!;
+  else if (xl !== yl) topFirst = xl < yl; // the shorter key (a prefix of the other) comes first; no longer key can share more than its length
+  else {
+    topFirst = top.seq !== other.seq ? top.seq > other.seq : top.rank < other.rank;
+    pos = -1;
+  }
+  if (!topFirst) {
+    heap[0] = other;
+    heap[1] = top;
+  }
+  return pos;
+}
+
 /** True when two sources are at the same user key. */
 function sameUserKey(a: PointSource, b: PointSource): boolean {
   const len = a.keyLen;
@@ -141,6 +177,8 @@ export class MergeIterator implements IterableIterator<Entry> {
   private finished = false;
   /** The heap's top is at the key yielded last; every source at it still has to move past it. */
   private pending = false;
+  /** With two sources: where their current user keys first differ (the top's byte being smaller), or -1 when unknown. */
+  private diffPos = -1;
   private readonly keyScratch = new Scratch();
   private readonly valueScratch = new Scratch();
   private readonly entry: Entry = { key: new Uint8Array(0), value: new Uint8Array(0) };
@@ -216,9 +254,11 @@ export class MergeIterator implements IterableIterator<Entry> {
         }
         if (top.sameAsPrev !== true) break;
       }
-      if (n > 1) siftDown(heap, 0);
+      if (n === 2) this.diffPos = fixPair(heap, this.diffPos);
+      else if (n > 2) siftDown(heap, 0);
       return;
     }
+    this.diffPos = -1;
     // General case: compare against a copy (advancing may overwrite the source's key memory).
     const len = top.keyLen;
     const ko = top.keyOff;

@@ -22,6 +22,12 @@ export interface PointSource {
    */
   sameAsPrev?: boolean;
   /**
+   * Optional, set by {@link next}: a lower bound of how many leading bytes the
+   * current user key shares with the previous entry's (0 when unknown). Lets the
+   * merge keep a source on top without comparing keys again.
+   */
+  sharedPrefix?: number;
+  /**
    * True when {@link sameAsPrev} is defined for every entry after the first: the
    * merge can then skip older versions of a key without keeping a copy of it.
    */

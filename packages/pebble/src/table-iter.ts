@@ -42,6 +42,8 @@ export class TableIter implements PointSource {
   /** True when the current user key equals the previous entry's (an older version of it); undefined for the first entry. */
   sameAsPrev: boolean | undefined = undefined;
   readonly tracksSameKey = true;
+  /** Leading bytes the current user key shares with the previous entry's (0 for a table's first entry). */
+  sharedPrefix = 0;
   /** Exact-length views of the scratch key buffer, by length (reset when the buffer is replaced). */
   private views: (Uint8Array | undefined)[] = [];
   private viewsOf: Uint8Array = EMPTY;
@@ -118,6 +120,7 @@ export class TableIter implements PointSource {
       }
       same = c === 0;
     }
+    this.sharedPrefix = this.prevValid ? it.userLcp : 0;
     this.sameAsPrev = same;
     this.keyBuf = k;
     this.keyLen = n;

@@ -134,6 +134,12 @@ function scratchSource(rank: number, points: Point[], dels: [string, string, num
       this.seq = p[1];
       this.kind = p[2];
       this.sameAsPrev = tracks && prev !== undefined ? prev[0] === p[0] : undefined;
+      if (tracks) {
+        // A lower bound of the bytes shared with the previous key (what a block's shared prefix gives), sometimes exact.
+        let lcp = 0;
+        while (prev && lcp < p[0].length && lcp < prev[0].length && p[0][lcp] === prev[0][lcp]) lcp++;
+        this.sharedPrefix = lcp - ((p[1] * 7) % 3 === 0 ? 0 : (p[1] % (lcp + 1)));
+      }
       return true;
     },
     loadValue() {
