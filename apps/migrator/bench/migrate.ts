@@ -15,7 +15,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const source = resolve(process.argv[2] ?? join(here, '../../../../shared/fixtures/v2/holdout-closed/datadir'));
 process.stderr.write = (() => true) as typeof process.stderr.write;
 
-function pass(): { prepareMs: number; exportMs: number; messages: number } {
+async function pass(): Promise<{ prepareMs: number; exportMs: number; messages: number }> {
   const root = mkdtempSync(join(tmpdir(), 'parleyctl-bench-'));
   try {
     const plan = join(root, 'plan.json');
@@ -26,10 +26,10 @@ function pass(): { prepareMs: number; exportMs: number; messages: number } {
     }));
     const t0 = performance.now();
     const prep = newReport<PrepareReport>('prepare', { blockers: [], warnings: [] });
-    runPrepare(plan, join(root, 'ws'), prep, { ownsWorkspace: false });
+    await runPrepare(plan, join(root, 'ws'), prep, { ownsWorkspace: false });
     const t1 = performance.now();
     const exp = newReport<ExportReport>('export', {});
-    runExport(plan, join(root, 'ws'), join(root, 'archive'), exp);
+    await runExport(plan, join(root, 'ws'), join(root, 'archive'), exp);
     const t2 = performance.now();
     if (prep.status !== 'prepared' || exp.status !== 'exported') throw new Error(`bench run failed: ${prep.errors.join('; ')} ${exp.errors.join('; ')}`);
     return { prepareMs: t1 - t0, exportMs: t2 - t1, messages: prep.retained_messages ?? 0 };
@@ -38,10 +38,10 @@ function pass(): { prepareMs: number; exportMs: number; messages: number } {
   }
 }
 
-pass();
-const runs: Array<ReturnType<typeof pass>> = [];
+await pass();
+const runs: Array<Awaited<ReturnType<typeof pass>>> = [];
 const start = performance.now();
-while (runs.length < 3 || performance.now() - start < 5000) runs.push(pass());
+while (runs.length < 3 || performance.now() - start < 5000) runs.push(await pass());
 const total = runs.map((r) => r.prepareMs + r.exportMs).sort((a, b) => a - b);
 const median = total[Math.floor(total.length / 2)]!;
 const r0 = runs[0]!;

@@ -1,20 +1,22 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 /**
  * The processes holding the Pebble `LOCK` files of database directories (a
  * running v2 node), by lock file; files nobody holds are absent. Pebble takes
  * a POSIX record lock; Linux lists every held lock in /proc/locks by device
  * and inode, so a lock is seen without taking it. /proc/locks is read once
- * for all files: each read waits for an RCU grace period (milliseconds).
+ * for all files, off the main thread: each read waits for an RCU grace period
+ * (milliseconds), so callers start this, do other read-only work, then await.
  * Elsewhere (macOS) any process having the file open counts.
  */
-export function lockHolders(lockFiles: readonly string[]): Map<string, string> {
+export async function lockHolders(lockFiles: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const present = lockFiles.filter((f) => existsSync(f));
   if (present.length === 0) return out;
   if (existsSync('/proc/locks')) {
-    const lines = readFileSync('/proc/locks', 'utf8').split('\n');
+    const lines = (await readFile('/proc/locks', 'utf8')).split('\n');
     for (const file of present) {
       const holder = procLocksHolder(file, lines);
       if (holder) out.set(file, holder);

@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { digestFile } from '../archive/jsonl.ts';
+import { digestFile, type FileDigest } from '../archive/jsonl.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders } from '../source/lock.ts';
@@ -20,7 +20,7 @@ export interface ExportReport extends ReportBase {
 }
 
 /** The sealed prepare workspace must match the plan, the tool, the sources and its own record digests. */
-function checkWorkspace(workspace: string, planSha: string): ArchiveSeal {
+async function checkWorkspace(workspace: string, planSha: string): Promise<ArchiveSeal> {
   const sealFile = join(workspace, 'archive_seal.json');
   if (!existsSync(sealFile)) throw new StageError([`workspace ${workspace} has no archive_seal.json: run prepare (without blockers) first`]);
   const seal = readJsonFile<ArchiveSeal>(sealFile);
@@ -33,20 +33,29 @@ function checkWorkspace(workspace: string, planSha: string): ArchiveSeal {
   }
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
-  const holders = lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')));
+  const pending = lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')));
+  let now: FileFingerprint[][];
+  let records: FileDigest[];
+  try {
+    now = seal.sources.map((s) => fingerprintTree(s.data_dir));
+    records = RECORD_FILES.map((name) => digestFile(recordPath(join(workspace, 'records'), name)));
+  } catch (err) {
+    await pending.catch(() => undefined);
+    throw err;
+  }
+  const holders = await pending;
   for (const [i, s] of seal.sources.entries()) {
     for (const dir of shardDirs[i]!) {
       const holder = holders.get(join(dir, 'LOCK'));
       if (holder) problems.push(`source node ${s.node_id}: ${join(dir, 'LOCK')} is held by ${holder}`);
     }
-    const now = fingerprintTree(s.data_dir);
     const before = fingerprints[String(s.node_id)] ?? [];
-    if (treeDigest(now) !== s.fingerprint_sha256 || treeDigest(before) !== s.fingerprint_sha256) {
-      problems.push(`source node ${s.node_id} changed since prepare: ${treeChanges(before, now).slice(0, 5).join(', ') || 'fingerprint differs'}`);
+    if (treeDigest(now[i]!) !== s.fingerprint_sha256 || treeDigest(before) !== s.fingerprint_sha256) {
+      problems.push(`source node ${s.node_id} changed since prepare: ${treeChanges(before, now[i]!).slice(0, 5).join(', ') || 'fingerprint differs'}`);
     }
   }
-  for (const name of RECORD_FILES) {
-    const got = digestFile(recordPath(join(workspace, 'records'), name));
+  for (const [i, name] of RECORD_FILES.entries()) {
+    const got = records[i]!;
     const want = seal.files[name];
     if (got.sha256 !== want.sha256 || got.count !== want.count) problems.push(`workspace file records/${name}.jsonl differs from the seal`);
   }
@@ -59,10 +68,10 @@ function checkWorkspace(workspace: string, planSha: string): ArchiveSeal {
  * copies the records into a new owner-only archive, writes the manifest and
  * publishes `COMPLETE` only when every copied file matches.
  */
-export function runExport(planFile: string, workspace: string, archive: string, report: ExportReport): void {
+export async function runExport(planFile: string, workspace: string, archive: string, report: ExportReport): Promise<void> {
   const loaded = loadPlan(planFile, { workspace, archive }, 'export');
   report.plan_sha256 = loaded.sha256;
-  const seal = checkWorkspace(workspace, loaded.sha256);
+  const seal = await checkWorkspace(workspace, loaded.sha256);
   report.selection_digest = seal.selection_digest;
   createFreshDir(archive, 'archive');
   const records = archiveRecords(archive);

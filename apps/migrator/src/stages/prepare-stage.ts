@@ -34,12 +34,12 @@ export interface ArchiveSeal {
  * shard into business records, applies the strict checks and, when nothing
  * blocks, writes `archive_seal.json`. Status `prepared` or `blocked`.
  */
-export function runPrepare(planFile: string, workspace: string, report: PrepareReport, ctx: StageContext): void {
+export async function runPrepare(planFile: string, workspace: string, report: PrepareReport, ctx: StageContext): Promise<void> {
   const loaded = loadPlan(planFile, { workspace }, 'prepare');
   report.plan_sha256 = loaded.sha256;
   openPrepareWorkspace(workspace, loaded);
   ctx.ownsWorkspace = true;
-  const outcome = collectRecords(loaded, join(workspace, 'records'));
+  const outcome = await collectRecords(loaded, join(workspace, 'records'));
   writeJsonFile(join(workspace, 'source-fingerprint.json'), outcome.fingerprints, true);
   Object.assign(report, {
     selection_digest: outcome.selection_digest,

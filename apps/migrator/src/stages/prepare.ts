@@ -37,11 +37,25 @@ export interface PrepareOutcome {
   warning_totals: Record<string, number>;
 }
 
-/** Refuses sources that are in use, mis-sized or unreadable; returns their shard dirs. */
-function checkSources(loaded: LoadedPlan): string[][] {
+/**
+ * Refuses sources that are in use, mis-sized or unreadable; returns their
+ * shard dirs. `meanwhile` (read-only work on sources that passed the other
+ * checks) runs while the lock table is read.
+ */
+async function checkSources(loaded: LoadedPlan, meanwhile: () => void): Promise<string[][]> {
   const problems: string[] = [];
   const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
-  const holders = lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))));
+  const pending = lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))));
+  const shapeOk = loaded.plan.sources.length <= 1 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
+  let failure: unknown;
+  if (shapeOk) {
+    try {
+      meanwhile();
+    } catch (err) {
+      failure = err;
+    }
+  }
+  const holders = await pending;
   for (const [i, s] of loaded.plan.sources.entries()) {
     const { shards, problem } = all[i]!;
     if (problem) problems.push(`source node ${s.node_id}: ${problem}`);
@@ -57,6 +71,7 @@ function checkSources(loaded: LoadedPlan): string[][] {
     problems.push(`${loaded.plan.sources.length} source nodes: choosing authoritative replicas across nodes is not in this release; migrate single-node sources`);
   }
   if (problems.length > 0) throw new StageError(problems);
+  if (failure !== undefined) throw failure;
   return all.map(({ shards }) => shards);
 }
 
@@ -64,10 +79,11 @@ function checkSources(loaded: LoadedPlan): string[][] {
  * Reads every shard of every source read-only, decodes and checks the v2
  * tables and writes the record files into `recordsDir`.
  */
-export function collectRecords(loaded: LoadedPlan, recordsDir: string): PrepareOutcome {
-  const shardDirs = checkSources(loaded);
+export async function collectRecords(loaded: LoadedPlan, recordsDir: string): Promise<PrepareOutcome> {
   const fingerprints: Record<string, FileFingerprint[]> = {};
-  for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = fingerprintTree(s.data_dir);
+  const shardDirs = await checkSources(loaded, () => {
+    for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = fingerprintTree(s.data_dir);
+  });
   const writers = openRecordWriters(recordsDir);
   const sources: SourceSummary[] = [];
   const problems: string[] = [];
