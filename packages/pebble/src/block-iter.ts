@@ -10,6 +10,8 @@ import { readU32LE } from './varint.ts';
 // compile imports to property getters that V8 does not always inline.
 const localReadU32LE = readU32LE;
 
+const EMPTY = new Uint8Array(0);
+
 export class BlockIter {
   /** Current full key is `key[0, keyLen)`; overwritten by the next call to {@link next}. */
   key: Uint8Array = new Uint8Array(64);
@@ -37,6 +39,15 @@ export class BlockIter {
    * key is the last key of the iterator given as `prev`.
    */
   prevUserCmp = 0;
+  /**
+   * Only with `userKeyOrder`: the current key's 8-byte trailer is
+   * `trailerBuf[trailerOff, trailerOff + 8)`. In that mode only the user-key part of
+   * `key` is kept up to date (the trailer is read where it lies in the block, and
+   * copied into `key` only when the next key shares some of it).
+   */
+  trailerBuf: Uint8Array = EMPTY;
+  trailerOff = 0;
+  private trailerInKey = false;
   /** Only with `userKeyOrder`: how many leading bytes the current user key shares with the previous one. */
   userLcp = 0;
   /** Only with `userKeyOrder`, when {@link prevUserCmp} > 0: a copy of the previous user key (for error messages). */
@@ -91,15 +102,33 @@ export class BlockIter {
     const vend = vstart + vlen;
     if (vend > limit) throw this.fail(this.entryOffset, 'entry runs past the end of the block');
     const klen = shared + unshared;
-    if (this.userKeyOrder) this.compareWithPrev(b, p, shared, klen);
+    if (this.userKeyOrder) {
+      if (klen < 8) throw this.fail(this.entryOffset, `key of ${klen} bytes is shorter than an internal key`);
+      this.compareWithPrev(b, p, shared, klen);
+      const prevUser = this.prevLen - 8;
+      // The new key reuses bytes of the previous trailer: put that trailer where the shared prefix expects it.
+      if (shared > 0 && shared > prevUser && !this.trailerInKey) this.key.set(this.trailerBuf.subarray(this.trailerOff, this.trailerOff + 8), prevUser);
+    }
     if (klen > this.key.length) {
       const grown = new Uint8Array(Math.max(klen, this.key.length * 2));
       grown.set(this.key.subarray(0, shared));
       this.key = grown;
     }
     const key = this.key;
-    if (unshared <= 32) for (let i = 0; i < unshared; i++) key[shared + i] = b[p + i]!;
-    else key.set(b.subarray(p, vstart), shared);
+    // Copy the unshared bytes, without the trailer when it can be read in place.
+    const inPlace = this.userKeyOrder && unshared >= 8;
+    const copy = inPlace ? unshared - 8 : unshared;
+    if (copy <= 32) for (let i = 0; i < copy; i++) key[shared + i] = b[p + i]!;
+    else key.set(b.subarray(p, p + copy), shared);
+    if (inPlace) {
+      this.trailerBuf = b;
+      this.trailerOff = vstart - 8;
+      this.trailerInKey = false;
+    } else if (this.userKeyOrder) {
+      this.trailerBuf = key;
+      this.trailerOff = klen - 8;
+      this.trailerInKey = true;
+    }
     this.keyLen = klen;
     this.prevLen = klen;
     this.shared = shared;

@@ -98,13 +98,15 @@ export class TableIter implements PointSource {
     const it = this.block!;
     const k = it.key;
     const n = it.keyLen - 8;
-    if (n < 0) throw this.fail(`key of ${it.keyLen} bytes is shorter than an internal key`);
-    const kind = k[n]!;
+    // The trailer, where the block iterator left it (the block, or its scratch key).
+    const t = it.trailerBuf;
+    const o = it.trailerOff;
+    const kind = t[o]!;
     // Sequence number = trailer >> 8, from the 7 high bytes (exact below 2^53).
     const seq =
       this.globalSeq ??
-      (k[n + 1]! | (k[n + 2]! << 8) | (k[n + 3]! << 16)) +
-        (k[n + 4]! + k[n + 5]! * 0x100 + k[n + 6]! * 0x10000 + k[n + 7]! * 0x1000000) * 0x1000000;
+      (t[o + 1]! | (t[o + 2]! << 8) | (t[o + 3]! << 16)) +
+        (t[o + 4]! + t[o + 5]! * 0x100 + t[o + 6]! * 0x10000 + t[o + 7]! * 0x1000000) * 0x1000000;
     if (POINT_KIND[kind] !== 1) {
       if (kind === 23 || (kind & 0x40) !== 0) throw new PebbleUnsupportedError(`${this.table.path}: key kind ${kind} needs Pebble >= 1.1 (Pebblev4 tables); not supported`);
       throw this.fail(`invalid key kind ${kind} in a data block`);
