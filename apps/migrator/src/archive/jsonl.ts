@@ -14,36 +14,70 @@ const CHUNK = 1 << 20;
 /**
  * A JSON Lines file written in one stream: one record per line, hashed as it
  * is written. Created owner-only (0600) and exclusive: it never overwrites.
+ * Lines are encoded straight into one reused buffer; `text`, `bytes` and
+ * `endLine` let a caller assemble a line from parts it has already encoded.
  */
 export class JsonlWriter {
   private readonly fd: number;
   private readonly hash = createHash('sha256');
-  private parts: string[] = [];
-  private pending = 0;
+  private readonly buf = Buffer.allocUnsafe(CHUNK);
+  private used = 0;
   private count = 0;
-  private bytes = 0;
+  private bytesWritten = 0;
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'wx', 0o600);
   }
 
+  /** Appends one record as a line of JSON. */
   write(record: object): void {
-    const line = `${JSON.stringify(record)}\n`;
-    this.parts.push(line);
-    this.pending += line.length;
+    this.text(JSON.stringify(record));
+    this.text('\n');
     this.count++;
-    if (this.pending >= CHUNK) this.flush();
+  }
+
+  /** Appends the UTF-8 of `s` to the current line. */
+  text(s: string): void {
+    // a UTF-16 code unit takes at most 3 bytes in UTF-8
+    if (s.length * 3 > this.buf.length - this.used) {
+      this.flush();
+      if (s.length * 3 > this.buf.length) {
+        this.emit(Buffer.from(s, 'utf8'));
+        return;
+      }
+    }
+    this.used += this.buf.write(s, this.used, 'utf8');
+  }
+
+  /** Appends encoded bytes to the current line. */
+  bytes(b: Uint8Array): void {
+    if (b.length > this.buf.length - this.used) {
+      this.flush();
+      if (b.length > this.buf.length) {
+        this.emit(b);
+        return;
+      }
+    }
+    this.buf.set(b, this.used);
+    this.used += b.length;
+  }
+
+  /** Counts a line assembled with `text`/`bytes`; it must have ended with a newline. */
+  endLine(): void {
+    this.count++;
   }
 
   private flush(): void {
-    if (this.parts.length === 0) return;
-    const buf = Buffer.from(this.parts.join(''), 'utf8');
-    this.parts = [];
-    this.pending = 0;
-    this.hash.update(buf);
-    this.bytes += buf.length;
+    if (this.used === 0) return;
+    this.emit(this.buf.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  private emit(chunk: Uint8Array): void {
+    this.hash.update(chunk);
+    this.bytesWritten += chunk.length;
     let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off);
+    while (off < chunk.length) off += writeSync(this.fd, chunk, off);
   }
 
   /** Flushes, fsyncs and closes; returns the file's digest. */
@@ -51,7 +85,7 @@ export class JsonlWriter {
     this.flush();
     fsyncSync(this.fd);
     closeSync(this.fd);
-    return { sha256: this.hash.digest('hex'), count: this.count, bytes: this.bytes };
+    return { sha256: this.hash.digest('hex'), count: this.count, bytes: this.bytesWritten };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { JsonlWriter } from '../archive/jsonl.ts';
-import type { ArchivedRecord, MessageRecord } from '../v2/records.ts';
+import { messageHead, messageTail } from '../archive/record-json.ts';
+import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
 import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from '../v2/scan-shard.ts';
 import { v3ChannelId } from './channel-id.ts';
@@ -52,6 +53,8 @@ export class Collector {
   private readonly v3Ids = new Map<string, string>();
   private currentChannel = '';
   private clientMsgNos = new Map<string, number>();
+  /** The last message channel checked and found valid (message rows come grouped by channel). */
+  private lastChecked: { ch: string; shard: number; v2: string; type: number; v3: string; head: string } | undefined;
 
   constructor(
     private readonly nodeId: number,
@@ -178,21 +181,31 @@ export class Collector {
       else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...where });
       return;
     }
-    if (channelHash(m.channel_id, m.channel_type) !== m.ch) {
-      this.findings.block({ code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...where });
-      return;
-    }
-    if (channelShard(m.ch, this.shardCount) !== shard) {
-      this.findings.block({ code: 'misplaced_row', detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`, ...where });
-      return;
+    const known = this.lastChecked;
+    const same = known !== undefined && known.ch === m.ch && known.shard === shard && known.v2 === m.channel_id && known.type === m.channel_type;
+    if (!same) {
+      if (channelHash(m.channel_id, m.channel_type) !== m.ch) {
+        this.findings.block({ code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...where });
+        return;
+      }
+      if (channelShard(m.ch, this.shardCount) !== shard) {
+        this.findings.block({ code: 'misplaced_row', detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`, ...where });
+        return;
+      }
     }
     if (m.column_seq !== m.seq) this.findings.block({ code: 'message_seq_mismatch', detail: `MessageSeq column ${m.column_seq} differs from the key`, ...where });
     if (m.header >> 4 !== 5 || (m.header & 0x08) !== 0) {
       this.findings.block({ code: 'unsupported_message_header', detail: `header byte 0x${m.header.toString(16)} (frame type or DUP bit cannot be stored)`, ...where });
     }
     if (m.stream_no !== '') this.findings.block({ code: 'message_stream_no', detail: 'StreamNo has no v3 field', ...where });
-    const channelId = this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq });
+    const channelId = same ? known.v3 : this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq });
     if (channelId === undefined) return;
+    const head = same ? known.head : messageHead(this.nodeId, shard, channelId);
+    // a channel that passed the hash, shard and v3 checks without a finding passes them again for its next rows
+    if (!same) {
+      const clean = this.v3Ids.get(`${m.channel_type}:${channelId}`) === m.channel_id;
+      this.lastChecked = clean ? { ch: m.ch, shard, v2: m.channel_id, type: m.channel_type, v3: channelId, head } : undefined;
+    }
     if (tail.channel_id === undefined) {
       tail.channel_id = channelId;
       tail.v2_channel_id = m.channel_id;
@@ -222,25 +235,8 @@ export class Collector {
     }
     tail.messages++;
     this.retained++;
-    const rec: MessageRecord = {
-      node_id: this.nodeId,
-      shard,
-      channel_id: channelId,
-      v2_channel_id: m.channel_id,
-      channel_type: m.channel_type,
-      message_seq: m.seq,
-      message_id: m.message_id,
-      client_msg_no: m.client_msg_no,
-      from_uid: m.from_uid,
-      header: m.header,
-      setting: m.setting,
-      expire: m.expire,
-      timestamp: m.timestamp,
-      topic: m.topic,
-      stream_no: m.stream_no,
-      term: m.term,
-      payload: m.payload,
-    };
-    this.messagesOut.write(rec);
+    this.messagesOut.text(head);
+    this.messagesOut.text(messageTail(m));
+    this.messagesOut.endLine();
   }
 }
