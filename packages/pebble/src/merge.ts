@@ -34,22 +34,30 @@ const MERGE = Kind.MERGE;
 /** Keys and values up to this many bytes are copied into reused scratch memory; longer ones are handed out as views of the source. */
 const SMALL = 64;
 
-/** Internal-key order of two sources' current entries; ties go to the lower rank (newer source). */
-function less(a: PointSource, b: PointSource): boolean {
+/** Index of the first byte where two sources' current user keys differ (the shorter length when one is a prefix of the other). */
+function firstDiff(a: PointSource, b: PointSource): number {
   const x = a.keyBuf;
   const y = b.keyBuf;
   const xo = a.keyOff;
   const yo = b.keyOff;
+  const n = a.keyLen < b.keyLen ? a.keyLen : b.keyLen;
+  let i = 0;
+  while (i < n && x[xo + i] === y[yo + i]) i++;
+  return i;
+}
+
+/** Internal-key order of two sources' current entries, given `p = firstDiff(a, b)`; ties go to the lower rank (newer source). */
+function before(a: PointSource, b: PointSource, p: number): boolean {
   const xl = a.keyLen;
   const yl = b.keyLen;
-  const n = xl < yl ? xl : yl;
-  for (let i = 0; i < n; i++) {
-    const d = x[xo + i]! - y[yo + i]!;
-    if (d !== 0) return d < 0;
-  }
+  if (p < xl && p < yl) return a.keyBuf[a.keyOff + p]! < b.keyBuf[b.keyOff + p]!;
   if (xl !== yl) return xl < yl;
   if (a.seq !== b.seq) return a.seq > b.seq;
   return a.rank < b.rank;
+}
+
+function less(a: PointSource, b: PointSource): boolean {
+  return before(a, b, firstDiff(a, b));
 }
 
 /** True when the source's current user key equals `key[0, len)`. */
@@ -73,28 +81,16 @@ function fixPair(heap: PointSource[], diffPos: number): number {
   const shared = top.sharedPrefix;
   if (diffPos >= 0 && shared !== undefined && shared > diffPos) return diffPos;
   const other = heap[1]!;
-  const x = top.keyBuf;
-  const y = other.keyBuf;
-  const xo = top.keyOff;
-  const yo = other.keyOff;
-  const xl = top.keyLen;
-  const yl = other.keyLen;
-  const n = xl < yl ? xl : yl;
-  let i = 0;
-  while (i < n && x[xo + i] === y[yo + i]) i++;
-  let topFirst: boolean;
-  let pos = i;
-  if (i < n) topFirst = x[xo + i]! < y[yo + i]!;
-  else if (xl !== yl) topFirst = xl < yl; // the shorter key (a prefix of the other) comes first; no longer key can share more than its length
-  else {
-    topFirst = top.seq !== other.seq ? top.seq > other.seq : top.rank < other.rank;
-    pos = -1;
-  }
+  const pos = firstDiff(top, other);
+  const topFirst = before(top, other, pos);
+  // With equal user keys the order comes from the sequence numbers: no byte position to remember.
+  const equal = pos === top.keyLen && pos === other.keyLen;
   if (!topFirst) {
     heap[0] = other;
     heap[1] = top;
   }
-  return pos;
+  // When one key is a prefix of the other, `pos` is the shorter length: a later key cannot share more than that with it.
+  return equal ? -1 : pos;
 }
 
 /** True when two sources are at the same user key. */

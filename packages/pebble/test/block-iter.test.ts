@@ -15,7 +15,7 @@ function ikey(user: string, seq: number, kind: number): Uint8Array {
 function block(entries: [Uint8Array, string][], interval = 16): Uint8Array {
   const bytes: number[] = [];
   const restarts: number[] = [];
-  let prev = new Uint8Array(0);
+  let prev: Uint8Array = new Uint8Array(0);
   entries.forEach(([key, value], i) => {
     let shared = 0;
     if (i % interval === 0) restarts.push(bytes.length);
