@@ -9,6 +9,18 @@ import { Findings } from './findings.ts';
 /** A row with the place it was read from. */
 export type Located<T> = T & { node_id: number; shard: number };
 
+/**
+ * Adds the place to a row the scanner handed over (rows are the sink's to
+ * keep): the same fields, in the same order, as `{ ...row, node_id, shard }`,
+ * without copying every row.
+ */
+function locate<T extends object>(row: T, node_id: number, shard: number): Located<T> {
+  const r = row as Located<T>;
+  r.node_id = node_id;
+  r.shard = shard;
+  return r;
+}
+
 /** Per channel hash: its log tail and what became of its message rows. */
 export interface TailState {
   last_seq: number;
@@ -50,7 +62,11 @@ export class Collector {
   readonly counts: Record<string, number> = {};
   retained = 0;
   private readonly messageIds = new Map<string, { channel_id: string; channel_type: number; seq: number; shard: number }>();
+  /** `type:id` of the channels `dictionary` holds under their own hash. */
+  private readonly learned = new Set<string>();
   private readonly v3Ids = new Map<string, string>();
+  /** `type:id` of a v2 channel → its v3 id, once it has passed `v3` without a finding. */
+  private readonly cleanV3 = new Map<string, string>();
   private currentChannel = '';
   private clientMsgNos = new Map<string, number>();
   /** The last message channel checked and found valid (message rows come grouped by channel). */
@@ -70,16 +86,26 @@ export class Collector {
 
   /** Adds a plaintext channel to the dictionary; two plaintexts under one hash block. */
   learn(id: string, type: number, where: { shard?: number }): void {
+    // a channel the dictionary holds under its own hash needs neither the hash nor a finding again
+    const name = `${type}:${id}`;
+    if (this.learned.has(name)) return;
     const ch = channelHash(id, type);
     const known = this.dictionary.get(ch);
-    if (!known) this.dictionary.set(ch, { id, type });
-    else if (known.id !== id || known.type !== type) {
+    if (!known) {
+      this.dictionary.set(ch, { id, type });
+      this.learned.add(name);
+    } else if (known.id === id && known.type === type) {
+      this.learned.add(name);
+    } else {
       this.findings.block({ code: 'channel_hash_collision', detail: `"${known.id}"/${known.type} and "${id}"/${type} share hash ${ch}`, node_id: this.nodeId, ...where });
     }
   }
 
   /** The v3 id of a channel, blocking on malformed person ids and on two v2 ids meeting in one v3 id. */
   v3(id: string, type: number, where: { shard?: number; message_seq?: number; uid?: string }): string | undefined {
+    const name = `${type}:${id}`;
+    const clean = this.cleanV3.get(name);
+    if (clean !== undefined) return clean;
     const r = v3ChannelId(id, type);
     if ('problem' in r) {
       this.findings.block({ code: 'invalid_person_channel', detail: r.problem, node_id: this.nodeId, channel_id: id, channel_type: type, ...where });
@@ -87,8 +113,11 @@ export class Collector {
     }
     const key = `${type}:${r.id}`;
     const prior = this.v3Ids.get(key);
-    if (prior === undefined) this.v3Ids.set(key, id);
-    else if (prior !== id) {
+    if (prior === undefined || prior === id) {
+      this.v3Ids.set(key, id);
+      // the v3 id of this v2 channel is its own from now on: later calls need no check
+      this.cleanV3.set(name, r.id);
+    } else {
       this.findings.block({ code: 'person_channel_collision', detail: `v2 channels "${prior}" and "${id}" both map to "${r.id}"`, node_id: this.nodeId, channel_id: id, channel_type: type, ...where });
     }
     return r.id;
@@ -120,11 +149,11 @@ export class Collector {
       },
       user(u) {
         self.count('users');
-        if (!misplaced(stringShard(u.uid, self.shardCount), `user row of "${u.uid}"`, { uid: u.uid })) self.users.push({ ...u, node_id, shard });
+        if (!misplaced(stringShard(u.uid, self.shardCount), `user row of "${u.uid}"`, { uid: u.uid })) self.users.push(locate(u, node_id, shard));
       },
       device(d) {
         self.count('devices');
-        if (!misplaced(stringShard(d.uid, self.shardCount), `device row ${d.v2_device_id}`, { uid: d.uid })) self.devices.push({ ...d, node_id, shard });
+        if (!misplaced(stringShard(d.uid, self.shardCount), `device row ${d.v2_device_id}`, { uid: d.uid })) self.devices.push(locate(d, node_id, shard));
       },
       channelInfo(c) {
         self.count('channel_infos');
@@ -134,17 +163,17 @@ export class Collector {
           return;
         }
         if (c.channel_id !== '') self.learn(c.channel_id, c.channel_type, { shard });
-        self.channelInfos.push({ ...c, node_id, shard });
+        self.channelInfos.push(locate(c, node_id, shard));
       },
       member(m) {
         self.count(`${m.list}_rows`);
-        if (!misplaced(channelShard(m.ch, self.shardCount), `${m.list} row of "${m.uid}"`, { uid: m.uid })) self.members.push({ ...m, node_id, shard });
+        if (!misplaced(channelShard(m.ch, self.shardCount), `${m.list} row of "${m.uid}"`, { uid: m.uid })) self.members.push(locate(m, node_id, shard));
       },
       conversation(c) {
         self.count('conversations');
         if (misplaced(stringShard(c.uid, self.shardCount), `conversation row ${c.v2_id}`, { uid: c.uid })) return;
         self.learn(c.channel_id, c.channel_type, { shard });
-        self.conversations.push({ ...c, node_id, shard });
+        self.conversations.push(locate(c, node_id, shard));
       },
       systemUid(uid) {
         self.count('system_uids');

@@ -41,7 +41,7 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
 
   const byFlag = new Map<string, number>();
   for (const d of c.devices) {
-    const rec: CredentialRecord = { ...d };
+    const rec: CredentialRecord = d;
     out.credentials.write(rec);
     const k = `${d.uid}\u0000${d.device_flag}`;
     byFlag.set(k, (byFlag.get(k) ?? 0) + 1);
