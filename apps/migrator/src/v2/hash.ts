@@ -53,11 +53,14 @@ export function channelHash(channelId: string, channelType: number): string {
   return fnv1a64Hex(`${channelId}-${channelType}`);
 }
 
-/** Channel shard of a channel hash for `shards` shards (u64 modulo, by 16-bit limbs: exact for any shard count below 2^36). */
+/** Channel shard of a channel hash for `shards` shards: the u64 modulo, digit by digit (exact for any shard count below 2^48). */
 export function channelShard(hashHex: string, shards: number): number {
   if (shards <= 1) return 0;
   let r = 0;
-  for (let i = 0; i < 16; i += 4) r = (r * 65536 + parseInt(hashHex.slice(i, i + 4), 16)) % shards;
+  for (let i = 0; i < hashHex.length; i++) {
+    const c = hashHex.charCodeAt(i);
+    r = (r * 16 + (c >= 97 ? c - 87 : c >= 65 ? c - 55 : c - 48)) % shards;
+  }
   return r;
 }
 
@@ -78,12 +81,7 @@ export function u64Dec(bytes: Uint8Array, offset: number): string {
   const hi = ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
   const lo = ((bytes[offset + 4]! << 24) | (bytes[offset + 5]! << 16) | (bytes[offset + 6]! << 8) | bytes[offset + 7]!) >>> 0;
   if (hi < 0x200000) return String(hi * 4294967296 + lo);
-  // above 2^53: divide hi·2^32 + lo by 10^10 in two 16-bit steps (every partial value stays below 2^50)
-  const c3 = hi * 65536 + (lo >>> 16);
-  const q3 = Math.floor(c3 / 1e10);
-  const c4 = (c3 - q3 * 1e10) * 65536 + (lo & 0xffff);
-  const q4 = Math.floor(c4 / 1e10);
-  return String(q3 * 65536 + q4) + String(c4 - q4 * 1e10).padStart(10, '0');
+  return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
 }
 
 /** A big-endian u64 at `offset` as a JS number (exact below 2^53; callers use it for seqs and times in ms). */
