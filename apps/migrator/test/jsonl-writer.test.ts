@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { digestFile, JsonlWriter, readJsonl } from './jsonl.ts';
+import { digestFile, JsonlWriter, readJsonl } from '../src/archive/jsonl.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
