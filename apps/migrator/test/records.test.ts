@@ -6,6 +6,7 @@ import { readJsonl } from '../src/archive/jsonl.ts';
 import { v3ChannelId } from '../src/prepare/channel-id.ts';
 import { recordPath } from '../src/stages/records-dir.ts';
 import { deriveInto } from '../src/target/derive.ts';
+import { scanWorkersReady } from '../src/v2/scan-pool.ts';
 import type { ConversationRecord, CredentialRecord, MemberRecord, MessageRecord, TailRecord } from '../src/v2/records.ts';
 import { expected, fixtureDir, hasFixture, tempRoot, writePlan } from './helpers.ts';
 import { exportArchive, prepare } from './stage-helpers.ts';
@@ -78,6 +79,20 @@ describe.each(['basic-closed', 'basic-crash', 'basic-flushed'])('decoded records
     const { ran, records } = await prepared(name);
     expect(ran.report.status).toBe('prepared');
     checkAgainstExpected(name, records);
+  }, 30_000);
+});
+
+describe('shards read by scan workers that are already running', () => {
+  it.runIf(hasFixture('basic-closed') && hasFixture('edge-closed'))('give the same records and blockers', async () => {
+    await scanWorkersReady();
+    const basic = await prepared('basic-closed');
+    expect(basic.ran.report.status).toBe('prepared');
+    checkAgainstExpected('basic-closed', basic.records);
+    const edge = await prepared('edge-closed');
+    expect(edge.ran.report.blockers.map((x) => x.code).sort()).toEqual([
+      'duplicate_client_msg_no', 'duplicate_message_id', 'unresolved_allowlist_channel', 'unresolved_allowlist_channel',
+    ]);
+    checkAgainstExpected('edge-closed', edge.records, ['allowonly01']);
   }, 30_000);
 });
 

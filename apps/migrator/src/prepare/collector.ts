@@ -143,9 +143,9 @@ export class Collector {
         misplaced(channelShard(ch, self.shardCount), `last-seq key of channel hash ${ch}`, {});
         self.tails.set(ch, { last_seq: lastSeq, set_time_ns: setTimeNs, node_id, shard, messages: 0, clipped: 0 });
       },
-      message(m) {
+      message(m, encodedTail) {
         self.count('message_rows');
-        self.message(m, shard);
+        self.message(m, shard, encodedTail);
       },
       user(u) {
         self.count('users');
@@ -198,7 +198,7 @@ export class Collector {
     };
   }
 
-  private message(m: RawMessage, shard: number): void {
+  private message(m: RawMessage, shard: number, encodedTail: Uint8Array | undefined): void {
     const where = { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
     if (m.ch !== this.currentChannel) {
       this.currentChannel = m.ch;
@@ -265,7 +265,8 @@ export class Collector {
     tail.messages++;
     this.retained++;
     this.messagesOut.text(head);
-    this.messagesOut.text(messageTail(m));
+    if (encodedTail) this.messagesOut.bytes(encodedTail);
+    else this.messagesOut.text(messageTail(m));
     this.messagesOut.endLine();
   }
 }

@@ -1,14 +1,12 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openPebble, PebbleUnsupportedError, MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
 import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
 import { writeResolved } from '../prepare/resolve.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
-import { hex8 } from '../v2/hash.ts';
-import { scanShard } from '../v2/scan-shard.ts';
+import { SCAN_WORKERS_MIN_BYTES, ShardScan } from '../v2/scan-pool.ts';
 import {
   createFreshDir, progress, rate, readJsonFile, StageError, toolIdentity, writeJsonFile, type LoadedPlan,
 } from './common.ts';
@@ -91,33 +89,31 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string): Pr
   const started = Date.now();
   for (const [i, s] of loaded.plan.sources.entries()) {
     const dirs = shardDirs[i]!;
-    collector = new Collector(s.node_id, dirs.length, writers.messages, writers.archived, {
+    const c = new Collector(s.node_id, dirs.length, writers.messages, writers.archived, {
       excludeLegacyStreams: loaded.plan.exclusions?.legacy_stream_storage === true,
     });
+    collector = c;
     const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys: 0, fingerprint_sha256: '' };
-    for (const [shard, dir] of dirs.entries()) {
-      let db;
-      try {
-        db = openPebble(dir);
-      } catch (err) {
-        const kind = err instanceof PebbleUnsupportedError ? 'unsupported format' : 'unreadable';
-        problems.push(`source node ${s.node_id} shard ${shard}: ${kind}: ${(err as Error).message}`);
-        continue;
+    const bytes = fingerprints[String(s.node_id)]!.reduce((n, f) => n + f.size, 0);
+    const scan = new ShardScan(dirs, bytes >= SCAN_WORKERS_MIN_BYTES);
+    try {
+      for (const [shard, dir] of dirs.entries()) {
+        const read = await scan.read(shard, dir, () => c.sink(shard));
+        if ('unreadable' in read) {
+          problems.push(`source node ${s.node_id} shard ${shard}: ${read.unreadable}`);
+          continue;
+        }
+        summary.format_major_versions.push(read.version);
+        if (read.keys === undefined) {
+          problems.push(`source node ${s.node_id} shard ${shard}: format major version ${read.version} is not supported`);
+          continue;
+        }
+        summary.keys += read.keys;
+        const ms = Date.now() - started;
+        progress(`prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${read.keys} keys; ${c.retained} messages so far (${rate(c.retained, ms)})`);
       }
-      summary.format_major_versions.push(db.formatMajorVersion);
-      if (db.formatMajorVersion > MAX_FORMAT_MAJOR_VERSION) {
-        problems.push(`source node ${s.node_id} shard ${shard}: format major version ${db.formatMajorVersion} is not supported`);
-        continue;
-      }
-      const sink = collector.sink(shard);
-      for (const e of db.iterate({ start: Uint8Array.of(1, 1, 4, 0), end: Uint8Array.of(1, 1, 4, 1) })) {
-        if (e.key.length === 12) sink.tail(hex8(e.key, 4), readSeq(e.value), readTime(e.value));
-      }
-      sink.loadingTails = false;
-      const { keys } = scanShard(db, sink);
-      summary.keys += keys;
-      const ms = Date.now() - started;
-      progress(`prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${keys} keys; ${collector.retained} messages so far (${rate(collector.retained, ms)})`);
+    } finally {
+      scan.close();
     }
     summary.fingerprint_sha256 = treeDigest(fingerprints[String(s.node_id)]!);
     sources.push(summary);
@@ -144,13 +140,6 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string): Pr
     warnings: c.findings.warnings,
     warning_totals: c.findings.warningTotals(),
   };
-}
-
-function readSeq(v: Uint8Array): number {
-  return v.length >= 8 ? Number(Buffer.from(v.subarray(0, 8)).readBigUInt64BE()) : 0;
-}
-function readTime(v: Uint8Array): string {
-  return v.length >= 16 ? Buffer.from(v.subarray(8, 16)).readBigUInt64BE().toString() : '0';
 }
 
 /** Identity of a prepare workspace: a rerun may reuse it only for the same plan and tool. */

@@ -84,7 +84,11 @@ export interface RawConversation {
 
 /** Receives the decoded content of one shard, in key order. */
 export interface ShardSink {
-  message(m: RawMessage): void;
+  /**
+   * A message row. `encodedTail`, when given, is `messageTail(m)` already
+   * encoded as UTF-8 (by a scan worker); `m.payload` is then left empty.
+   */
+  message(m: RawMessage, encodedTail?: Uint8Array): void;
   tail(ch: string, lastSeq: number, setTimeNs: string): void;
   user(u: RawUser): void;
   device(d: RawDevice): void;
@@ -356,4 +360,21 @@ export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
   }
   if (row) flush(row, sink);
   return { keys };
+}
+
+/**
+ * Hands a shard's last-seq keys to `sink.tail`, ahead of its scan: message
+ * rows are checked against their channel's tail as they come.
+ */
+export function readTails(db: PebbleDb, sink: Pick<ShardSink, 'tail'>): void {
+  for (const e of db.iterate({ start: Uint8Array.of(1, 1, 4, 0), end: Uint8Array.of(1, 1, 4, 1) })) {
+    if (e.key.length === 12) sink.tail(hex8(e.key, 4), readSeq(e.value), readTime(e.value));
+  }
+}
+
+function readSeq(v: Uint8Array): number {
+  return v.length >= 8 ? Number(Buffer.from(v.subarray(0, 8)).readBigUInt64BE()) : 0;
+}
+function readTime(v: Uint8Array): string {
+  return v.length >= 16 ? Buffer.from(v.subarray(8, 16)).readBigUInt64BE().toString() : '0';
 }

@@ -1,0 +1,219 @@
+import { messageTail } from '../archive/record-json.ts';
+import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from './scan-shard.ts';
+
+/**
+ * A shard scan recorded as data, so a worker thread can decode a shard while
+ * the main thread checks and writes another: every sink call becomes a code
+ * followed by its fields in a flat list (cheap to copy between threads, unlike
+ * objects), and each message's JSON tail is encoded into a byte buffer that
+ * is transferred, not copied. Replaying a batch makes the same calls, in the
+ * same order, on the real sink.
+ */
+
+/** One slice of a recorded scan. */
+export interface EventBatch {
+  events: unknown[];
+  /** Encoded message tails; `events` hold their offsets. */
+  bytes: Uint8Array;
+}
+
+const MESSAGE = 1;
+const TAIL = 2;
+const END_TAILS = 3;
+const USER = 4;
+const DEVICE = 5;
+const CHANNEL_INFO = 6;
+const MEMBER = 7;
+const CONVERSATION = 8;
+const SYSTEM_UID = 9;
+const CLUSTER_CONFIG = 10;
+const ARCHIVED = 11;
+const PROBLEM = 12;
+
+/** Events per batch and bytes of message tails per batch (one batch is in flight per post). */
+const MAX_EVENTS = 1 << 15;
+const MAX_BYTES = 1 << 20;
+
+/** The worker-side sink: records calls and hands full batches to `post`. */
+export class EventRecorder implements ShardSink {
+  private events: unknown[] = [];
+  private bytes = Buffer.from(new ArrayBuffer(MAX_BYTES));
+  private used = 0;
+  private loadingTails = true;
+
+  constructor(
+    private readonly post: (batch: EventBatch, transfer: ArrayBuffer[]) => void,
+    private readonly maxEvents = MAX_EVENTS,
+  ) {}
+
+  /** The last-seq keys read ahead of the scan are done; later tail calls are the scan's own (ignored, as in-thread). */
+  endTails(): void {
+    this.loadingTails = false;
+    this.events.push(END_TAILS);
+  }
+
+  tail(ch: string, lastSeq: number, setTimeNs: string): void {
+    if (this.loadingTails) this.events.push(TAIL, ch, lastSeq, setTimeNs);
+  }
+
+  message(m: RawMessage): void {
+    const tail = messageTail(m);
+    // a UTF-16 code unit takes at most 3 bytes in UTF-8
+    if (tail.length * 3 > this.bytes.length - this.used) {
+      this.flush();
+      if (tail.length * 3 > this.bytes.length) this.bytes = Buffer.from(new ArrayBuffer(tail.length * 3));
+    }
+    const start = this.used;
+    this.used += this.bytes.write(tail, start, 'utf8');
+    this.events.push(
+      MESSAGE, m.ch, m.seq, m.header, m.setting, m.expire, m.message_id, m.column_seq, m.client_msg_no,
+      m.timestamp, m.channel_id, m.channel_type, m.topic, m.from_uid, m.term, m.stream_no, start, this.used,
+    );
+    this.full();
+  }
+
+  user(u: RawUser): void {
+    this.events.push(USER, u.uid, u.plugin_no, u.created_at_ns, u.updated_at_ns);
+    this.full();
+  }
+
+  device(d: RawDevice): void {
+    this.events.push(DEVICE, d.v2_device_id, d.uid, d.token, d.device_flag, d.device_level, d.created_at_ns, d.updated_at_ns);
+    this.full();
+  }
+
+  channelInfo(c: RawChannelInfo): void {
+    this.events.push(
+      CHANNEL_INFO, c.ch, c.channel_id, c.channel_type, c.ban, c.large, c.disband, c.send_ban, c.allow_stranger,
+      c.subscriber_count, c.allowlist_count, c.denylist_count, c.created_at_ns, c.updated_at_ns,
+    );
+    this.full();
+  }
+
+  member(m: RawMember): void {
+    this.events.push(MEMBER, m.list, m.ch, m.uid, m.created_at_ns, m.updated_at_ns);
+    this.full();
+  }
+
+  conversation(c: RawConversation): void {
+    this.events.push(
+      CONVERSATION, c.v2_id, c.uid, c.type, c.channel_id, c.channel_type, c.unread_count, c.readed_to_msg_seq,
+      c.deleted_at_msg_seq, c.created_at_ns, c.updated_at_ns,
+    );
+    this.full();
+  }
+
+  systemUid(uid: string): void {
+    this.events.push(SYSTEM_UID, uid);
+    this.full();
+  }
+
+  clusterConfig(ch: string, channelId: string, channelType: number): void {
+    this.events.push(CLUSTER_CONFIG, ch, channelId, channelType);
+    this.full();
+  }
+
+  // keys and values are views the reader reuses: they are copied
+  archived(kind: string, key: Uint8Array, value: Uint8Array): void {
+    this.events.push(ARCHIVED, kind, key.slice(), value.slice());
+    this.full();
+  }
+
+  problem(kind: string, key: Uint8Array, detail: string): void {
+    this.events.push(PROBLEM, kind, key.slice(), detail);
+    this.full();
+  }
+
+  /** Posts what is recorded (also when empty: a batch marks progress). */
+  flush(): void {
+    const batch: EventBatch = { events: this.events, bytes: this.bytes.subarray(0, this.used) };
+    this.post(batch, [this.bytes.buffer as ArrayBuffer]);
+    this.events = [];
+    this.bytes = Buffer.from(new ArrayBuffer(MAX_BYTES));
+    this.used = 0;
+  }
+
+  private full(): void {
+    if (this.events.length >= this.maxEvents) this.flush();
+  }
+}
+
+/** Makes the recorded calls of `batch` on `sink`; `endTails` clears `sink.loadingTails`. */
+export function replay(batch: EventBatch, sink: ShardSink & { loadingTails: boolean }): void {
+  const e = batch.events;
+  let i = 0;
+  while (i < e.length) {
+    switch (e[i]) {
+      case MESSAGE: {
+        const m: RawMessage = {
+          ch: e[i + 1] as string, seq: e[i + 2] as number, header: e[i + 3] as number, setting: e[i + 4] as number, expire: e[i + 5] as number,
+          message_id: e[i + 6] as string, column_seq: e[i + 7] as number, client_msg_no: e[i + 8] as string, timestamp: e[i + 9] as number,
+          channel_id: e[i + 10] as string, channel_type: e[i + 11] as number, topic: e[i + 12] as string, from_uid: e[i + 13] as string,
+          payload: '', term: e[i + 14] as string, stream_no: e[i + 15] as string,
+        };
+        sink.message(m, batch.bytes.subarray(e[i + 16] as number, e[i + 17] as number));
+        i += 18;
+        break;
+      }
+      case TAIL:
+        sink.tail(e[i + 1] as string, e[i + 2] as number, e[i + 3] as string);
+        i += 4;
+        break;
+      case END_TAILS:
+        sink.loadingTails = false;
+        i += 1;
+        break;
+      case USER:
+        sink.user({ uid: e[i + 1] as string, plugin_no: e[i + 2] as string, created_at_ns: e[i + 3] as string, updated_at_ns: e[i + 4] as string });
+        i += 5;
+        break;
+      case DEVICE:
+        sink.device({
+          v2_device_id: e[i + 1] as string, uid: e[i + 2] as string, token: e[i + 3] as string, device_flag: e[i + 4] as number,
+          device_level: e[i + 5] as number, created_at_ns: e[i + 6] as string, updated_at_ns: e[i + 7] as string,
+        });
+        i += 8;
+        break;
+      case CHANNEL_INFO:
+        sink.channelInfo({
+          ch: e[i + 1] as string, channel_id: e[i + 2] as string, channel_type: e[i + 3] as number, ban: e[i + 4] as boolean, large: e[i + 5] as boolean,
+          disband: e[i + 6] as boolean, send_ban: e[i + 7] as boolean, allow_stranger: e[i + 8] as boolean, subscriber_count: e[i + 9] as number,
+          allowlist_count: e[i + 10] as number, denylist_count: e[i + 11] as number, created_at_ns: e[i + 12] as string, updated_at_ns: e[i + 13] as string,
+        });
+        i += 14;
+        break;
+      case MEMBER:
+        sink.member({
+          list: e[i + 1] as RawMember['list'], ch: e[i + 2] as string, uid: e[i + 3] as string, created_at_ns: e[i + 4] as string, updated_at_ns: e[i + 5] as string,
+        });
+        i += 6;
+        break;
+      case CONVERSATION:
+        sink.conversation({
+          v2_id: e[i + 1] as string, uid: e[i + 2] as string, type: e[i + 3] as number, channel_id: e[i + 4] as string, channel_type: e[i + 5] as number,
+          unread_count: e[i + 6] as number, readed_to_msg_seq: e[i + 7] as number, deleted_at_msg_seq: e[i + 8] as number,
+          created_at_ns: e[i + 9] as string, updated_at_ns: e[i + 10] as string,
+        });
+        i += 11;
+        break;
+      case SYSTEM_UID:
+        sink.systemUid(e[i + 1] as string);
+        i += 2;
+        break;
+      case CLUSTER_CONFIG:
+        sink.clusterConfig(e[i + 1] as string, e[i + 2] as string, e[i + 3] as number);
+        i += 4;
+        break;
+      case ARCHIVED:
+        sink.archived(e[i + 1] as string, e[i + 2] as Uint8Array, e[i + 3] as Uint8Array);
+        i += 4;
+        break;
+      case PROBLEM:
+        sink.problem(e[i + 1] as string, e[i + 2] as Uint8Array, e[i + 3] as string);
+        i += 4;
+        break;
+      default:
+        throw new Error(`recorded scan: unknown event ${String(e[i])} at ${i}`);
+    }
+  }
+}
