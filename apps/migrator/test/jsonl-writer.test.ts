@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { digestFile, JsonlWriter, readJsonl } from '../src/archive/jsonl.ts';
+import { digestFile } from '../src/archive/file-digest.ts';
+import { JsonlWriter, readJsonl } from '../src/archive/jsonl.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -16,7 +17,7 @@ function tempFile(): string {
 }
 
 describe('JsonlWriter', () => {
-  it('writes records and assembled lines in order, owner-only, with their digest, count and size', () => {
+  it('writes records and assembled lines in order, owner-only, with their digest, count and size', async () => {
     const file = tempFile();
     const w = new JsonlWriter(file);
     const big = 'x'.repeat(1 << 20) + '群';
@@ -35,7 +36,7 @@ describe('JsonlWriter', () => {
     w.bytes(Buffer.from(`{"huge":"${'h'.repeat((1 << 20) + 5)}"}\n`));
     w.endLine();
     expected.push(`{"huge":"${'h'.repeat((1 << 20) + 5)}"}`);
-    const digest = w.close();
+    const digest = await w.close();
     const content = Buffer.from(`${expected.join('\n')}\n`, 'utf8');
     expect(readFileSync(file).equals(content)).toBe(true);
     expect(digest).toEqual({ sha256: createHash('sha256').update(content).digest('hex'), count: expected.length, bytes: content.length });
@@ -44,9 +45,9 @@ describe('JsonlWriter', () => {
     expect([...readJsonl(file)].length).toBe(expected.length);
   });
 
-  it('never overwrites a file', () => {
+  it('never overwrites a file', async () => {
     const file = tempFile();
-    new JsonlWriter(file).close();
+    await new JsonlWriter(file).close();
     expect(() => new JsonlWriter(file)).toThrow(/EEXIST/);
   });
 });

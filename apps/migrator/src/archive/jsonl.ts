@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import type { FileDigest } from './file-digest.ts';
+import { closeSync, fsync, openSync, readSync, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
 
-/** Digest, line count and size of one written record file. */
-export interface FileDigest {
-  sha256: string;
-  count: number;
-  bytes: number;
-}
+const fsyncAsync = promisify(fsync);
+
 
 /** Bytes buffered before a write (records are small; payloads up to a few hundred KiB). */
 const CHUNK = 1 << 20;
@@ -80,11 +78,14 @@ export class JsonlWriter {
     while (off < chunk.length) off += writeSync(this.fd, chunk, off);
   }
 
-  /** Flushes, fsyncs and closes; returns the file's digest. */
-  close(): FileDigest {
+  /** Flushes, fsyncs (on the libuv thread pool, so several files sync at once) and closes; returns the file's digest. */
+  async close(): Promise<FileDigest> {
     this.flush();
-    fsyncSync(this.fd);
-    closeSync(this.fd);
+    try {
+      await fsyncAsync(this.fd);
+    } finally {
+      closeSync(this.fd);
+    }
     return { sha256: this.hash.digest('hex'), count: this.count, bytes: this.bytesWritten };
   }
 }
@@ -112,44 +113,4 @@ export function* readJsonl<T>(path: string): Generator<T> {
   } finally {
     closeSync(fd);
   }
-}
-
-/** The read buffer of `digestFile` and `sha256File`, allocated on first use (both are synchronous). */
-let readBuffer: Buffer | undefined;
-
-/** Streams a file through `chunk`; returns its size. */
-function streamFile(path: string, chunk: (data: Buffer) => void): number {
-  readBuffer ??= Buffer.allocUnsafe(CHUNK);
-  const buf = readBuffer;
-  const fd = openSync(path, 'r');
-  let bytes = 0;
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      chunk(n === buf.length ? buf : buf.subarray(0, n));
-      bytes += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return bytes;
-}
-
-/** SHA-256, line count and size of a file, streamed. */
-export function digestFile(path: string): FileDigest {
-  const hash = createHash('sha256');
-  let count = 0;
-  const bytes = streamFile(path, (data) => {
-    hash.update(data);
-    for (let i = data.indexOf(10); i >= 0; i = data.indexOf(10, i + 1)) count++;
-  });
-  return { sha256: hash.digest('hex'), count, bytes };
-}
-
-/** SHA-256 of a file, streamed (no line count: for binary files). */
-export function sha256File(path: string): string {
-  const hash = createHash('sha256');
-  streamFile(path, (data) => hash.update(data));
-  return hash.digest('hex');
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RECORD_FILES } from '../v2/records.ts';
 import { readJsonFile, sha256, StageError } from '../stages/common.ts';
 import { recordPath, selectionDigest, type FileDigests } from '../stages/records-dir.ts';
-import { digestFile } from './jsonl.ts';
+import { digestFile } from './file-digest.ts';
 
 /** Archive format identifier and version (see README "Archive format"). */
 export const ARCHIVE_FORMAT = 'parley-v2-archive';

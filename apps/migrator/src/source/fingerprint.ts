@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { sha256File } from '../archive/jsonl.ts';
+import { sha256Files } from '../archive/file-digest.ts';
 
 /** One file of a source tree: path relative to the tree root, size and SHA-256. */
 export interface FileFingerprint {
@@ -14,18 +14,19 @@ export interface FileFingerprint {
  * Every regular file under `root` (sorted), hashed: prepare records it and
  * export compares, so a source that changed after prepare is refused.
  */
-export function fingerprintTree(root: string): FileFingerprint[] {
-  const out: FileFingerprint[] = [];
+export async function fingerprintTree(root: string): Promise<FileFingerprint[]> {
+  const files: Array<{ full: string; size: number }> = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {
       const full = join(dir, name);
       const st = statSync(full);
       if (st.isDirectory()) walk(full);
-      else if (st.isFile()) out.push({ path: relative(root, full), size: st.size, sha256: sha256File(full) });
+      else if (st.isFile()) files.push({ full, size: st.size });
     }
   };
   walk(root);
-  return out;
+  const sums = await sha256Files(files.map((f) => f.full));
+  return files.map((f, i) => ({ path: relative(root, f.full), size: f.size, sha256: sums[i]! }));
 }
 
 /** One digest over a fingerprint list. */

@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { digestFile, type FileDigest } from '../archive/jsonl.ts';
+import { digestFiles, type FileDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders } from '../source/lock.ts';
@@ -34,15 +34,11 @@ async function checkWorkspace(workspace: string, planSha: string): Promise<Archi
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
   const pending = lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')));
-  let now: FileFingerprint[][];
-  let records: FileDigest[];
-  try {
-    now = seal.sources.map((s) => fingerprintTree(s.data_dir));
-    records = RECORD_FILES.map((name) => digestFile(recordPath(join(workspace, 'records'), name)));
-  } catch (err) {
-    await pending.catch(() => undefined);
-    throw err;
-  }
+  pending.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
+  const [now, records]: [FileFingerprint[][], FileDigest[]] = await Promise.all([
+    Promise.all(seal.sources.map((s) => fingerprintTree(s.data_dir))),
+    digestFiles(RECORD_FILES.map((name) => recordPath(join(workspace, 'records'), name))),
+  ]);
   const holders = await pending;
   for (const [i, s] of seal.sources.entries()) {
     for (const dir of shardDirs[i]!) {
@@ -82,7 +78,10 @@ export async function runExport(planFile: string, workspace: string, archive: st
     const to = recordPath(records, name);
     copyFileSync(recordPath(join(workspace, 'records'), name), to);
     chmodSync(to, 0o600);
-    const got = digestFile(to);
+  }
+  const copied = await digestFiles(RECORD_FILES.map((name) => recordPath(records, name)));
+  for (const [i, name] of RECORD_FILES.entries()) {
+    const got = copied[i]!;
     const want = seal.files[name];
     if (got.sha256 !== want.sha256 || got.count !== want.count) problems.push(`archive file records/${name}.jsonl does not match the seal after copying`);
     progress(`export: records/${name}.jsonl ${got.count} records`);

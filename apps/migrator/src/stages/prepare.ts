@@ -40,15 +40,16 @@ export interface PrepareOutcome {
  * shard dirs. `meanwhile` (read-only work on sources that passed the other
  * checks) runs while the lock table is read.
  */
-async function checkSources(loaded: LoadedPlan, meanwhile: () => void): Promise<string[][]> {
+async function checkSources(loaded: LoadedPlan, meanwhile: () => Promise<void>): Promise<string[][]> {
   const problems: string[] = [];
   const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
   const pending = lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))));
+  pending.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
   const shapeOk = loaded.plan.sources.length <= 1 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
   let failure: unknown;
   if (shapeOk) {
     try {
-      meanwhile();
+      await meanwhile();
     } catch (err) {
       failure = err;
     }
@@ -79,8 +80,8 @@ async function checkSources(loaded: LoadedPlan, meanwhile: () => void): Promise<
  */
 export async function collectRecords(loaded: LoadedPlan, recordsDir: string): Promise<PrepareOutcome> {
   const fingerprints: Record<string, FileFingerprint[]> = {};
-  const shardDirs = await checkSources(loaded, () => {
-    for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = fingerprintTree(s.data_dir);
+  const shardDirs = await checkSources(loaded, async () => {
+    for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = await fingerprintTree(s.data_dir);
   });
   const writers = openRecordWriters(recordsDir);
   const sources: SourceSummary[] = [];
@@ -119,14 +120,18 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string): Pr
     sources.push(summary);
   }
   if (problems.length > 0) {
-    closeRecordWriters(writers);
+    await closeRecordWriters(writers);
     throw new StageError(problems);
   }
+  // the reading is done: the sources are fingerprinted again (hashed off the main thread) while the rest is written
+  const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir)));
+  after.catch(() => undefined);
   const c = collector!;
   writeResolved(c, writers);
-  const files = closeRecordWriters(writers);
-  for (const s of loaded.plan.sources) {
-    const changes = treeChanges(fingerprints[String(s.node_id)]!, fingerprintTree(s.data_dir));
+  const files = await closeRecordWriters(writers);
+  const now = await after;
+  for (const [i, s] of loaded.plan.sources.entries()) {
+    const changes = treeChanges(fingerprints[String(s.node_id)]!, now[i]!);
     if (changes.length > 0) throw new StageError([`source node ${s.node_id} changed while it was read: ${changes.slice(0, 5).join(', ')}`]);
   }
   return {

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { JsonlWriter, type FileDigest } from '../archive/jsonl.ts';
+import type { FileDigest } from '../archive/file-digest.ts';
+import { JsonlWriter } from '../archive/jsonl.ts';
 import { RECORD_FILES, type RecordFile } from '../v2/records.ts';
 import { sha256 } from './common.ts';
 
@@ -18,8 +19,10 @@ export function openRecordWriters(dir: string): Record<RecordFile, JsonlWriter> 
   return Object.fromEntries(RECORD_FILES.map((n) => [n, new JsonlWriter(recordPath(dir, n))])) as Record<RecordFile, JsonlWriter>;
 }
 
-export function closeRecordWriters(writers: Record<RecordFile, JsonlWriter>): FileDigests {
-  return Object.fromEntries(RECORD_FILES.map((n) => [n, writers[n].close()])) as FileDigests;
+/** Closes every writer, their fsyncs running at once; returns their digests. */
+export async function closeRecordWriters(writers: Record<RecordFile, JsonlWriter>): Promise<FileDigests> {
+  const digests = await Promise.all(RECORD_FILES.map((n) => writers[n].close()));
+  return Object.fromEntries(RECORD_FILES.map((n, i) => [n, digests[i]!])) as FileDigests;
 }
 
 /**

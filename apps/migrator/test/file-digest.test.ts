@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { digestFile, digestFiles, sha256Files } from '../src/archive/file-digest.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'file-digest-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('file digests', () => {
+  it('agree between the streamed and the pooled paths, below and above the pooled size, lines counted or not', async () => {
+    const sizes = [0, 1, 10, (1 << 20) + 3, (9 << 20) + 17];
+    const files = sizes.map((size, i) => {
+      const data = Buffer.alloc(size);
+      for (let j = 0; j < size; j++) data[j] = (j * 31 + i) % 97 === 0 ? 10 : 97 + (j % 26);
+      const file = join(dir, `f${i}`);
+      writeFileSync(file, data);
+      const lines = data.filter((b) => b === 10).length;
+      return { file, want: { sha256: createHash('sha256').update(data).digest('hex'), count: lines, bytes: size } };
+    });
+    expect(await digestFiles(files.map((f) => f.file))).toEqual(files.map((f) => f.want));
+    expect(await sha256Files(files.map((f) => f.file))).toEqual(files.map((f) => f.want.sha256));
+    for (const f of files) {
+      expect(digestFile(f.file)).toEqual(f.want);
+      expect(digestFile(f.file, false)).toEqual({ ...f.want, count: 0 });
+    }
+  });
+});
