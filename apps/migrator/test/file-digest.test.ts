@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { digestFile, digestFiles, sha256Files } from '../src/archive/file-digest.ts';
+import { digestFile, digestFiles, readAndDigestFiles, sha256Files } from '../src/archive/file-digest.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'file-digest-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,6 +21,14 @@ describe('file digests', () => {
     });
     expect(await digestFiles(files.map((f) => f.file))).toEqual(files.map((f) => f.want));
     expect(await sha256Files(files.map((f) => f.file))).toEqual(files.map((f) => f.want.sha256));
+    const kept = await readAndDigestFiles(files.map((f) => f.file));
+    for (const [i, k] of kept.entries()) {
+      const { data, ...digest } = k;
+      expect(digest).toEqual(files[i]!.want);
+      // files up to 8 MiB come back with the bytes they were hashed over, larger ones are streamed
+      if (files[i]!.want.bytes <= 8 << 20) expect(data?.equals(readFileSync(files[i]!.file))).toBe(true);
+      else expect(data).toBeUndefined();
+    }
     for (const f of files) {
       expect(digestFile(f.file)).toEqual(f.want);
       expect(digestFile(f.file, false)).toEqual({ ...f.want, count: 0 });

@@ -40,7 +40,8 @@ function streamFile(path: string, chunk: (data: Buffer) => void): number {
   return bytes;
 }
 
-function countLines(data: Buffer): number {
+/** The number of newlines in `data`. */
+export function countLines(data: Buffer): number {
   let count = 0;
   for (let i = data.indexOf(10); i >= 0; i = data.indexOf(10, i + 1)) count++;
   return count;
@@ -57,13 +58,18 @@ export function digestFile(path: string, lines = true): FileDigest {
   return { sha256: hash.digest('hex'), count, bytes };
 }
 
-/** `digestFile`, hashed on the thread pool when the file is small enough. */
-async function digestPooled(path: string, lines: boolean): Promise<FileDigest> {
+/** A file's digest with, for a file read whole (up to POOLED_MAX), the bytes it was taken over. */
+export interface ReadDigest extends FileDigest {
+  data?: Buffer;
+}
+
+/** `digestFile`, hashed on the thread pool when the file is small enough; `keep`: return its bytes too. */
+async function digestPooled(path: string, lines: boolean, keep: boolean): Promise<ReadDigest> {
   if (statSync(path).size > POOLED_MAX) return digestFile(path, lines);
   const data = readFileSync(path);
   const count = lines ? countLines(data) : 0;
   const sha256 = Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex');
-  return { sha256, count, bytes: data.length };
+  return keep ? { sha256, count, bytes: data.length, data } : { sha256, count, bytes: data.length };
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; results in item order. */
@@ -82,10 +88,18 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 
 /** `digestFile` of several files, hashed in parallel off the main thread. */
 export function digestFiles(paths: readonly string[]): Promise<FileDigest[]> {
-  return mapLimit(paths, POOLED_AT_ONCE, (p) => digestPooled(p, true));
+  return mapLimit(paths, POOLED_AT_ONCE, (p) => digestPooled(p, true, false));
+}
+
+/**
+ * `digestFiles`, keeping the bytes of the files read whole: a caller that
+ * writes exactly those bytes elsewhere writes what it checked.
+ */
+export function readAndDigestFiles(paths: readonly string[]): Promise<ReadDigest[]> {
+  return mapLimit(paths, POOLED_AT_ONCE, (p) => digestPooled(p, true, true));
 }
 
 /** SHA-256 of several (binary) files, hashed in parallel off the main thread. */
 export async function sha256Files(paths: readonly string[]): Promise<string[]> {
-  return (await mapLimit(paths, POOLED_AT_ONCE, (p) => digestPooled(p, false))).map((d) => d.sha256);
+  return (await mapLimit(paths, POOLED_AT_ONCE, (p) => digestPooled(p, false, false))).map((d) => d.sha256);
 }

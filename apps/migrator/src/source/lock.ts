@@ -2,21 +2,34 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
+/** The kernel's table of held locks (Linux), being read; `lines` is absent elsewhere. */
+export interface LockTable {
+  lines?: Promise<string[]>;
+}
+
+/**
+ * Starts reading /proc/locks, where Linux lists every held lock by device and
+ * inode. Each read waits for an RCU grace period (milliseconds, off the main
+ * thread), so a stage starts it first and matches its lock files later.
+ */
+export function readLockTable(): LockTable {
+  if (!existsSync('/proc/locks')) return {};
+  const lines = readFile('/proc/locks', 'utf8').then((text) => text.split('\n'));
+  lines.catch(() => undefined); // awaited by lockHolders; until then a failure is not unhandled
+  return { lines };
+}
+
 /**
  * The processes holding the Pebble `LOCK` files of database directories (a
  * running v2 node), by lock file; files nobody holds are absent. Pebble takes
- * a POSIX record lock; Linux lists every held lock in /proc/locks by device
- * and inode, so a lock is seen without taking it. /proc/locks is read once
- * for all files, off the main thread: each read waits for an RCU grace period
- * (milliseconds), so callers start this, do other read-only work, then await.
- * Elsewhere (macOS) any process having the file open counts.
+ * a POSIX record lock, seen in `table` without taking it. Elsewhere (macOS)
+ * any process having the file open counts.
  */
-export async function lockHolders(lockFiles: readonly string[]): Promise<Map<string, string>> {
+export async function lockHolders(lockFiles: readonly string[], table: LockTable): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const present = lockFiles.filter((f) => existsSync(f));
-  if (present.length === 0) return out;
-  if (existsSync('/proc/locks')) {
-    const lines = (await readFile('/proc/locks', 'utf8')).split('\n');
+  if (table.lines) {
+    const lines = await table.lines;
     for (const file of present) {
       const holder = procLocksHolder(file, lines);
       if (holder) out.set(file, holder);

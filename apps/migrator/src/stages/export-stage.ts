@@ -1,9 +1,9 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { digestFiles, type FileDigest } from '../archive/file-digest.ts';
+import { countLines, digestFiles, readAndDigestFiles, type ReadDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
-import { lockHolders } from '../source/lock.ts';
+import { lockHolders, readLockTable, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { RECORD_FILES } from '../v2/records.ts';
 import { createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
@@ -19,8 +19,12 @@ export interface ExportReport extends ReportBase {
   retained_messages?: number;
 }
 
-/** The sealed prepare workspace must match the plan, the tool, the sources and its own record digests. */
-async function checkWorkspace(workspace: string, planSha: string): Promise<ArchiveSeal> {
+/**
+ * The sealed prepare workspace must match the plan, the tool, the sources and
+ * its own record digests. Returns the seal and the checked record files (with
+ * their bytes when read whole).
+ */
+async function checkWorkspace(workspace: string, planSha: string, locks: LockTable): Promise<{ seal: ArchiveSeal; records: ReadDigest[] }> {
   const sealFile = join(workspace, 'archive_seal.json');
   if (!existsSync(sealFile)) throw new StageError([`workspace ${workspace} has no archive_seal.json: run prepare (without blockers) first`]);
   const seal = readJsonFile<ArchiveSeal>(sealFile);
@@ -33,13 +37,11 @@ async function checkWorkspace(workspace: string, planSha: string): Promise<Archi
   }
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
-  const pending = lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')));
-  pending.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
-  const [now, records]: [FileFingerprint[][], FileDigest[]] = await Promise.all([
+  const [now, records]: [FileFingerprint[][], ReadDigest[]] = await Promise.all([
     Promise.all(seal.sources.map((s) => fingerprintTree(s.data_dir))),
-    digestFiles(RECORD_FILES.map((name) => recordPath(join(workspace, 'records'), name))),
+    readAndDigestFiles(RECORD_FILES.map((name) => recordPath(join(workspace, 'records'), name))),
   ]);
-  const holders = await pending;
+  const holders = await lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')), locks);
   for (const [i, s] of seal.sources.entries()) {
     for (const dir of shardDirs[i]!) {
       const holder = holders.get(join(dir, 'LOCK'));
@@ -56,7 +58,47 @@ async function checkWorkspace(workspace: string, planSha: string): Promise<Archi
     if (got.sha256 !== want.sha256 || got.count !== want.count) problems.push(`workspace file records/${name}.jsonl differs from the seal`);
   }
   if (problems.length > 0) throw new StageError(problems);
-  return seal;
+  return { seal, records };
+}
+
+/**
+ * Copies the checked record files into the archive and checks every copy
+ * against the seal: a file read whole is written from the very bytes that
+ * matched the seal and compared back byte for byte; a larger one is copied
+ * and hashed again. Returns the files that do not match.
+ */
+async function copyRecords(from: string, to: string, checked: ReadDigest[], seal: ArchiveSeal): Promise<string[]> {
+  const problems: string[] = [];
+  const big: number[] = [];
+  for (const [i, name] of RECORD_FILES.entries()) {
+    const file = recordPath(to, name);
+    const data = checked[i]!.data;
+    if (data) writeFileSync(file, data, { mode: 0o600, flag: 'wx' });
+    else {
+      copyFileSync(recordPath(from, name), file);
+      big.push(i);
+    }
+    chmodSync(file, 0o600);
+  }
+  const rehashed = await digestFiles(big.map((i) => recordPath(to, RECORD_FILES[i]!)));
+  for (const [i, name] of RECORD_FILES.entries()) {
+    const data = checked[i]!.data;
+    const want = seal.files[name];
+    let matches: boolean;
+    let count: number;
+    if (data) {
+      const back = readFileSync(recordPath(to, name));
+      matches = back.equals(data);
+      count = matches ? checked[i]!.count : countLines(back);
+    } else {
+      const got = rehashed[big.indexOf(i)]!;
+      matches = got.sha256 === want.sha256 && got.count === want.count;
+      count = got.count;
+    }
+    if (!matches) problems.push(`archive file records/${name}.jsonl does not match the seal after copying`);
+    progress(`export: records/${name}.jsonl ${count} records`);
+  }
+  return problems;
 }
 
 /**
@@ -65,27 +107,16 @@ async function checkWorkspace(workspace: string, planSha: string): Promise<Archi
  * publishes `COMPLETE` only when every copied file matches.
  */
 export async function runExport(planFile: string, workspace: string, archive: string, report: ExportReport): Promise<void> {
+  const locks = readLockTable();
   const loaded = loadPlan(planFile, { workspace, archive }, 'export');
   report.plan_sha256 = loaded.sha256;
-  const seal = await checkWorkspace(workspace, loaded.sha256);
+  const { seal, records: checked } = await checkWorkspace(workspace, loaded.sha256, locks);
   report.selection_digest = seal.selection_digest;
   createFreshDir(archive, 'archive');
   const records = archiveRecords(archive);
   mkdirSync(records, { mode: 0o700 });
   const t0 = Date.now();
-  const problems: string[] = [];
-  for (const name of RECORD_FILES) {
-    const to = recordPath(records, name);
-    copyFileSync(recordPath(join(workspace, 'records'), name), to);
-    chmodSync(to, 0o600);
-  }
-  const copied = await digestFiles(RECORD_FILES.map((name) => recordPath(records, name)));
-  for (const [i, name] of RECORD_FILES.entries()) {
-    const got = copied[i]!;
-    const want = seal.files[name];
-    if (got.sha256 !== want.sha256 || got.count !== want.count) problems.push(`archive file records/${name}.jsonl does not match the seal after copying`);
-    progress(`export: records/${name}.jsonl ${got.count} records`);
-  }
+  const problems = await copyRecords(join(workspace, 'records'), records, checked, seal);
   for (const f of ['archive_seal.json', 'prepare-report.json']) {
     copyFileSync(join(workspace, f), join(archive, f));
     chmodSync(join(archive, f), 0o600);

@@ -5,6 +5,7 @@ import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type Repo
 import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
 import type { FileDigests } from './records-dir.ts';
 import type { StageContext } from '../run-stage.ts';
+import { readLockTable } from '../source/lock.ts';
 
 export interface PrepareReport extends ReportBase {
   stage: 'prepare';
@@ -35,11 +36,12 @@ export interface ArchiveSeal {
  * blocks, writes `archive_seal.json`. Status `prepared` or `blocked`.
  */
 export async function runPrepare(planFile: string, workspace: string, report: PrepareReport, ctx: StageContext): Promise<void> {
+  const locks = readLockTable();
   const loaded = loadPlan(planFile, { workspace }, 'prepare');
   report.plan_sha256 = loaded.sha256;
   openPrepareWorkspace(workspace, loaded);
   ctx.ownsWorkspace = true;
-  const outcome = await collectRecords(loaded, join(workspace, 'records'));
+  const outcome = await collectRecords(loaded, join(workspace, 'records'), locks);
   writeJsonFile(join(workspace, 'source-fingerprint.json'), outcome.fingerprints, true);
   Object.assign(report, {
     selection_digest: outcome.selection_digest,

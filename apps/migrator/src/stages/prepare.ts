@@ -4,7 +4,7 @@ import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
 import { writeResolved } from '../prepare/resolve.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
-import { lockHolders } from '../source/lock.ts';
+import { lockHolders, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { SCAN_WORKERS_MIN_BYTES, ShardScan } from '../v2/scan-pool.ts';
 import {
@@ -36,15 +36,13 @@ export interface PrepareOutcome {
 }
 
 /**
- * Refuses sources that are in use, mis-sized or unreadable; returns their
- * shard dirs. `meanwhile` (read-only work on sources that passed the other
- * checks) runs while the lock table is read.
+ * Refuses sources that are in use (their LOCK held in `locks`), mis-sized or
+ * unreadable; returns their shard dirs. `meanwhile` (read-only work on
+ * sources that passed the other checks) runs before the lock table is awaited.
  */
-async function checkSources(loaded: LoadedPlan, meanwhile: () => Promise<void>): Promise<string[][]> {
+async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () => Promise<void>): Promise<string[][]> {
   const problems: string[] = [];
   const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
-  const pending = lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))));
-  pending.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
   const shapeOk = loaded.plan.sources.length <= 1 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
   let failure: unknown;
   if (shapeOk) {
@@ -54,7 +52,7 @@ async function checkSources(loaded: LoadedPlan, meanwhile: () => Promise<void>):
       failure = err;
     }
   }
-  const holders = await pending;
+  const holders = await lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))), locks);
   for (const [i, s] of loaded.plan.sources.entries()) {
     const { shards, problem } = all[i]!;
     if (problem) problems.push(`source node ${s.node_id}: ${problem}`);
@@ -76,11 +74,12 @@ async function checkSources(loaded: LoadedPlan, meanwhile: () => Promise<void>):
 
 /**
  * Reads every shard of every source read-only, decodes and checks the v2
- * tables and writes the record files into `recordsDir`.
+ * tables and writes the record files into `recordsDir`. `locks`: the lock
+ * table, read when the stage started.
  */
-export async function collectRecords(loaded: LoadedPlan, recordsDir: string): Promise<PrepareOutcome> {
+export async function collectRecords(loaded: LoadedPlan, recordsDir: string, locks: LockTable): Promise<PrepareOutcome> {
   const fingerprints: Record<string, FileFingerprint[]> = {};
-  const shardDirs = await checkSources(loaded, async () => {
+  const shardDirs = await checkSources(loaded, locks, async () => {
     for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = await fingerprintTree(s.data_dir);
   });
   const writers = openRecordWriters(recordsDir);
