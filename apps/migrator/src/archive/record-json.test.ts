@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { MessageRecord } from '../v2/records.ts';
+import type { ArchivedRecord, ConversationRecord, MemberRecord, MessageRecord } from '../v2/records.ts';
 import type { RawMessage } from '../v2/scan-shard.ts';
-import { jsonString, messageHead, messageTail } from './record-json.ts';
+import { archivedJson, conversationJson, jsonString, memberJson, messageHead, messageTail } from './record-json.ts';
 
 const awkward = ['', 'plain', 'quote " inside', 'back\\slash', 'tab\tnew\nline\r', '\u0000\u001f\u007f', 'é 群 😀', 'lone \ud800 high', 'lone \udc00 low', '\u2028\u2029', '</script>'];
 
@@ -22,6 +22,20 @@ describe('record JSON', () => {
         stream_no: m.stream_no, term: m.term, payload: m.payload,
       };
       expect(messageHead(1023, 7, `v3${s}`) + messageTail(m)).toBe(`${JSON.stringify(rec)}\n`);
+    }
+  });
+
+  it('writes conversation, member and archived records as JSON.stringify does', () => {
+    for (const [i, s] of awkward.entries()) {
+      const c: ConversationRecord = {
+        node_id: 1, shard: i, v2_id: `${2 ** 60 + i}`, uid: s, type: i % 3, channel_id: `v3${s}`, v2_channel_id: `v2${s}`, channel_type: 1 + (i % 2),
+        unread_count: 4294967295, readed_to_msg_seq: 2 ** 50, deleted_at_msg_seq: 0, created_at_ns: '1772451001425858567', updated_at_ns: s,
+      };
+      expect(conversationJson(c)).toBe(JSON.stringify(c));
+      const m: MemberRecord = { node_id: 9, shard: 0, list: i % 2 ? 'allow' : 'subscriber', channel_id: s, channel_type: 2, uid: `u${s}`, created_at_ns: '0', updated_at_ns: s };
+      expect(memberJson(m)).toBe(JSON.stringify(m));
+      const a: ArchivedRecord = { kind: s, node_id: 3, shard: 5, key: Buffer.from(s).toString('base64'), value: '' };
+      expect(archivedJson(a)).toBe(JSON.stringify(a));
     }
   });
 });

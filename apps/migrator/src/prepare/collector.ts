@@ -1,5 +1,5 @@
 import type { JsonlWriter } from '../archive/jsonl.ts';
-import { messageHead, messageTail } from '../archive/record-json.ts';
+import { archivedJson, messageHead, messageTail } from '../archive/record-json.ts';
 import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
 import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from '../v2/scan-shard.ts';
@@ -186,7 +186,7 @@ export class Collector {
       archived(kind, key, value) {
         self.count(`archived_${kind}`);
         const rec: ArchivedRecord = { kind, node_id, shard, key: b64(key), value: b64(value) };
-        self.archivedOut.write(rec);
+        self.archivedOut.writeLine(archivedJson(rec));
       },
       problem(kind, key, detail) {
         if (kind === 'legacy_stream_storage' && self.options.excludeLegacyStreams) {
