@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { digestFile, digestFiles, readAndDigestFiles, sha256Files } from '../src/archive/file-digest.ts';
+import { digestFile, digestFiles, fileEquals, readAndDigestFiles, sha256Files } from '../src/archive/file-digest.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'file-digest-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,6 +32,15 @@ describe('file digests', () => {
     for (const f of files) {
       expect(digestFile(f.file)).toEqual(f.want);
       expect(digestFile(f.file, false)).toEqual({ ...f.want, count: 0 });
+      const data = readFileSync(f.file);
+      expect(fileEquals(f.file, data)).toBe(true);
+      if (data.length > 0) {
+        const changed = Buffer.from(data);
+        changed[changed.length - 1] = changed[changed.length - 1]! ^ 1;
+        expect(fileEquals(f.file, changed)).toBe(false);
+        expect(fileEquals(f.file, data.subarray(0, data.length - 1))).toBe(false);
+      }
+      expect(fileEquals(f.file, Buffer.concat([data, Buffer.from('x')]))).toBe(false);
     }
   });
 });

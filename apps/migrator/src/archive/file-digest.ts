@@ -41,7 +41,7 @@ function streamFile(path: string, chunk: (data: Buffer) => void): number {
 }
 
 /** The number of newlines in `data`. */
-export function countLines(data: Buffer): number {
+function countLines(data: Buffer): number {
   let count = 0;
   for (let i = data.indexOf(10); i >= 0; i = data.indexOf(10, i + 1)) count++;
   return count;
@@ -56,6 +56,17 @@ export function digestFile(path: string, lines = true): FileDigest {
     if (lines) count += countLines(data);
   });
   return { sha256: hash.digest('hex'), count, bytes };
+}
+
+/** Whether a file holds exactly `data` (read back in chunks, compared byte for byte). */
+export function fileEquals(path: string, data: Uint8Array): boolean {
+  let at = 0;
+  let same = true;
+  const size = streamFile(path, (chunk) => {
+    if (same && (at + chunk.length > data.length || Buffer.compare(chunk, data.subarray(at, at + chunk.length)) !== 0)) same = false;
+    at += chunk.length;
+  });
+  return same && size === data.length;
 }
 
 /** A file's digest with, for a file read whole (up to POOLED_MAX), the bytes it was taken over. */

@@ -1,13 +1,19 @@
 import { createHash } from 'node:crypto';
-import type { FileDigest } from './file-digest.ts';
 import { closeSync, fsync, openSync, readSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
+import type { FileDigest } from './file-digest.ts';
 
 const fsyncAsync = promisify(fsync);
 
-
 /** Bytes buffered before a write (records are small; payloads up to a few hundred KiB). */
 const CHUNK = 1 << 20;
+/**
+ * Buffers of closed writers, for the next ones: a stage opens nine writers
+ * and a process may run stages again; fresh megabytes each time would only
+ * grow the garbage the collector has to chase.
+ */
+const spareBuffers: Buffer[] = [];
+const MAX_SPARE = 16;
 
 /**
  * A JSON Lines file written in one stream: one record per line, hashed as it
@@ -18,7 +24,7 @@ const CHUNK = 1 << 20;
 export class JsonlWriter {
   private readonly fd: number;
   private readonly hash = createHash('sha256');
-  private readonly buf = Buffer.allocUnsafe(CHUNK);
+  private readonly buf = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK);
   private used = 0;
   private count = 0;
   private bytesWritten = 0;
@@ -88,6 +94,7 @@ export class JsonlWriter {
   /** Flushes, fsyncs (on the libuv thread pool, so several files sync at once) and closes; returns the file's digest. */
   async close(): Promise<FileDigest> {
     this.flush();
+    if (spareBuffers.length < MAX_SPARE) spareBuffers.push(this.buf);
     try {
       await fsyncAsync(this.fd);
     } finally {

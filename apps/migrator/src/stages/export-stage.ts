@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { countLines, digestFiles, readAndDigestFiles, type ReadDigest } from '../archive/file-digest.ts';
+import { digestFile, digestFiles, fileEquals, readAndDigestFiles, type ReadDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders, readLockTable, type LockTable } from '../source/lock.ts';
@@ -87,9 +87,8 @@ async function copyRecords(from: string, to: string, checked: ReadDigest[], seal
     let matches: boolean;
     let count: number;
     if (data) {
-      const back = readFileSync(recordPath(to, name));
-      matches = back.equals(data);
-      count = matches ? checked[i]!.count : countLines(back);
+      matches = fileEquals(recordPath(to, name), data);
+      count = matches ? checked[i]!.count : digestFile(recordPath(to, name)).count;
     } else {
       const got = rehashed[big.indexOf(i)]!;
       matches = got.sha256 === want.sha256 && got.count === want.count;

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
 import { readTails, scanShard, type ShardSink } from './scan-shard.ts';
-import { replay } from './shard-events.ts';
+import { replay, TAIL_BUFFER_BYTES } from './shard-events.ts';
 import { controlSlots, openShard, type ScanJob, type ScanMessage } from './scan-worker.ts';
 
 /**
@@ -69,6 +69,11 @@ class PoolWorker {
     this.queue = [];
     this.worker.unref();
     this.port.unref();
+  }
+
+  /** Hands a replayed batch's buffer back to the worker, which reuses it. */
+  giveBack(buffer: ArrayBufferLike): void {
+    if (buffer instanceof ArrayBuffer && buffer.byteLength === TAIL_BUFFER_BYTES && !this.failure) this.port.postMessage(buffer, [buffer]);
   }
 
   async next(): Promise<ScanMessage> {
@@ -163,6 +168,7 @@ export class ShardScan {
       const m = await next();
       if (m.kind === 'batch') {
         replay(m.batch, sink);
+        w.giveBack(m.batch.bytes.buffer);
         Atomics.sub(this.ctl, this.slots.outstanding(w.index), 1);
         Atomics.notify(this.ctl, this.slots.outstanding(w.index));
       } else if (m.kind === 'done') {

@@ -1,7 +1,7 @@
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION, openPebble, PebbleUnsupportedError, type PebbleDb } from '@parley/pebble';
 import { readTails, scanShard } from './scan-shard.ts';
-import { EventRecorder, type EventBatch } from './shard-events.ts';
+import { EventRecorder, TAIL_BUFFER_BYTES, type EventBatch } from './shard-events.ts';
 
 /**
  * The body of a scan worker (see `scan-pool.ts`): takes shards of a job that
@@ -58,15 +58,19 @@ function scanClaimed(job: ScanJob, index: number, workers: number, shard: number
   const version = opened.db.formatMajorVersion;
   send({ gen: job.gen, shard, kind: 'open', version });
   if (version > MAX_FORMAT_MAJOR_VERSION) return;
-  const recorder = new EventRecorder((batch, transfer) => {
-    if (Atomics.load(ctl, slots.abort) !== 0) throw new Aborted();
-    send({ gen: job.gen, shard, kind: 'batch', batch }, transfer);
-    Atomics.add(ctl, out, 1);
-    for (let n = Atomics.load(ctl, out); n >= job.maxOutstanding; n = Atomics.load(ctl, out)) {
+  const recorder = new EventRecorder(
+    (batch, transfer) => {
       if (Atomics.load(ctl, slots.abort) !== 0) throw new Aborted();
-      Atomics.wait(ctl, out, n, 1000);
-    }
-  });
+      send({ gen: job.gen, shard, kind: 'batch', batch }, transfer);
+      Atomics.add(ctl, out, 1);
+      for (let n = Atomics.load(ctl, out); n >= job.maxOutstanding; n = Atomics.load(ctl, out)) {
+        if (Atomics.load(ctl, slots.abort) !== 0) throw new Aborted();
+        Atomics.wait(ctl, out, n, 1000);
+      }
+    },
+    undefined,
+    () => spareBuffer(port),
+  );
   try {
     readTails(opened.db, recorder);
     recorder.endTails();
@@ -77,6 +81,15 @@ function scanClaimed(job: ScanJob, index: number, workers: number, shard: number
     if (err instanceof Aborted) throw err;
     send({ gen: job.gen, shard, kind: 'error', message: (err as Error).message });
   }
+}
+
+/** A tail buffer the main thread has replayed and handed back on `port`, if one is waiting. */
+function spareBuffer(port: MessagePort): ArrayBuffer | undefined {
+  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
+    const b = m.message as unknown;
+    if (b instanceof ArrayBuffer && b.byteLength === TAIL_BUFFER_BYTES) return b;
+  }
+  return undefined;
 }
 
 /** Serves jobs from the main thread until the worker is terminated. */

@@ -32,19 +32,27 @@ const PROBLEM = 12;
 
 /** Events per batch and bytes of message tails per batch (one batch is in flight per post). */
 const MAX_EVENTS = 1 << 15;
-const MAX_BYTES = 1 << 20;
+export const TAIL_BUFFER_BYTES = 1 << 20;
 
 /** The worker-side sink: records calls and hands full batches to `post`. */
 export class EventRecorder implements ShardSink {
   private events: unknown[] = [];
-  private bytes = Buffer.from(new ArrayBuffer(MAX_BYTES));
+  private bytes: Buffer;
   private used = 0;
   private loadingTails = true;
 
+  /** `spare`: a buffer of `TAIL_BUFFER_BYTES` the replaying side has handed back, if any. */
   constructor(
     private readonly post: (batch: EventBatch, transfer: ArrayBuffer[]) => void,
     private readonly maxEvents = MAX_EVENTS,
-  ) {}
+    private readonly spare: () => ArrayBuffer | undefined = () => undefined,
+  ) {
+    this.bytes = this.freshBytes();
+  }
+
+  private freshBytes(): Buffer {
+    return Buffer.from(this.spare() ?? new ArrayBuffer(TAIL_BUFFER_BYTES));
+  }
 
   /** The last-seq keys read ahead of the scan are done; later tail calls are the scan's own (ignored, as in-thread). */
   endTails(): void {
@@ -129,7 +137,7 @@ export class EventRecorder implements ShardSink {
     const batch: EventBatch = { events: this.events, bytes: this.bytes.subarray(0, this.used) };
     this.post(batch, [this.bytes.buffer as ArrayBuffer]);
     this.events = [];
-    this.bytes = Buffer.from(new ArrayBuffer(MAX_BYTES));
+    this.bytes = this.freshBytes();
     this.used = 0;
   }
 
