@@ -1,8 +1,11 @@
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPebble } from '@parley/pebble';
 import { fixtureDir, hasFixture } from './helpers.ts';
+import { sha256Files } from '../src/archive/file-digest.ts';
 import { messageTail } from '../src/archive/record-json.ts';
+import { hashOnWorkers, scanWorkersReady } from '../src/v2/scan-pool.ts';
 import { readTails, scanShard, type RawMessage, type ShardSink } from '../src/v2/scan-shard.ts';
 import { EventRecorder, replay, type EventBatch } from '../src/v2/shard-events.ts';
 
@@ -55,5 +58,14 @@ describe.each(['basic-closed', 'edge-closed'])('a recorded shard scan replays as
       expect(replayed.calls).toEqual(direct.calls);
       expect(replayed.sink.loadingTails).toBe(false);
     }
+  });
+});
+
+describe('scan workers hashing files', () => {
+  it.runIf(hasFixture('basic-closed'))('give the same SHA-256 as the thread pool, in file order', async () => {
+    const dir = join(fixtureDir('basic-closed'), 'datadir', 'db', 'wukongimdb', 'shard000');
+    const files = readdirSync(dir).map((n) => join(dir, n)).map((path) => ({ path, size: statSync(path).size }));
+    if ((await scanWorkersReady()) === 0) return; // one core: no workers to ask
+    expect(await hashOnWorkers(files)).toEqual(await sha256Files(files.map((f) => f.path)));
   });
 });

@@ -28,6 +28,7 @@ export class JsonlWriter {
   private used = 0;
   private count = 0;
   private bytesWritten = 0;
+  private closing: Promise<FileDigest> | undefined;
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'wx', 0o600);
@@ -91,8 +92,16 @@ export class JsonlWriter {
     while (off < chunk.length) off += writeSync(this.fd, chunk, off);
   }
 
-  /** Flushes, fsyncs (on the libuv thread pool, so several files sync at once) and closes; returns the file's digest. */
-  async close(): Promise<FileDigest> {
+  /**
+   * Flushes, fsyncs (on the libuv thread pool, so several files sync at once)
+   * and closes; returns the file's digest. Calling it again returns the same.
+   */
+  close(): Promise<FileDigest> {
+    this.closing ??= this.finish();
+    return this.closing;
+  }
+
+  private async finish(): Promise<FileDigest> {
     this.flush();
     if (spareBuffers.length < MAX_SPARE) spareBuffers.push(this.buf);
     try {

@@ -3,7 +3,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
 import { readTails, scanShard, type ShardSink } from './scan-shard.ts';
 import { replay, TAIL_BUFFER_BYTES } from './shard-events.ts';
-import { controlSlots, openShard, type ScanJob, type ScanMessage } from './scan-worker.ts';
+import { controlSlots, openShard, type HashJob, type ScanJob, type ScanMessage } from './scan-worker.ts';
 
 /**
  * Shards read in parallel: worker threads (started once per process and kept,
@@ -56,7 +56,7 @@ class PoolWorker {
   }
 
   /** Offers a job; the process stays alive until `release`. */
-  start(job: ScanJob): void {
+  start(job: ScanJob | HashJob): void {
     this.gen = job.gen;
     this.queue = [];
     this.worker.ref();
@@ -130,6 +130,40 @@ export async function scanWorkersReady(count = WORKERS): Promise<number> {
   }
 }
 
+/**
+ * SHA-256 of each file, hashed by the scan workers that are running and idle
+ * (in parallel, off the main thread, which meanwhile does other work);
+ * undefined when no worker is running. Files are split by size.
+ */
+export async function hashOnWorkers(files: ReadonlyArray<{ path: string; size: number }>): Promise<string[] | undefined> {
+  const workers = liveWorkers(false).filter((w) => w.ready);
+  if (workers.length === 0 || files.length === 0) return undefined;
+  const parts = workers.map(() => ({ load: 0, at: [] as number[] }));
+  const bySize = files.map((f, i) => i).sort((a, b) => files[b]!.size - files[a]!.size);
+  for (const i of bySize) {
+    const lightest = parts.reduce((m, p) => (p.load < m.load ? p : m));
+    lightest.at.push(i);
+    lightest.load += files[i]!.size + 4096;
+  }
+  const sums = new Array<string>(files.length);
+  try {
+    await Promise.all(
+      workers.map(async (w, k) => {
+        const at = parts[k]!.at;
+        if (at.length === 0) return;
+        w.start({ gen: ++jobs, files: at.map((i) => files[i]!.path) });
+        const m = await w.next();
+        if (m.kind === 'hash-failed') throw new Error(m.message);
+        if (m.kind !== 'hashed') throw new Error(`scan worker ${w.index}: unexpected ${m.kind} for a hash job`);
+        m.sums.forEach((s, j) => (sums[at[j]!] = s));
+      }),
+    );
+  } finally {
+    for (const w of workers) w.release();
+  }
+  return sums;
+}
+
 /** What reading one shard gave. `keys` is absent when its format is too new to read. */
 export type ShardRead = { unreadable: string } | { version: number; keys?: number };
 
@@ -156,7 +190,7 @@ export class ShardScan {
     const w = this.workers.find((x) => x.index === owner - 1)!;
     const next = async () => {
       const m = await w.next();
-      if (m.kind === 'ready' || m.shard !== shard) throw new Error(`scan worker ${w.index}: expected shard ${shard}, got ${JSON.stringify(m).slice(0, 100)}`);
+      if (!('shard' in m) || m.shard !== shard) throw new Error(`scan worker ${w.index}: expected shard ${shard}, got ${JSON.stringify(m).slice(0, 100)}`);
       return m;
     };
     const opened = await next();
