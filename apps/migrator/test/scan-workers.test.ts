@@ -6,19 +6,22 @@ import { fixtureDir, hasFixture } from './helpers.ts';
 import { sha256Files } from '../src/archive/file-digest.ts';
 import { messageTail } from '../src/archive/record-json.ts';
 import { hashOnWorkers, scanWorkersReady } from '../src/v2/scan-pool.ts';
-import { readTails, scanShard, type RawMessage, type ShardSink } from '../src/v2/scan-shard.ts';
-import { EventRecorder, replay, type EventBatch } from '../src/v2/shard-events.ts';
+import { readTails, scanShard, type CheckedMessage, type RawMessage } from '../src/v2/scan-shard.ts';
+import { EventRecorder, replay, type EventBatch, type ReplaySink } from '../src/v2/shard-events.ts';
 
 /** A sink that logs every call (bytes as hex; a message's tail as text, whether encoded or not). */
-function loggingSink(): { sink: ShardSink & { loadingTails: boolean }; calls: unknown[] } {
+function loggingSink(): { sink: ReplaySink; calls: unknown[] } {
   const calls: unknown[] = [];
   const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   const sink = {
     loadingTails: true,
-    message: (m: RawMessage, encodedTail?: Uint8Array) => {
-      const { payload: _payload, ...rest } = m;
-      calls.push(['message', rest, encodedTail ? Buffer.from(encodedTail).toString('utf8') : messageTail(m)]);
+    // a recorded message carries the checked columns; the others only inside its encoded tail
+    message: (m: RawMessage) => {
+      const { ch, seq, column_seq, header, channel_id, channel_type, message_id, from_uid, client_msg_no, stream_no } = m;
+      const checked: CheckedMessage = { ch, seq, column_seq, header, channel_id, channel_type, message_id, from_uid, client_msg_no, stream_no };
+      calls.push(['message', checked, messageTail(m)]);
     },
+    encodedMessage: (m: CheckedMessage, tail: Uint8Array) => calls.push(['message', m, Buffer.from(tail).toString('utf8')]),
     tail(ch: string, lastSeq: number, setTimeNs: string) {
       if (this.loadingTails) calls.push(['tail', ch, lastSeq, setTimeNs]);
     },

@@ -2,7 +2,8 @@ import type { JsonlWriter } from '../archive/jsonl.ts';
 import { archivedJson, messageHead, messageTail } from '../archive/record-json.ts';
 import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
-import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from '../v2/scan-shard.ts';
+import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser } from '../v2/scan-shard.ts';
+import type { ReplaySink } from '../v2/shard-events.ts';
 import { v3ChannelId } from './channel-id.ts';
 import { Findings } from './findings.ts';
 
@@ -124,7 +125,7 @@ export class Collector {
   }
 
   /** The sink for one shard. */
-  sink(shard: number): ShardSink & { loadingTails: boolean } {
+  sink(shard: number): ReplaySink {
     const node_id = this.nodeId;
     const self = this;
     const misplaced = (expected: number, what: string, extra: object) => {
@@ -143,9 +144,13 @@ export class Collector {
         misplaced(channelShard(ch, self.shardCount), `last-seq key of channel hash ${ch}`, {});
         self.tails.set(ch, { last_seq: lastSeq, set_time_ns: setTimeNs, node_id, shard, messages: 0, clipped: 0 });
       },
-      message(m, encodedTail) {
+      message(m) {
         self.count('message_rows');
-        self.message(m, shard, encodedTail);
+        self.message(m, shard, m);
+      },
+      encodedMessage(m, encoded) {
+        self.count('message_rows');
+        self.message(m, shard, encoded);
       },
       user(u) {
         self.count('users');
@@ -198,7 +203,8 @@ export class Collector {
     };
   }
 
-  private message(m: RawMessage, shard: number, encodedTail: Uint8Array | undefined): void {
+  /** Checks a message row and writes its line; `row` is the whole row or its line's tail already encoded. */
+  private message(m: CheckedMessage, shard: number, row: RawMessage | Uint8Array): void {
     const where = { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
     if (m.ch !== this.currentChannel) {
       this.currentChannel = m.ch;
@@ -265,8 +271,8 @@ export class Collector {
     tail.messages++;
     this.retained++;
     this.messagesOut.text(head);
-    if (encodedTail) this.messagesOut.bytes(encodedTail);
-    else this.messagesOut.text(messageTail(m));
+    if (row instanceof Uint8Array) this.messagesOut.bytes(row);
+    else this.messagesOut.text(messageTail(row));
     this.messagesOut.endLine();
   }
 }

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
-import { readTails, scanShard, type ShardSink } from './scan-shard.ts';
-import { replay, TAIL_BUFFER_BYTES } from './shard-events.ts';
+import { readTails, scanShard } from './scan-shard.ts';
+import { replay, TAIL_BUFFER_BYTES, type ReplaySink } from './shard-events.ts';
 import { controlSlots, openShard, type HashJob, type ScanJob, type ScanMessage } from './scan-worker.ts';
 
 /**
@@ -184,7 +184,7 @@ export class ShardScan {
   }
 
   /** Reads shard `shard` into the sink `sinkFor` makes: replays a worker's scan of it, or scans it here if no worker has claimed it. */
-  async read(shard: number, dir: string, sinkFor: () => ShardSink & { loadingTails: boolean }): Promise<ShardRead> {
+  async read(shard: number, dir: string, sinkFor: () => ReplaySink): Promise<ShardRead> {
     const owner = Atomics.compareExchange(this.ctl, this.slots.claim(shard), 0, -1);
     if (owner === 0) return readHere(dir, sinkFor);
     const w = this.workers.find((x) => x.index === owner - 1)!;
@@ -223,7 +223,7 @@ export class ShardScan {
   }
 }
 
-function readHere(dir: string, sinkFor: () => ShardSink & { loadingTails: boolean }): ShardRead {
+function readHere(dir: string, sinkFor: () => ReplaySink): ShardRead {
   const opened = openShard(dir);
   if (!('db' in opened)) return { unreadable: `${opened.kind}: ${opened.message}` };
   const version = opened.db.formatMajorVersion;

@@ -82,13 +82,15 @@ export interface RawConversation {
   updated_at_ns: string;
 }
 
+/** The columns of a message row the checks read; a scan worker sends the others only inside the encoded tail. */
+export type CheckedMessage = Pick<
+  RawMessage,
+  'ch' | 'seq' | 'column_seq' | 'header' | 'channel_id' | 'channel_type' | 'message_id' | 'from_uid' | 'client_msg_no' | 'stream_no'
+>;
+
 /** Receives the decoded content of one shard, in key order. */
 export interface ShardSink {
-  /**
-   * A message row. `encodedTail`, when given, is `messageTail(m)` already
-   * encoded as UTF-8 (by a scan worker); `m.payload` is then left empty.
-   */
-  message(m: RawMessage, encodedTail?: Uint8Array): void;
+  message(m: RawMessage): void;
   tail(ch: string, lastSeq: number, setTimeNs: string): void;
   user(u: RawUser): void;
   device(d: RawDevice): void;

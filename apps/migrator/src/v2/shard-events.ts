@@ -1,5 +1,5 @@
 import { messageTail } from '../archive/record-json.ts';
-import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from './scan-shard.ts';
+import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from './scan-shard.ts';
 
 /**
  * A shard scan recorded as data, so a worker thread can decode a shard while
@@ -9,6 +9,15 @@ import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage,
  * is transferred, not copied. Replaying a batch makes the same calls, in the
  * same order, on the real sink.
  */
+
+/**
+ * What replaying drives: a shard sink that also takes message rows whose JSON
+ * tail (`messageTail`) a worker has already encoded as UTF-8.
+ */
+export interface ReplaySink extends ShardSink {
+  loadingTails: boolean;
+  encodedMessage(m: CheckedMessage, tail: Uint8Array): void;
+}
 
 /** One slice of a recorded scan. */
 export interface EventBatch {
@@ -72,10 +81,10 @@ export class EventRecorder implements ShardSink {
       if (tail.length * 3 > this.bytes.length) this.bytes = Buffer.from(new ArrayBuffer(tail.length * 3));
     }
     const start = this.used;
-    this.used += this.bytes.write(tail, start, 'utf8');
+    this.used += this.bytes.write(tail, start); // UTF-8 (naming it costs as much as a short write)
     this.events.push(
-      MESSAGE, m.ch, m.seq, m.header, m.setting, m.expire, m.message_id, m.column_seq, m.client_msg_no,
-      m.timestamp, m.channel_id, m.channel_type, m.topic, m.from_uid, m.term, m.stream_no, start, this.used,
+      MESSAGE, m.ch, m.seq, m.column_seq, m.header, m.channel_id, m.channel_type, m.message_id, m.from_uid, m.client_msg_no,
+      m.stream_no, start, this.used,
     );
     this.full();
   }
@@ -147,20 +156,19 @@ export class EventRecorder implements ShardSink {
 }
 
 /** Makes the recorded calls of `batch` on `sink`; `endTails` clears `sink.loadingTails`. */
-export function replay(batch: EventBatch, sink: ShardSink & { loadingTails: boolean }): void {
+export function replay(batch: EventBatch, sink: ReplaySink): void {
   const e = batch.events;
   let i = 0;
   while (i < e.length) {
     switch (e[i]) {
       case MESSAGE: {
-        const m: RawMessage = {
-          ch: e[i + 1] as string, seq: e[i + 2] as number, header: e[i + 3] as number, setting: e[i + 4] as number, expire: e[i + 5] as number,
-          message_id: e[i + 6] as string, column_seq: e[i + 7] as number, client_msg_no: e[i + 8] as string, timestamp: e[i + 9] as number,
-          channel_id: e[i + 10] as string, channel_type: e[i + 11] as number, topic: e[i + 12] as string, from_uid: e[i + 13] as string,
-          payload: '', term: e[i + 14] as string, stream_no: e[i + 15] as string,
+        const m: CheckedMessage = {
+          ch: e[i + 1] as string, seq: e[i + 2] as number, column_seq: e[i + 3] as number, header: e[i + 4] as number,
+          channel_id: e[i + 5] as string, channel_type: e[i + 6] as number, message_id: e[i + 7] as string, from_uid: e[i + 8] as string,
+          client_msg_no: e[i + 9] as string, stream_no: e[i + 10] as string,
         };
-        sink.message(m, batch.bytes.subarray(e[i + 16] as number, e[i + 17] as number));
-        i += 18;
+        sink.encodedMessage(m, batch.bytes.subarray(e[i + 11] as number, e[i + 12] as number));
+        i += 13;
         break;
       }
       case TAIL:
