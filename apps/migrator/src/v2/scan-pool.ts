@@ -20,7 +20,7 @@ const CORES = availableParallelism();
 const WORKERS = CORES > 1 ? Math.min(CORES, 4) : 0;
 const MAX_OUTSTANDING = 4;
 /**
- * Sources smaller than this (bytes of shard files) do not start the workers:
+ * Sources smaller than this (bytes of their files) do not start the workers:
  * starting them costs more than they save on a small source. Workers already
  * running (a process that has read a big source, the benchmark) still help.
  */
