@@ -10,6 +10,15 @@ import { Findings } from './findings.ts';
 /** A row with the place it was read from. */
 export type Located<T> = T & { node_id: number; shard: number };
 
+/** Count names, built once rather than per row. */
+const LIST_ROWS: Record<RawMember['list'], string> = { subscriber: 'subscriber_rows', allow: 'allow_rows', deny: 'deny_rows' };
+const ARCHIVED_KEYS = new Map<string, string>();
+function archivedKey(kind: string): string {
+  let key = ARCHIVED_KEYS.get(kind);
+  if (key === undefined) ARCHIVED_KEYS.set(kind, (key = `archived_${kind}`));
+  return key;
+}
+
 /**
  * Adds the place to a row the scanner handed over (rows are the sink's to
  * keep): the same fields, in the same order, as `{ ...row, node_id, shard }`,
@@ -171,7 +180,7 @@ export class Collector {
         self.channelInfos.push(locate(c, node_id, shard));
       },
       member(m) {
-        self.count(`${m.list}_rows`);
+        self.count(LIST_ROWS[m.list]);
         if (!misplaced(channelShard(m.ch, self.shardCount), `${m.list} row of "${m.uid}"`, { uid: m.uid })) self.members.push(locate(m, node_id, shard));
       },
       conversation(c) {
@@ -189,7 +198,7 @@ export class Collector {
         if (channelId !== '') self.learn(channelId, channelType, { shard });
       },
       archived(kind, key, value) {
-        self.count(`archived_${kind}`);
+        self.count(archivedKey(kind));
         const rec: ArchivedRecord = { kind, node_id, shard, key: b64(key), value: b64(value) };
         self.archivedOut.writeLine(archivedJson(rec));
       },
