@@ -1,6 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, read, statSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const readAsync = promisify(read);
+/** Read size for /proc/locks: the first read (the one that waits) takes the whole table on all but very busy hosts. */
+const TABLE_CHUNK = 1 << 18;
 
 /** The kernel's table of held locks (Linux), being read; `lines` is absent elsewhere. */
 export interface LockTable {
@@ -9,14 +13,32 @@ export interface LockTable {
 
 /**
  * Starts reading /proc/locks, where Linux lists every held lock by device and
- * inode. Each read waits for an RCU grace period (milliseconds, off the main
- * thread), so a stage starts it first and matches its lock files later.
+ * inode. Reading it waits for an RCU grace period (milliseconds), so a stage
+ * starts it first and matches its lock files later. The file is opened here
+ * and read in large reads on the libuv thread pool: the first one, which
+ * waits, runs to its end however busy the main thread is meanwhile.
  */
 export function readLockTable(): LockTable {
   if (!existsSync('/proc/locks')) return {};
-  const lines = readFile('/proc/locks', 'utf8').then((text) => text.split('\n'));
+  const lines = readWhole('/proc/locks').then((text) => text.split('\n'));
   lines.catch(() => undefined); // awaited by lockHolders; until then a failure is not unhandled
   return { lines };
+}
+
+async function readWhole(path: string): Promise<string> {
+  const fd = openSync(path, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(TABLE_CHUNK);
+      const { bytesRead } = await readAsync(fd, chunk, 0, TABLE_CHUNK, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
