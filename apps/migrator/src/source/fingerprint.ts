@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { sha256Files } from '../archive/file-digest.ts';
+import { digestFile } from '../archive/file-digest.ts';
 import { hashOnWorkers } from '../v2/scan-pool.ts';
 
 /** One file of a source tree: path relative to the tree root, size and SHA-256. */
@@ -13,11 +13,12 @@ export interface FileFingerprint {
 
 /**
  * Every regular file under `root` (sorted), hashed: prepare records it and
- * export compares, so a source that changed after prepare is refused.
- * `useWorkers`: hash on the scan workers if they are running (prepare, whose
- * main thread has other work meanwhile), else on the libuv thread pool.
+ * export compares, so a source that changed after prepare is refused. The
+ * scan workers hash it when they are running (in parallel, while the main
+ * thread goes on with other work until it awaits the result); else it is
+ * hashed here, before this returns its promise.
  */
-export async function fingerprintTree(root: string, useWorkers = false): Promise<FileFingerprint[]> {
+export async function fingerprintTree(root: string): Promise<FileFingerprint[]> {
   const files: Array<{ full: string; size: number }> = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {
@@ -28,8 +29,8 @@ export async function fingerprintTree(root: string, useWorkers = false): Promise
     }
   };
   walk(root);
-  const onWorkers = useWorkers ? await hashOnWorkers(files.map((f) => ({ path: f.full, size: f.size }))) : undefined;
-  const sums = onWorkers ?? (await sha256Files(files.map((f) => f.full)));
+  const onWorkers = hashOnWorkers(files.map((f) => ({ path: f.full, size: f.size })));
+  const sums = onWorkers ? await onWorkers : files.map((f) => digestFile(f.full, false).sha256);
   return files.map((f, i) => ({ path: relative(root, f.full), size: f.size, sha256: sums[i]! }));
 }
 

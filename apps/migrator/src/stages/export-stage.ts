@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { digestFile, digestFiles, fileEquals, readAndDigestFiles, type ReadDigest } from '../archive/file-digest.ts';
+import { digestFile, fileEquals, readAndDigest, type ReadDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders, readLockTable, type LockTable } from '../source/lock.ts';
@@ -37,10 +37,11 @@ async function checkWorkspace(workspace: string, planSha: string, locks: LockTab
   }
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
-  const [now, records]: [FileFingerprint[][], ReadDigest[]] = await Promise.all([
-    Promise.all(seal.sources.map((s) => fingerprintTree(s.data_dir))),
-    readAndDigestFiles(RECORD_FILES.map((name) => recordPath(join(workspace, 'records'), name))),
-  ]);
+  // the sources are hashed by the scan workers, if running, while the record files are read and hashed here
+  const sources = Promise.all(seal.sources.map((s) => fingerprintTree(s.data_dir)));
+  sources.catch(() => undefined);
+  const records = RECORD_FILES.map((name) => readAndDigest(recordPath(join(workspace, 'records'), name)));
+  const now = await sources;
   const holders = await lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')), locks);
   for (const [i, s] of seal.sources.entries()) {
     for (const dir of shardDirs[i]!) {
@@ -80,7 +81,7 @@ async function copyRecords(from: string, to: string, checked: ReadDigest[], seal
     }
     chmodSync(file, 0o600);
   }
-  const rehashed = await digestFiles(big.map((i) => recordPath(to, RECORD_FILES[i]!)));
+  const rehashed = big.map((i) => digestFile(recordPath(to, RECORD_FILES[i]!)));
   for (const [i, name] of RECORD_FILES.entries()) {
     const data = checked[i]!.data;
     const want = seal.files[name];

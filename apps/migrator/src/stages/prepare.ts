@@ -80,7 +80,7 @@ async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () 
 export async function collectRecords(loaded: LoadedPlan, recordsDir: string, locks: LockTable): Promise<PrepareOutcome> {
   const fingerprints: Record<string, FileFingerprint[]> = {};
   const shardDirs = await checkSources(loaded, locks, async () => {
-    for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = await fingerprintTree(s.data_dir, true);
+    for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = await fingerprintTree(s.data_dir);
   });
   const writers = openRecordWriters(recordsDir);
   const sources: SourceSummary[] = [];
@@ -124,7 +124,7 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
   }
   // the reading is done: the sources are fingerprinted again (hashed off the main thread) and the streamed
   // files synced while the rest is written
-  const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir, true)));
+  const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir)));
   after.catch(() => undefined);
   for (const done of [writers.messages, writers.archived]) done.close().catch(() => undefined);
   const c = collector!;

@@ -132,36 +132,34 @@ export async function scanWorkersReady(count = WORKERS): Promise<number> {
 
 /**
  * SHA-256 of each file, hashed by the scan workers that are running and idle
- * (in parallel, off the main thread, which meanwhile does other work);
- * undefined when no worker is running. Files are split by size.
+ * (in parallel, off the main thread, which meanwhile does other work), split
+ * by size; undefined, at once, when no worker is running.
  */
-export async function hashOnWorkers(files: ReadonlyArray<{ path: string; size: number }>): Promise<string[] | undefined> {
+export function hashOnWorkers(files: ReadonlyArray<{ path: string; size: number }>): Promise<string[]> | undefined {
   const workers = liveWorkers(false).filter((w) => w.ready);
   if (workers.length === 0 || files.length === 0) return undefined;
   const parts = workers.map(() => ({ load: 0, at: [] as number[] }));
-  const bySize = files.map((f, i) => i).sort((a, b) => files[b]!.size - files[a]!.size);
+  const bySize = files.map((_f, i) => i).sort((a, b) => files[b]!.size - files[a]!.size);
   for (const i of bySize) {
     const lightest = parts.reduce((m, p) => (p.load < m.load ? p : m));
     lightest.at.push(i);
     lightest.load += files[i]!.size + 4096;
   }
   const sums = new Array<string>(files.length);
-  try {
-    await Promise.all(
-      workers.map(async (w, k) => {
-        const at = parts[k]!.at;
-        if (at.length === 0) return;
-        w.start({ gen: ++jobs, files: at.map((i) => files[i]!.path) });
-        const m = await w.next();
-        if (m.kind === 'hash-failed') throw new Error(m.message);
-        if (m.kind !== 'hashed') throw new Error(`scan worker ${w.index}: unexpected ${m.kind} for a hash job`);
-        m.sums.forEach((s, j) => (sums[at[j]!] = s));
-      }),
-    );
-  } finally {
-    for (const w of workers) w.release();
-  }
-  return sums;
+  const hashed = workers.map(async (w, k) => {
+    const at = parts[k]!.at;
+    if (at.length === 0) return;
+    w.start({ gen: ++jobs, files: at.map((i) => files[i]!.path) });
+    try {
+      const m = await w.next();
+      if (m.kind === 'hash-failed') throw new Error(m.message);
+      if (m.kind !== 'hashed') throw new Error(`scan worker ${w.index}: unexpected ${m.kind} for a hash job`);
+      m.sums.forEach((s, j) => (sums[at[j]!] = s));
+    } finally {
+      w.release();
+    }
+  });
+  return Promise.all(hashed).then(() => sums);
 }
 
 /** What reading one shard gave. `keys` is absent when its format is too new to read. */
