@@ -122,8 +122,8 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
     await closeRecordWriters(writers);
     throw new StageError(problems);
   }
-  // the reading is done: the sources are fingerprinted again (hashed off the main thread) and the streamed
-  // files synced while the rest is written
+  // the reading is done: the sources are fingerprinted again (by the scan workers, when they run) and the
+  // streamed files synced while the rest is written
   const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir)));
   after.catch(() => undefined);
   for (const done of [writers.messages, writers.archived]) done.close().catch(() => undefined);
