@@ -11,9 +11,10 @@ import { scanWorkersReady, startScanWorkers } from '../src/v2/scan-pool.ts';
  * prepare + export throughput on the largest v2 fixture (holdout-closed, or
  * the data dir given as the first argument), in process: one warm-up, then
  * timed passes for 5 s (at least 3). Prints messages/s of prepare+export.
- * Steady state, like a long migration: the scan workers are started and
- * loaded first (a source below SCAN_WORKERS_MIN_BYTES would not start them
- * in a one-off run; the process start-up is not timed either).
+ * Two measurements in one run: the main thread alone (what a one-off run does
+ * on a source below SCAN_WORKERS_MIN_BYTES), then steady state with the scan
+ * workers started and loaded, as in a long migration. Process start-up is not
+ * timed.
  */
 const here = dirname(fileURLToPath(import.meta.url));
 const source = resolve(process.argv[2] ?? join(here, '../../../../shared/fixtures/v2/holdout-closed/datadir'));
@@ -42,24 +43,37 @@ async function pass(): Promise<{ prepareMs: number; exportMs: number; messages: 
   }
 }
 
+type Run = Awaited<ReturnType<typeof pass>>;
+
+/** One warm-up, then passes for 5 s (at least 3); medians and best. */
+async function measure(): Promise<Record<string, number>> {
+  await pass();
+  const runs: Run[] = [];
+  const start = performance.now();
+  while (runs.length < 3 || performance.now() - start < 5000) runs.push(await pass());
+  const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const total = runs.map((r) => r.prepareMs + r.exportMs);
+  const messages = runs[0]!.messages;
+  return {
+    messages,
+    passes: runs.length,
+    prepare_ms_median: Math.round(med(runs.map((r) => r.prepareMs))),
+    export_ms_median: Math.round(med(runs.map((r) => r.exportMs))),
+    total_ms_median: Math.round(med(total)),
+    total_ms_best: Math.round(Math.min(...total)),
+    messages_per_s_median: Math.round((messages * 1000) / med(total)),
+    messages_per_s_best: Math.round((messages * 1000) / Math.min(...total)),
+  };
+}
+
+// First the main thread alone (what a one-off run does on a source this small), then with the scan workers.
+const mainThread = await measure();
 startScanWorkers();
 const workers = await scanWorkersReady();
-await pass();
-const runs: Array<Awaited<ReturnType<typeof pass>>> = [];
-const start = performance.now();
-while (runs.length < 3 || performance.now() - start < 5000) runs.push(await pass());
-const total = runs.map((r) => r.prepareMs + r.exportMs).sort((a, b) => a - b);
-const median = total[Math.floor(total.length / 2)]!;
-const r0 = runs[0]!;
+const withWorkers = await measure();
 process.stdout.write(`${JSON.stringify({
   source,
-  messages: r0.messages,
-  scan_workers: workers,
-  passes: runs.length,
-  prepare_ms_median: Math.round(runs.map((r) => r.prepareMs).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!),
-  export_ms_median: Math.round(runs.map((r) => r.exportMs).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!),
-  total_ms_median: Math.round(median),
-  total_ms_best: Math.round(total[0]!),
-  messages_per_s_median: Math.round((r0.messages * 1000) / median),
-  messages_per_s_best: Math.round((r0.messages * 1000) / total[0]!),
+  main_thread_only: mainThread,
+  with_scan_workers: { scan_workers: workers, ...withWorkers },
+  ratio_median: Number((withWorkers.messages_per_s_median! / mainThread.messages_per_s_median!).toFixed(2)),
 }, null, 2)}\n`);
