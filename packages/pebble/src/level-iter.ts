@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PebbleUnsupportedError } from './errors.ts';
 import { compareBytes, isSentinelSeq, Kind } from './internal-key.ts';
 import { fileName } from './manifest.ts';
-import type { PointSource } from './point-source.ts';
+import { PointCursor, type PointSource } from './point-source.ts';
 import { Sstable } from './sstable.ts';
 import { TableIter } from './table-iter.ts';
 import { FragmentCursor, fragment, type Bounds } from './tombstones.ts';
@@ -31,19 +31,8 @@ interface ActiveTombstones {
 }
 
 const BYTEWISE = 'leveldb.BytewiseComparator';
-const EMPTY = new Uint8Array(0);
 
-export class LevelIter implements PointSource {
-  keyBuf: Uint8Array = EMPTY;
-  readonly keyOff = 0;
-  keyLen = 0;
-  valBuf: Uint8Array = EMPTY;
-  valOff = 0;
-  valLen = 0;
-  seq = 0;
-  kind = 0;
-  sameAsPrev: boolean | undefined = undefined;
-  readonly tracksSameKey = true;
+export class LevelIter extends PointCursor implements PointSource {
   sharedPrefix = 0;
   /** The last user key of the previous table (to tell whether the next table starts with the same key). */
   private lastKey: Uint8Array | undefined;
@@ -63,6 +52,7 @@ export class LevelIter implements PointSource {
     readonly rank: number,
     private readonly counters: ScanCounters,
   ) {
+    super();
     if (start) {
       while (this.fileIdx < files.length && localCompareBytes(upperExclusive(files[this.fileIdx]!), start) <= 0) this.fileIdx++;
     }

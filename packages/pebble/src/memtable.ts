@@ -8,10 +8,9 @@ import { decodeBatch, PointTable, type KindCounts, type Tombstone } from './batc
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import { sortEntries } from './key-sort.ts';
 import { readLogRecords, type LogEnd, type LogRecord } from './log-reader.ts';
-import type { PointSource } from './point-source.ts';
+import { PointCursor, type PointSource } from './point-source.ts';
 import { FragmentCursor, fragment, type Fragment } from './tombstones.ts';
 
-const EMPTY = new Uint8Array(0);
 
 /** What was replayed from one WAL file. */
 export interface WalInfo {
@@ -106,17 +105,7 @@ export function replayWals(
 }
 
 /** Point source over a memtable, optionally starting at a user key. */
-export class MemtableIter implements PointSource {
-  keyBuf: Uint8Array = EMPTY;
-  keyOff = 0;
-  keyLen = 0;
-  valBuf: Uint8Array = EMPTY;
-  valOff = 0;
-  valLen = 0;
-  seq = 0;
-  kind = 0;
-  sameAsPrev: boolean | undefined = undefined;
-  readonly tracksSameKey = true;
+export class MemtableIter extends PointCursor implements PointSource {
   readonly rank = 0;
   readonly hasTombstones: boolean;
   private idx: number;
@@ -126,6 +115,7 @@ export class MemtableIter implements PointSource {
   private readonly cursor: FragmentCursor;
 
   constructor(private readonly mem: Memtable, start: Uint8Array | undefined) {
+    super();
     this.points = mem.points;
     this.order = mem.order;
     this.keyBuf = mem.points.arena;

@@ -53,3 +53,23 @@ export interface PointSource {
   readonly rank: number;
   close(): void;
 }
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * The current-entry fields every real source keeps (memtable, table, level), with
+ * their state before the first entry. The sources track same-key runs.
+ */
+export abstract class PointCursor {
+  keyBuf: Uint8Array = EMPTY;
+  keyOff = 0;
+  keyLen = 0;
+  valBuf: Uint8Array = EMPTY;
+  valOff = 0;
+  valLen = 0;
+  seq = 0;
+  kind = 0;
+  /** See {@link PointSource.sameAsPrev}: undefined only for a source's first entry. */
+  sameAsPrev: boolean | undefined = undefined;
+  readonly tracksSameKey = true;
+}

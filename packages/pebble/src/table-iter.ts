@@ -7,7 +7,7 @@ import { BlockIter } from './block-iter.ts';
 import { readBlock, type BlockHandle } from './block.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import { compareBytes, formatKey, Kind } from './internal-key.ts';
-import type { PointSource } from './point-source.ts';
+import { PointCursor, type PointSource } from './point-source.ts';
 import type { Sstable } from './sstable.ts';
 import { ValueResolver } from './value-blocks.ts';
 
@@ -30,18 +30,7 @@ const POINT_KIND = new Uint8Array(256);
 for (const k of [Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL]) POINT_KIND[k] = 1;
 const EMPTY = new Uint8Array(0);
 
-export class TableIter implements PointSource {
-  keyBuf: Uint8Array = EMPTY;
-  readonly keyOff = 0;
-  keyLen = 0;
-  valBuf: Uint8Array = EMPTY;
-  valOff = 0;
-  valLen = 0;
-  seq = 0;
-  kind = 0;
-  /** True when the current user key equals the previous entry's (an older version of it); undefined for the first entry. */
-  sameAsPrev: boolean | undefined = undefined;
-  readonly tracksSameKey = true;
+export class TableIter extends PointCursor implements PointSource {
   /** Leading bytes the current user key shares with the previous entry's (0 for a table's first entry). */
   sharedPrefix = 0;
   /** Exact-length views of the scratch key buffer, by length (reset when the buffer is replaced). */
@@ -62,6 +51,7 @@ export class TableIter implements PointSource {
     private readonly start: Uint8Array | undefined,
     readonly rank: number,
   ) {
+    super();
     this.handles = table.dataBlockHandles();
     this.resolver = table.format === '(Pebble,v3)' ? new ValueResolver(table) : undefined;
     this.globalSeq = table.globalSeq;
