@@ -85,6 +85,25 @@ export function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number 
   return a.length - b.length;
 }
 
+/**
+ * True when `x[xo, xo + len)` equals `y[yo, yo + len)`. Compares from the end:
+ * neighbouring keys share long prefixes, so they differ there first.
+ */
+export function equalAt(x: Uint8Array, xo: number, y: Uint8Array, yo: number, len: number): boolean {
+  for (let i = len - 1; i >= 0; i--) if (x[xo + i] !== y[yo + i]) return false;
+  return true;
+}
+
+/** True when `x[xo, xo + len)` sorts before `key` bytewise. */
+export function rangeBefore(x: Uint8Array, xo: number, len: number, key: Uint8Array): boolean {
+  const m = len < key.length ? len : key.length;
+  for (let i = 0; i < m; i++) {
+    const d = x[xo + i]! - key[i]!;
+    if (d !== 0) return d < 0;
+  }
+  return len < key.length;
+}
+
 /** Formats `key#seq,KIND` for messages (printable ASCII as text, otherwise hex). */
 export function formatKey(k: InternalKey): string {
   const seq = isSentinelSeq(k.seq) ? 'inf' : String(k.seq);

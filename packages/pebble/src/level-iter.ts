@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, isSentinelSeq, Kind } from './internal-key.ts';
+import { compareBytes, equalAt, isSentinelSeq, Kind } from './internal-key.ts';
 import { fileName } from './manifest.ts';
 import { PointCursor, type PointSource } from './point-source.ts';
 import { Sstable } from './sstable.ts';
@@ -70,7 +70,7 @@ export class LevelIter extends PointCursor implements PointSource {
           let same = cur.sameAsPrev;
           if (same === undefined && this.lastKey !== undefined) {
             // First entry of a table after another one: compare with that table's last key.
-            same = sameBytes(this.lastKey, cur.keyBuf, cur.keyLen);
+            same = this.lastKey.length === cur.keyLen && equalAt(this.lastKey, 0, cur.keyBuf, 0, cur.keyLen);
             this.lastKey = undefined;
           }
           this.sameAsPrev = same;
@@ -146,13 +146,6 @@ export class LevelIter extends PointCursor implements PointSource {
     this.closeCurrent();
     this.fileIdx = this.files.length;
   }
-}
-
-/** True when `key[0, len)` equals `a`. */
-function sameBytes(a: Uint8Array, key: Uint8Array, len: number): boolean {
-  if (a.length !== len) return false;
-  for (let i = len - 1; i >= 0; i--) if (a[i] !== key[i]) return false;
-  return true;
 }
 
 /** Exclusive upper bound of a file's keys: the largest user key, or its immediate successor unless the bound is a range sentinel. */

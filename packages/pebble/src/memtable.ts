@@ -6,7 +6,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeBatch, PointTable, type KindCounts, type Tombstone } from './batch.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
+import { equalAt, rangeBefore } from './internal-key.ts';
 import { sortEntries } from './key-sort.ts';
+
+// Module-local binding for a per-entry loop (some TypeScript loaders compile imports to property getters).
+const localEqualAt = equalAt;
 import { readLogRecords, type LogEnd, type LogRecord } from './log-reader.ts';
 import { PointCursor, type PointSource } from './point-source.ts';
 import { FragmentCursor, fragment, type Fragment } from './tombstones.ts';
@@ -161,12 +165,7 @@ export class MemtableIter extends PointCursor implements PointSource {
 /** True when entries `a` and `b` of `p` have the same key. */
 function sameKey(p: PointTable, a: number, b: number): boolean {
   const n = p.keyLen[a]!;
-  if (n !== p.keyLen[b]!) return false;
-  const arena = p.arena;
-  const oa = p.keyOff[a]!;
-  const ob = p.keyOff[b]!;
-  for (let i = n - 1; i >= 0; i--) if (arena[oa + i] !== arena[ob + i]) return false;
-  return true;
+  return n === p.keyLen[b]! && localEqualAt(p.arena, p.keyOff[a]!, p.arena, p.keyOff[b]!, n);
 }
 
 /** Position in `mem.order` of the first entry whose key is >= `key`. */
@@ -177,18 +176,8 @@ function lowerBound(mem: Memtable, key: Uint8Array): number {
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     const e = mem.order[mid]!;
-    if (keyBefore(arena, keyOff[e]!, keyLen[e]!, key)) lo = mid + 1;
+    if (rangeBefore(arena, keyOff[e]!, keyLen[e]!, key)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
-}
-
-/** True when `arena[off, off + len)` sorts before `key`. */
-function keyBefore(arena: Uint8Array, off: number, len: number, key: Uint8Array): boolean {
-  const m = len < key.length ? len : key.length;
-  for (let i = 0; i < m; i++) {
-    const d = arena[off + i]! - key[i]!;
-    if (d !== 0) return d < 0;
-  }
-  return len < key.length;
 }

@@ -6,9 +6,13 @@
  * runs once per entry of the scan.
  */
 import { PebbleUnsupportedError } from './errors.ts';
-import { formatKey, Kind } from './internal-key.ts';
+import { equalAt, formatKey, Kind, rangeBefore } from './internal-key.ts';
 import type { PointSource } from './point-source.ts';
 
+// Module-local bindings: the merge calls these per entry, and some TypeScript loaders
+// compile imports to property getters that V8 does not always inline.
+const localEqualAt = equalAt;
+const localRangeBefore = rangeBefore;
 
 /** A point source that also knows its range deletions. */
 export interface MergeSource extends PointSource {
@@ -62,11 +66,7 @@ function less(a: PointSource, b: PointSource): boolean {
 
 /** True when the source's current user key equals `key[0, len)`. */
 function atKey(s: PointSource, key: Uint8Array, len: number): boolean {
-  if (s.keyLen !== len) return false;
-  const x = s.keyBuf;
-  const o = s.keyOff;
-  for (let i = len - 1; i >= 0; i--) if (x[o + i] !== key[i]) return false;
-  return true;
+  return s.keyLen === len && localEqualAt(s.keyBuf, s.keyOff, key, 0, len);
 }
 
 /**
@@ -95,27 +95,7 @@ function fixPair(heap: PointSource[], diffPos: number): number {
 
 /** True when two sources are at the same user key. */
 function sameUserKey(a: PointSource, b: PointSource): boolean {
-  const len = a.keyLen;
-  if (b.keyLen !== len) return false;
-  const x = a.keyBuf;
-  const y = b.keyBuf;
-  const xo = a.keyOff;
-  const yo = b.keyOff;
-  for (let i = len - 1; i >= 0; i--) if (x[xo + i] !== y[yo + i]) return false;
-  return true;
-}
-
-/** True when the source's current user key sorts before `end`. */
-function keyBefore(s: PointSource, end: Uint8Array): boolean {
-  const x = s.keyBuf;
-  const o = s.keyOff;
-  const len = s.keyLen;
-  const m = len < end.length ? len : end.length;
-  for (let i = 0; i < m; i++) {
-    const d = x[o + i]! - end[i]!;
-    if (d !== 0) return d < 0;
-  }
-  return len < end.length;
+  return a.keyLen === b.keyLen && localEqualAt(a.keyBuf, a.keyOff, b.keyBuf, b.keyOff, a.keyLen);
 }
 
 /** Restores the heap below `i`; returns whether `h[i]` changed. */
@@ -229,11 +209,14 @@ export class MergeIterator implements IterableIterator<Entry> {
 
   /** The top source's current user key as a view valid until it advances (the source's own, or a copy). */
   private topKey(top: MergeSource): Uint8Array {
-    const view = top.keyView?.();
-    if (view !== undefined) return view;
-    const len = top.keyLen;
-    const ko = top.keyOff;
-    return len <= SMALL ? this.keyScratch.copy(top.keyBuf, ko, len) : top.keyBuf.slice(ko, ko + len);
+    return top.keyView?.() ?? this.copyKey(top);
+  }
+
+  /** A copy of the source's current user key (in scratch memory when short), valid until the next copy. */
+  private copyKey(s: MergeSource): Uint8Array {
+    const len = s.keyLen;
+    const ko = s.keyOff;
+    return len <= SMALL ? this.keyScratch.copy(s.keyBuf, ko, len) : s.keyBuf.slice(ko, ko + len);
   }
 
   /** Moves every source at the top's user key past it (the newest entry and all shadowed ones) and restores the heap. */
@@ -257,8 +240,7 @@ export class MergeIterator implements IterableIterator<Entry> {
     this.diffPos = -1;
     // General case: compare against a copy (advancing may overwrite the source's key memory).
     const len = top.keyLen;
-    const ko = top.keyOff;
-    const key = len <= SMALL ? this.keyScratch.copy(top.keyBuf, ko, len) : top.keyBuf.slice(ko, ko + len);
+    const key = this.copyKey(top);
     let more = this.skipKey(top, key, len);
     while (more) {
       const s = heap[0]!;
@@ -304,7 +286,7 @@ export class MergeIterator implements IterableIterator<Entry> {
     const sources = this.sources;
     while (heap.length > 0) {
       const top = heap[0]!;
-      if (end && !keyBefore(top, end)) return false;
+      if (end && !localRangeBefore(top.keyBuf, top.keyOff, top.keyLen, end)) return false;
       const seq = top.seq;
       const kind = top.kind;
       if (kind === SET || kind === SETWITHDEL || kind === MERGE) {

@@ -6,7 +6,7 @@
 import { BlockIter } from './block-iter.ts';
 import { readBlock, type BlockHandle } from './block.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, formatKey, Kind } from './internal-key.ts';
+import { compareBytes, formatKey, Kind, rangeBefore } from './internal-key.ts';
 import { PointCursor, type PointSource } from './point-source.ts';
 import type { Sstable } from './sstable.ts';
 import { ValueResolver } from './value-blocks.ts';
@@ -14,16 +14,8 @@ import { ValueResolver } from './value-blocks.ts';
 // Module-local bindings: hot loops call these per entry, and some TypeScript loaders
 // compile imports to property getters that V8 does not always inline.
 const localCompareBytes = compareBytes;
+const localRangeBefore = rangeBefore;
 
-/** True when `key[0, len)` sorts before `start`. */
-function belowStart(key: Uint8Array, len: number, start: Uint8Array): boolean {
-  const m = len < start.length ? len : start.length;
-  for (let i = 0; i < m; i++) {
-    const d = key[i]! - start[i]!;
-    if (d !== 0) return d < 0;
-  }
-  return len < start.length;
-}
 
 /** 1 for the kinds a data block may hold (DEL, SET, MERGE, SINGLEDEL, SETWITHDEL). */
 const POINT_KIND = new Uint8Array(256);
@@ -119,7 +111,7 @@ export class TableIter extends PointCursor implements PointSource {
     this.seq = seq;
     this.kind = kind;
     this.prevValid = true;
-    return !(this.start && belowStart(k, n, this.start));
+    return !(this.start && localRangeBefore(k, 0, n, this.start));
   }
 
   /** View of the current user key; its bytes change when the iterator advances. */
