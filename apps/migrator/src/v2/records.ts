@@ -3,7 +3,7 @@
  * files. 64-bit integers (ids, nanosecond times) are decimal strings; seqs
  * and second/millisecond times are numbers. `node_id`/`shard` locate the row.
  */
-import type { RawChannelInfo } from './scan-shard.ts';
+import type { RawChannelInfo, RawDevice, RawUser } from './scan-shard.ts';
 
 /** Where a row was read: v2 node and business-DB shard. */
 export interface Location {
@@ -12,22 +12,9 @@ export interface Location {
 }
 
 /** A device row (credential). `token` is the v2 plaintext; only the archive holds it. */
-export interface CredentialRecord extends Location {
-  v2_device_id: string;
-  uid: string;
-  token: string;
-  device_flag: number;
-  device_level: number;
-  created_at_ns: string;
-  updated_at_ns: string;
-}
+export interface CredentialRecord extends Location, RawDevice {}
 
-export interface UserRecord extends Location {
-  uid: string;
-  plugin_no: string;
-  created_at_ns: string;
-  updated_at_ns: string;
-}
+export interface UserRecord extends Location, RawUser {}
 
 /** A channel-info row that names its channel (count-only rows are not channels). */
 export interface ChannelRecord extends Location, Omit<RawChannelInfo, 'ch'> {}
