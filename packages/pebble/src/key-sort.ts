@@ -30,7 +30,7 @@ export function sortEntries(input: SortInput): Int32Array {
   const n = input.count;
   const order = new Int32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
-  if (n > 1) new KeySorter(input, order).sort(0, n, 0);
+  if (n > 1) new KeySorter(input, order).sortAll();
   return order;
 }
 
@@ -40,8 +40,13 @@ class KeySorter {
   private readonly keyLen: Int32Array;
   private readonly seq: Float64Array;
   private readonly tmp: Int32Array;
-  /** One counts array per key depth (a nested call always works at a greater depth than its caller), allocated on first use. */
-  private readonly counts: Int32Array[] = [];
+  private readonly counts = new Int32Array(BUCKETS);
+  /**
+   * Ranges still to sort, as (lo, hi, depth) triples: an explicit stack instead of
+   * recursion, so that keys nested in each other ("a", "aa", "aaa", …) cannot
+   * overflow the call stack. Pending ranges are disjoint, so it holds at most n/2.
+   */
+  private readonly pending: number[] = [];
 
   constructor(input: SortInput, private readonly order: Int32Array) {
     this.arena = input.arena;
@@ -51,27 +56,39 @@ class KeySorter {
     this.tmp = new Int32Array(order.length);
   }
 
-  /** Sorts `order[lo, hi)`, whose keys all share their first `depth` bytes. */
-  sort(lo: number, hi: number, depth: number): void {
+  sortAll(): void {
+    const p = this.pending;
+    p.push(0, this.order.length, 0);
+    while (p.length > 0) {
+      const depth = p.pop()!;
+      const hi = p.pop()!;
+      const lo = p.pop()!;
+      this.sortRange(lo, hi, depth);
+    }
+  }
+
+  /** Sorts `order[lo, hi)`, whose keys all share their first `depth` bytes, or splits it into pending ranges. */
+  private sortRange(lo: number, hi: number, depth: number): void {
     const { arena, keyOff, keyLen, order } = this;
     if (hi - lo <= SMALL_BUCKET) {
       this.insertionSort(lo, hi, depth);
       return;
     }
-    // Skip the bytes every key of the range shares (WuKongIM keys share table ids, channel hashes, high sequence bytes).
+    // Skip the bytes every key of the range shares (WuKongIM keys share table ids, channel hashes, high sequence
+    // bytes), a byte position at a time, so a range costs (bytes skipped + 1) x its size even for nested keys.
     const first = order[lo]!;
     const fo = keyOff[first]!;
-    let d = keyLen[first]!;
-    for (let i = lo + 1; i < hi && d > depth; i++) {
-      const x = order[i]!;
-      const xo = keyOff[x]!;
-      const m = keyLen[x]! < d ? keyLen[x]! : d;
-      let j = depth;
-      while (j < m && arena[xo + j] === arena[fo + j]) j++;
-      d = j;
+    const fl = keyLen[first]!;
+    let d = depth;
+    skip: for (; d < fl; d++) {
+      const b = arena[fo + d];
+      for (let i = lo + 1; i < hi; i++) {
+        const x = order[i]!;
+        if (d >= keyLen[x]! || arena[keyOff[x]! + d] !== b) break skip;
+      }
     }
     // Counting pass on byte d; bucket 0 holds keys that end at d.
-    const c = (this.counts[d] ??= new Int32Array(BUCKETS)).fill(0);
+    const c = this.counts.fill(0);
     let minB = BUCKETS;
     let maxB = 0;
     for (let i = lo; i < hi; i++) {
@@ -105,7 +122,7 @@ class KeySorter {
       const end = c[k]!;
       if (end - start > 1) {
         if (k === 0) this.insertionSort(start, end, d);
-        else this.sort(start, end, d + 1);
+        else this.pending.push(start, end, d + 1);
       }
       start = end;
     }

@@ -49,4 +49,18 @@ describe('memtable key sort', () => {
       check(keys, seqs);
     }
   });
+
+  it('keys nested in each other ("a", "aa", …, 8,000 deep) sort shortest first, without running out of stack', () => {
+    const n = 8_000;
+    const total = (n * (n + 1)) / 2;
+    const arena = new Uint8Array(total).fill(0x61);
+    const keyOff = new Int32Array(n);
+    const keyLen = new Int32Array(n);
+    for (let i = 0, at = 0; i < n; at += n - i, i++) {
+      keyOff[i] = at;
+      keyLen[i] = n - i; // longest first
+    }
+    const order = sortEntries({ arena, keyOff, keyLen, seq: new Float64Array(n).fill(1), count: n });
+    expect(Array.from(order)).toStrictEqual(Array.from({ length: n }, (_, i) => n - 1 - i));
+  });
 });
