@@ -1,11 +1,12 @@
 import { Command } from 'commander';
-import { versionInfo } from '@parley/server';
-import { dbInfo } from './db-info.ts';
+import { versionInfo } from '@parley/server/version';
 import { newReport, runStage } from './run-stage.ts';
-import { runExport, type ExportReport } from './stages/export-stage.ts';
-import { runImport, type ImportReport } from './stages/import-stage.ts';
-import { runPrepare, type PrepareReport } from './stages/prepare-stage.ts';
-import { runVerify, type VerifyReport } from './stages/verify-stage.ts';
+import type { ExportReport } from './stages/export-stage.ts';
+import type { ImportReport } from './stages/import-stage.ts';
+import type { PrepareReport } from './stages/prepare-stage.ts';
+import type { VerifyReport } from './stages/verify-stage.ts';
+
+// A command loads only its own modules: import and verify need the server's store, which takes a second to load.
 
 const program = new Command('parleyctl').description('Parley operations: offline migration from WuKongIM v2.2.5, data directory tools');
 
@@ -24,6 +25,7 @@ migrate
   .requiredOption('--workspace <dir>', 'new workspace directory')
   .action(async (o: StageOpts) => {
     const report = newReport<PrepareReport>('prepare', { blockers: [], warnings: [] });
+    const { runPrepare } = await import('./stages/prepare-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runPrepare(o.plan, o.workspace, r, ctx), o.workspace);
   });
 
@@ -35,6 +37,7 @@ migrate
   .requiredOption('--archive <dir>', 'new archive directory')
   .action(async (o: Required<StageOpts>) => {
     const report = newReport<ExportReport>('export', {});
+    const { runExport } = await import('./stages/export-stage.ts');
     process.exitCode = await runStage(report, (r) => runExport(o.plan, o.workspace, o.archive, r));
   });
 
@@ -46,6 +49,7 @@ migrate
   .requiredOption('--archive <dir>', 'a complete archive')
   .action(async (o: Required<StageOpts>) => {
     const report = newReport<ImportReport>('import', { targets: [] });
+    const { runImport } = await import('./stages/import-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runImport(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
   });
 
@@ -57,6 +61,7 @@ migrate
   .requiredOption('--archive <dir>', 'a complete archive')
   .action(async (o: Required<StageOpts>) => {
     const report = newReport<VerifyReport>('verify', { targets: [], mismatches: [] });
+    const { runVerify } = await import('./stages/verify-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runVerify(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
   });
 
@@ -74,7 +79,8 @@ const db = program.command('db').description('data directory tools');
 db.command('info')
   .description('format of a directory: a Pebble database (format major version) or a Parley data dir (data format, creating tool)')
   .argument('<dir>', 'directory')
-  .action((dir: string) => {
+  .action(async (dir: string) => {
+    const { dbInfo } = await import('./db-info.ts');
     const info = dbInfo(dir);
     process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
     process.exitCode = info.kind === 'unknown' ? 1 : 0;

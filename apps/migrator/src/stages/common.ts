@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkPlan, type Plan } from '@parley/shared';
-import { versionInfo, type VersionInfo } from '@parley/server';
+import { versionInfo, type VersionInfo } from '@parley/server/version';
 
 /** A stage failure whose reasons go into the report. */
 export class StageError extends Error {
