@@ -1,11 +1,8 @@
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPebble } from '@parley/pebble';
 import { fixtureDir, hasFixture } from './helpers.ts';
-import { digestFile } from '../src/archive/file-digest.ts';
 import { messageTail } from '../src/archive/record-json.ts';
-import { hashOnWorkers, scanWorkersReady } from '../src/v2/scan-pool.ts';
 import { readTails, scanShard, type CheckedMessage, type RawMessage } from '../src/v2/scan-shard.ts';
 import { EventRecorder, replay, type EventBatch, type ReplaySink } from '../src/v2/shard-events.ts';
 
@@ -61,14 +58,5 @@ describe.each(['basic-closed', 'edge-closed'])('a recorded shard scan replays as
       expect(replayed.calls).toEqual(direct.calls);
       expect(replayed.sink.loadingTails).toBe(false);
     }
-  });
-});
-
-describe('scan workers hashing files', () => {
-  it.runIf(hasFixture('basic-closed'))('give the same SHA-256 as hashing here, in file order', async () => {
-    const dir = join(fixtureDir('basic-closed'), 'datadir', 'db', 'wukongimdb', 'shard000');
-    const files = readdirSync(dir).map((n) => join(dir, n)).map((path) => ({ path, size: statSync(path).size }));
-    if ((await scanWorkersReady()) === 0) return; // one core: no workers to ask
-    expect(await hashOnWorkers(files)).toEqual(files.map((f) => digestFile(f.path, false).sha256));
   });
 });

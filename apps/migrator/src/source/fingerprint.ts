@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { digestFile } from '../archive/file-digest.ts';
-import { hashOnWorkers } from '../v2/scan-pool.ts';
+import { hashFiles } from './hasher.ts';
 
 /** One file of a source tree: path relative to the tree root, size and SHA-256. */
 export interface FileFingerprint {
@@ -11,15 +10,15 @@ export interface FileFingerprint {
   sha256: string;
 }
 
-/**
- * Every regular file under `root` (sorted), hashed: prepare records it and
- * export compares, so a source that changed after prepare is refused. The
- * scan workers hash it when they are running (in parallel, while the main
- * thread goes on with other work until it awaits the result); else it is
- * hashed here, before this returns its promise.
- */
-export async function fingerprintTree(root: string): Promise<FileFingerprint[]> {
-  const files: Array<{ full: string; size: number }> = [];
+/** A regular file of a source tree: full path and size. */
+export interface TreeFile {
+  full: string;
+  size: number;
+}
+
+/** Every regular file under `root`, sorted by path. */
+export function listTree(root: string): TreeFile[] {
+  const files: TreeFile[] = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {
       const full = join(dir, name);
@@ -29,9 +28,27 @@ export async function fingerprintTree(root: string): Promise<FileFingerprint[]> 
     }
   };
   walk(root);
-  const onWorkers = hashOnWorkers(files.map((f) => ({ path: f.full, size: f.size })));
-  const sums = onWorkers ? await onWorkers : files.map((f) => digestFile(f.full, false).sha256);
+  return files;
+}
+
+/**
+ * The files of a tree listed by `listTree`, hashed on the hashing thread
+ * while the caller goes on until it awaits the result: prepare records the
+ * fingerprint and export compares, so a source that changed after prepare is
+ * refused.
+ */
+export async function hashTree(root: string, files: readonly TreeFile[]): Promise<FileFingerprint[]> {
+  const sums = await hashFiles(files.map((f) => f.full));
   return files.map((f, i) => ({ path: relative(root, f.full), size: f.size, sha256: sums[i]! }));
+}
+
+/** `hashTree(root, listTree(root))`: the tree is listed before this returns. */
+export function fingerprintTree(root: string): Promise<FileFingerprint[]> {
+  try {
+    return hashTree(root, listTree(root));
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
 }
 
 /** One digest over a fingerprint list. */

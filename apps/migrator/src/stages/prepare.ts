@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
 import { writeResolved } from '../prepare/resolve.ts';
-import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
+import { fingerprintTree, hashTree, listTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { SCAN_WORKERS_MIN_BYTES, ShardScan } from '../v2/scan-pool.ts';
@@ -18,7 +18,8 @@ export interface SourceSummary {
   data_dir: string;
   shards: number;
   format_major_versions: number[];
-  keys: number;
+  /** Live keys read; index entries (rebuilt from rows) are skipped unread. */
+  keys_read: number;
   fingerprint_sha256: string;
 }
 
@@ -37,17 +38,18 @@ export interface PrepareOutcome {
 
 /**
  * Refuses sources that are in use (their LOCK held in `locks`), mis-sized or
- * unreadable; returns their shard dirs. `meanwhile` (read-only work on
- * sources that passed the other checks) runs before the lock table is awaited.
+ * unreadable; returns their shard dirs. `meanwhile` (starting read-only work
+ * on sources that passed the other checks) runs before the lock table is
+ * awaited; what it throws is thrown after the lock problems.
  */
-async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () => Promise<void>): Promise<string[][]> {
+async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () => void): Promise<string[][]> {
   const problems: string[] = [];
   const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
   const shapeOk = loaded.plan.sources.length <= 1 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
   let failure: unknown;
   if (shapeOk) {
     try {
-      await meanwhile();
+      meanwhile();
     } catch (err) {
       failure = err;
     }
@@ -78,9 +80,14 @@ async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () 
  * table, read when the stage started.
  */
 export async function collectRecords(loaded: LoadedPlan, recordsDir: string, locks: LockTable): Promise<PrepareOutcome> {
-  const fingerprints: Record<string, FileFingerprint[]> = {};
-  const shardDirs = await checkSources(loaded, locks, async () => {
-    for (const s of loaded.plan.sources) fingerprints[String(s.node_id)] = await fingerprintTree(s.data_dir);
+  // the sources are listed, then hashed on the hashing thread while they are read here
+  const bytes: number[] = [];
+  let hashed: Promise<FileFingerprint[][]> = Promise.resolve([]);
+  const shardDirs = await checkSources(loaded, locks, () => {
+    const trees = loaded.plan.sources.map((s) => listTree(s.data_dir));
+    for (const t of trees) bytes.push(t.reduce((n, f) => n + f.size, 0));
+    hashed = Promise.all(trees.map((t, i) => hashTree(loaded.plan.sources[i]!.data_dir, t)));
+    hashed.catch(() => undefined); // awaited once the shards are read
   });
   const writers = openRecordWriters(recordsDir);
   const sources: SourceSummary[] = [];
@@ -93,9 +100,8 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
       excludeLegacyStreams: loaded.plan.exclusions?.legacy_stream_storage === true,
     });
     collector = c;
-    const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys: 0, fingerprint_sha256: '' };
-    const bytes = fingerprints[String(s.node_id)]!.reduce((n, f) => n + f.size, 0);
-    const scan = new ShardScan(dirs, bytes >= SCAN_WORKERS_MIN_BYTES);
+    const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys_read: 0, fingerprint_sha256: '' };
+    const scan = new ShardScan(dirs, bytes[i]! >= SCAN_WORKERS_MIN_BYTES);
     try {
       for (const [shard, dir] of dirs.entries()) {
         const read = await scan.read(shard, dir, () => c.sink(shard));
@@ -108,22 +114,27 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
           problems.push(`source node ${s.node_id} shard ${shard}: format major version ${read.version} is not supported`);
           continue;
         }
-        summary.keys += read.keys;
+        summary.keys_read += read.keys;
         const ms = Date.now() - started;
-        progress(`prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${read.keys} keys; ${c.retained} messages so far (${rate(c.retained, ms)})`);
+        progress(`prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${read.keys} keys read; ${c.retained} messages so far (${rate(c.retained, ms)})`);
       }
     } finally {
       scan.close();
     }
-    summary.fingerprint_sha256 = treeDigest(fingerprints[String(s.node_id)]!);
     sources.push(summary);
   }
   if (problems.length > 0) {
     await closeRecordWriters(writers);
     throw new StageError(problems);
   }
-  // the reading is done: the sources are fingerprinted again (by the scan workers, when they run) and the
-  // streamed files synced while the rest is written
+  const fingerprints: Record<string, FileFingerprint[]> = {};
+  const before = await hashed;
+  for (const [i, s] of loaded.plan.sources.entries()) {
+    fingerprints[String(s.node_id)] = before[i]!;
+    sources[i]!.fingerprint_sha256 = treeDigest(before[i]!);
+  }
+  // the reading is done: the sources are fingerprinted again (on the hashing thread) and the streamed files
+  // synced while the rest is written
   const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir)));
   after.catch(() => undefined);
   for (const done of [writers.messages, writers.archived]) done.close().catch(() => undefined);

@@ -3,7 +3,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
 import { readTails, scanShard } from './scan-shard.ts';
 import { replay, TAIL_BUFFER_BYTES, type ReplaySink } from './shard-events.ts';
-import { controlSlots, openShard, type HashJob, type ScanJob, type ScanMessage } from './scan-worker.ts';
+import { controlSlots, openShard, type ScanJob, type ScanMessage } from './scan-worker.ts';
 
 /**
  * Shards read in parallel: worker threads (started once per process and kept,
@@ -56,7 +56,7 @@ class PoolWorker {
   }
 
   /** Offers a job; the process stays alive until `release`. */
-  start(job: ScanJob | HashJob): void {
+  start(job: ScanJob): void {
     this.gen = job.gen;
     this.queue = [];
     this.worker.ref();
@@ -128,38 +128,6 @@ export async function scanWorkersReady(count = WORKERS): Promise<number> {
     if (ready >= Math.min(count, live.length)) return ready;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-/**
- * SHA-256 of each file, hashed by the scan workers that are running and idle
- * (in parallel, off the main thread, which meanwhile does other work), split
- * by size; undefined, at once, when no worker is running.
- */
-export function hashOnWorkers(files: ReadonlyArray<{ path: string; size: number }>): Promise<string[]> | undefined {
-  const workers = liveWorkers(false).filter((w) => w.ready);
-  if (workers.length === 0 || files.length === 0) return undefined;
-  const parts = workers.map(() => ({ load: 0, at: [] as number[] }));
-  const bySize = files.map((_f, i) => i).sort((a, b) => files[b]!.size - files[a]!.size);
-  for (const i of bySize) {
-    const lightest = parts.reduce((m, p) => (p.load < m.load ? p : m));
-    lightest.at.push(i);
-    lightest.load += files[i]!.size + 4096;
-  }
-  const sums = new Array<string>(files.length);
-  const hashed = workers.map(async (w, k) => {
-    const at = parts[k]!.at;
-    if (at.length === 0) return;
-    w.start({ gen: ++jobs, files: at.map((i) => files[i]!.path) });
-    try {
-      const m = await w.next();
-      if (m.kind === 'hash-failed') throw new Error(m.message);
-      if (m.kind !== 'hashed') throw new Error(`scan worker ${w.index}: unexpected ${m.kind} for a hash job`);
-      m.sums.forEach((s, j) => (sums[at[j]!] = s));
-    } finally {
-      w.release();
-    }
-  });
-  return Promise.all(hashed).then(() => sums);
 }
 
 /** What reading one shard gave. `keys` is absent when its format is too new to read. */

@@ -1,6 +1,5 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION, openPebble, PebbleUnsupportedError, type PebbleDb } from '@parley/pebble';
-import { digestFile } from '../archive/file-digest.ts';
 import { readTails, scanShard } from './scan-shard.ts';
 import { EventRecorder, TAIL_BUFFER_BYTES, type EventBatch } from './shard-events.ts';
 
@@ -20,16 +19,9 @@ export interface ScanJob {
   maxOutstanding: number;
 }
 
-/** Files to hash (SHA-256, streamed), while the workers have no shards to read. */
-export interface HashJob {
-  gen: number;
-  files: string[];
-}
-
 /** What a worker posts on its port. */
 export type ScanMessage =
   | { kind: 'ready' }
-  | { gen: number; kind: 'hashed'; sums: string[] } | { gen: number; kind: 'hash-failed'; message: string }
   | { gen: number; shard: number; kind: 'open'; version: number }
   | { gen: number; shard: number; kind: 'unreadable'; unsupported: boolean; message: string }
   | { gen: number; shard: number; kind: 'batch'; batch: EventBatch }
@@ -103,15 +95,7 @@ function spareBuffer(port: MessagePort): ArrayBuffer | undefined {
 /** Serves jobs from the main thread until the worker is terminated. */
 export function serveScanJobs(): void {
   const { index, workers, port } = workerData as { index: number; workers: number; port: MessagePort };
-  parentPort!.on('message', (job: ScanJob | HashJob) => {
-    if ('files' in job) {
-      try {
-        port.postMessage({ gen: job.gen, kind: 'hashed', sums: job.files.map((f) => digestFile(f, false).sha256) } satisfies ScanMessage);
-      } catch (err) {
-        port.postMessage({ gen: job.gen, kind: 'hash-failed', message: (err as Error).message } satisfies ScanMessage);
-      }
-      return;
-    }
+  parentPort!.on('message', (job: ScanJob) => {
     const ctl = new Int32Array(job.control);
     const slots = controlSlots(job.dirs.length, workers);
     try {
