@@ -18,16 +18,43 @@ function scan(entries: Array<[Uint8Array, Uint8Array]>): unknown[] {
   const sink = new Proxy({} as ShardSink, {
     get: (_t, name) => (...args: unknown[]) => calls.push([name, ...args.map((a) => (a instanceof Uint8Array ? Buffer.from(a).toString('hex') : a))]),
   });
-  const db = { *iterate() { for (const [k, value] of entries) yield { key: k, value }; } } as unknown as PebbleDb;
-  expect(scanShard(db, sink)).toEqual({ keys: entries.length });
+  // the entries (listed in key order) within each range asked for, as the reader gives them
+  const cmp = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
+  let yielded = 0;
+  const db = {
+    *iterate(range: { start?: Uint8Array; end?: Uint8Array } = {}) {
+      for (const [k, value] of entries) {
+        if ((range.start && cmp(k, range.start) < 0) || (range.end && cmp(k, range.end) >= 0)) continue;
+        yielded++;
+        yield { key: k, value };
+      }
+    },
+  } as unknown as PebbleDb;
+  expect(scanShard(db, sink)).toEqual({ keys: yielded });
   return calls;
 }
 
 describe('scanShard', () => {
+  it('reads every key but the index entries of tables rebuilt from rows, and reports what it does not know', () => {
+    const entries: Array<[Uint8Array, Uint8Array]> = [
+      [key(0x0101, 2, 1), Uint8Array.of(1)],
+      [key(0x0101, 3, 1), Uint8Array.of(1)],
+      [key(0x0201, 3, 1), Uint8Array.of(1)],
+      [key(0x0501, 2, 1), Uint8Array.of(1)],
+      [key(0x1601, 2, 1), Uint8Array.of(1)],
+      [key(0x1701, 2, 1), Uint8Array.of(1)],
+      [key(0x2201, 2, 1), Uint8Array.of(1)],
+    ];
+    // 0x0501 is ignored, 0x1701 is a legacy stream table, 0x2201 is unknown: only those are read
+    expect(scan(entries)).toEqual([
+      ['problem', 'legacy_stream_storage', '1701020001', 'legacy stream table 1701'],
+      ['problem', 'unknown_key', '2201020001', 'table 2201, data type 2, length 5'],
+    ]);
+  });
+
   it('groups column keys into rows and decodes every message column', () => {
     const row = (col: number) => key(0x0101, 1, ...hash, ...u64(7n), 0x01, col);
     const calls = scan([
-      [key(0x0101, 4, ...hash), Uint8Array.of(...u64(9n), ...u64(1772451001425858567n))],
       [row(0x01), Uint8Array.of(0x52)],
       [row(0x02), Uint8Array.of(2)],
       [row(0x03), Uint8Array.of(0, 0, 0, 60)],
@@ -43,13 +70,16 @@ describe('scanShard', () => {
       [row(0x0d), Uint8Array.of(...u64(3n))],
       [row(0x0e), text('')],
       [key(0x0101, 2, ...hash, ...u64(7n)), new Uint8Array(0)],
+      [key(0x0101, 3, ...hash), new Uint8Array(0)],
+      [key(0x0101, 4, ...hash), Uint8Array.of(...u64(9n), ...u64(1772451001425858567n))],
     ]);
+    // (the last-seq key sorts after the rows; prepare reads it ahead of them with readTails)
     expect(calls).toEqual([
-      ['tail', '0102030405060708', 9, '1772451001425858567'],
       ['message', {
         ch: '0102030405060708', seq: 7, header: 0x52, setting: 2, expire: 60, message_id: '2028498040494493696', column_seq: 7, client_msg_no: 'cmn-1',
         timestamp: 0x69a53ba3, channel_id: 'g1', channel_type: 2, topic: 't', from_uid: 'u1', payload: 'aGk=', term: '3', stream_no: '',
       }],
+      ['tail', '0102030405060708', 9, '1772451001425858567'],
     ]);
   });
 
