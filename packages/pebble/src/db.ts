@@ -2,17 +2,19 @@
  * `openPebble`: the read-only database handle. Opening reads the directory
  * listing, the MANIFEST, the OPTIONS file and the unflushed WALs (the memtable),
  * and checks that every live sstable exists with the recorded size. Tables are
- * opened lazily by each iteration and closed as soon as it has passed them.
+ * opened when an iteration first reaches them and then kept open (with their
+ * metadata and block index) for every later iteration, until `close()`.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { discover, type Discovery } from './discovery.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import { compareBytes } from './internal-key.ts';
-import { LevelIter, type ScanCounters } from './level-iter.ts';
+import { LevelIter } from './level-iter.ts';
 import { fileName, readManifest, type ManifestState } from './manifest.ts';
 import { MemtableIter, replayWals, type Memtable, type WalInfo } from './memtable.ts';
 import { MergeIterator, type Entry, type MergeSource } from './merge.ts';
+import { TableCache } from './table-cache.ts';
 
 /** Options of {@link openPebble}. */
 export interface OpenOptions {
@@ -43,7 +45,11 @@ export interface PebbleStats {
   wals: WalInfo[];
   memtableEntries: number;
   memtableRangeDeletions: number;
-  /** Cumulative over every iteration so far. */
+  /**
+   * Cumulative over every iteration so far: `tablesOpened` counts real opens
+   * (a table is opened once per database, then shared by all iterations),
+   * `bytesRead` every byte read from table files once.
+   */
   scans: { iterations: number; tablesOpened: number; bytesRead: number };
 }
 
@@ -51,14 +57,21 @@ export interface PebbleStats {
 export interface PebbleDb {
   readonly formatMajorVersion: number;
   /**
-   * Live key/value pairs in bytewise key order; streams (one block per open table).
-   * The yielded entry object and the bytes behind its `key` and `value` are reused:
-   * they are valid only until the iterator advances. Copy what you keep.
+   * Live key/value pairs in bytewise key order; streams (one block per table being
+   * read). Tables stay open between calls, so iterating over many small ranges is
+   * cheap. The yielded entry object and the bytes behind its `key` and `value` are
+   * reused: they are valid only until the iterator advances. Copy what you keep.
+   * Throws once the database is closed.
    */
   iterate(range?: KeyRange): IterableIterator<Entry>;
   /** Live value of `key` (a copy the caller owns), or undefined. */
   get(key: Uint8Array): Uint8Array | undefined;
   stats(): PebbleStats;
+  /**
+   * Closes every sstable the database holds open. Afterwards `iterate` and `get`
+   * throw, and an iterator still running fails at its next table read. Idempotent.
+   */
+  close(): void;
 }
 
 const BYTEWISE = 'leveldb.BytewiseComparator';
@@ -97,7 +110,7 @@ function checkTables(disc: Discovery, manifest: ManifestState): void {
 
 class Db implements PebbleDb {
   readonly formatMajorVersion: number;
-  private readonly counters: ScanCounters = { tablesOpened: 0, bytesRead: 0 };
+  private readonly tables: TableCache;
   private iterations = 0;
 
   constructor(
@@ -106,16 +119,18 @@ class Db implements PebbleDb {
     private readonly memtable: Memtable,
   ) {
     this.formatMajorVersion = disc.formatMajorVersion;
+    this.tables = new TableCache(disc.dir);
   }
 
   iterate(range: KeyRange = {}): IterableIterator<Entry> {
+    this.tables.assertOpen();
     this.iterations++;
     const { start, end } = range;
     const sources: MergeSource[] = [new MemtableIter(this.memtable, start)];
     let rank = 1;
     const [l0, ...deeper] = this.manifest.levels;
-    for (const f of l0 ?? []) sources.push(new LevelIter(this.disc.dir, [f], start, rank++, this.counters));
-    for (const files of deeper) if (files.length > 0) sources.push(new LevelIter(this.disc.dir, files, start, rank++, this.counters));
+    for (const f of l0 ?? []) sources.push(new LevelIter(this.tables, [f], start, rank++));
+    for (const files of deeper) if (files.length > 0) sources.push(new LevelIter(this.tables, files, start, rank++));
     return new MergeIterator(sources, end);
   }
 
@@ -143,7 +158,11 @@ class Db implements PebbleDb {
       wals: this.memtable.wals,
       memtableEntries: this.memtable.points.count,
       memtableRangeDeletions: this.memtable.tombstones,
-      scans: { iterations: this.iterations, ...this.counters },
+      scans: { iterations: this.iterations, tablesOpened: this.tables.tablesOpened, bytesRead: this.tables.bytesRead() },
     };
+  }
+
+  close(): void {
+    this.tables.close();
   }
 }

@@ -1,36 +1,26 @@
 /**
  * Point source over a sequence of non-overlapping sstables (one L1..L6 level, or
- * a single L0 file), opening one table at a time. It also answers range-deletion
+ * a single L0 file), reading one table at a time; the tables come open from the
+ * database's {@link TableCache} and stay open. It also answers range-deletion
  * queries: each opened table's tombstones, clipped to the table's MANIFEST
  * bounds, stay active until the scan passes the table's largest bound, even after
  * its point entries are exhausted (as Pebble's level iterator does).
  */
-import { join } from 'node:path';
-import { PebbleUnsupportedError } from './errors.ts';
-import { compareBytes, equalAt, isSentinelSeq, Kind } from './internal-key.ts';
-import { fileName } from './manifest.ts';
+import { compareBytes, equalAt } from './internal-key.ts';
 import { PointCursor, type PointSource } from './point-source.ts';
-import { Sstable } from './sstable.ts';
+import { upperExclusive, type TableCache } from './table-cache.ts';
 import { TableIter } from './table-iter.ts';
-import { FragmentCursor, fragment, type Bounds } from './tombstones.ts';
+import { FragmentCursor } from './tombstones.ts';
 import type { FileMetadata } from './version-edit.ts';
 
 // Module-local bindings: hot loops call these per entry, and some TypeScript loaders
 // compile imports to property getters that V8 does not always inline.
 const localCompareBytes = compareBytes;
 
-/** Scan counters shared by all tables of one iteration. */
-export interface ScanCounters {
-  tablesOpened: number;
-  bytesRead: number;
-}
-
 interface ActiveTombstones {
   upper: Uint8Array;
   cursor: FragmentCursor;
 }
-
-const BYTEWISE = 'leveldb.BytewiseComparator';
 
 export class LevelIter extends PointCursor implements PointSource {
   sharedPrefix = 0;
@@ -44,17 +34,27 @@ export class LevelIter extends PointCursor implements PointSource {
   private cur: TableIter | undefined;
   private readonly active: ActiveTombstones[] = [];
 
-  /** @param files sorted and disjoint; @param start optional seek key; @param rank lower = newer source. */
+  /**
+   * @param tables the database's open tables; @param files sorted and disjoint;
+   * @param start optional seek key; @param rank lower = newer source.
+   */
   constructor(
-    private readonly dir: string,
+    private readonly tables: TableCache,
     private readonly files: readonly FileMetadata[],
     private readonly start: Uint8Array | undefined,
     readonly rank: number,
-    private readonly counters: ScanCounters,
   ) {
     super();
     if (start) {
-      while (this.fileIdx < files.length && localCompareBytes(upperExclusive(files[this.fileIdx]!), start) <= 0) this.fileIdx++;
+      // First file whose keys can reach `start` (upper bounds ascend: the files are sorted and disjoint).
+      let lo = 0;
+      let hi = files.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (localCompareBytes(upperExclusive(files[mid]!), start) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+      this.fileIdx = lo;
     }
   }
 
@@ -90,30 +90,18 @@ export class LevelIter extends PointCursor implements PointSource {
   }
 
   private openTable(meta: FileMetadata): TableIter {
-    const table = new Sstable(join(this.dir, `${fileName(meta.fileNum)}.sst`));
-    try {
-      const cmp = table.properties.comparer;
-      if (cmp !== undefined && cmp !== BYTEWISE) {
-        throw new PebbleUnsupportedError(`${table.path}: comparer "${cmp}" is not supported (only ${BYTEWISE})`);
-      }
-      this.counters.tablesOpened++;
-      const bounds: Bounds = { lower: meta.smallest.userKey, upperExclusive: upperExclusive(meta) };
-      const frags = fragment(table.rangeDeletions(), bounds);
-      if (frags.length > 0) {
-        this.active.push({ upper: bounds.upperExclusive!, cursor: new FragmentCursor(frags) });
-        this.hasTombstones = true;
-      }
-      return new TableIter(table, this.start, this.rank);
-    } catch (err) {
-      table.close();
-      throw err;
+    const t = this.tables.get(meta);
+    if (t.tombstones.length > 0) {
+      this.active.push({ upper: t.upper, cursor: new FragmentCursor(t.tombstones) });
+      this.hasTombstones = true;
     }
+    return new TableIter(t.table, this.start, this.rank);
   }
 
+  /** Leaves the current table (it stays open in the cache). */
   private closeCurrent(): void {
     if (!this.cur) return;
-    this.counters.bytesRead += this.cur.table.file.bytesRead;
-    this.cur.table.close();
+    this.cur.close();
     this.cur = undefined;
   }
 
@@ -146,15 +134,4 @@ export class LevelIter extends PointCursor implements PointSource {
     this.closeCurrent();
     this.fileIdx = this.files.length;
   }
-}
-
-/** Exclusive upper bound of a file's keys: the largest user key, or its immediate successor unless the bound is a range sentinel. */
-export function upperExclusive(meta: FileMetadata): Uint8Array {
-  const l = meta.largest;
-  if (isSentinelSeq(l.seq) && (l.kind === Kind.RANGEDEL || l.kind === Kind.RANGEKEYSET || l.kind === Kind.RANGEKEYUNSET || l.kind === Kind.RANGEKEYDEL)) {
-    return l.userKey;
-  }
-  const out = new Uint8Array(l.userKey.length + 1);
-  out.set(l.userKey);
-  return out;
 }

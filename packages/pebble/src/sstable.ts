@@ -1,13 +1,13 @@
 /**
  * Opening an sstable: footer (LevelDB, RocksDB and Pebble magics), metaindex,
- * properties, range-deletion block and the data-block handles from a single or
- * two-level index. Point entries are read lazily by {@link TableIter}.
+ * properties, range-deletion block and the data-block index (single or
+ * two-level, loaded once). Point entries are read lazily by {@link TableIter}.
  */
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import { BlockIter, readRawBlock } from './block-iter.ts';
 import { decodeHandle, readBlock, type BlockHandle } from './block.ts';
 import type { Tombstone } from './batch.ts';
-import { decodeInternalKey, formatKey, Kind } from './internal-key.ts';
+import { compareBytes, decodeInternalKey, formatKey, Kind } from './internal-key.ts';
 import { decodeProperties, type TableProperties } from './properties.ts';
 import { TableFile } from './table-file.ts';
 import { readU32LE } from './varint.ts';
@@ -29,6 +29,12 @@ export interface ValueIndex {
   lengthWidth: number;
 }
 
+/** Data-block handles of a table in key order, with each block's separator (a user key >= every user key of the block, < the next block's). */
+export interface DataBlockIndex {
+  handles: BlockHandle[];
+  separators: Uint8Array[];
+}
+
 /** An opened sstable: metadata loaded, data blocks not yet read. Close it when done. */
 export class Sstable {
   readonly file: TableFile;
@@ -38,6 +44,7 @@ export class Sstable {
   indexHandle!: BlockHandle;
   valueIndex: ValueIndex | undefined;
   private rangeDelHandle: BlockHandle | undefined;
+  private blockIndex: DataBlockIndex | undefined;
 
   /** Opens `path` read-only and parses footer, metaindex and properties. */
   constructor(readonly path: string) {
@@ -128,26 +135,51 @@ export class Sstable {
     return out;
   }
 
-  /** Handles of the data blocks in key order, from the single or two-level index (loads index blocks). */
-  *dataBlockHandles(): Generator<{ handle: BlockHandle; separator: Uint8Array }> {
+  /**
+   * The data blocks in key order, from the single or two-level index: read and
+   * checked on the first call, then kept (a table cached by its database serves
+   * every iteration from the same arrays).
+   */
+  dataBlockIndex(): DataBlockIndex {
+    return (this.blockIndex ??= this.readIndex());
+  }
+
+  /** Handles and separators of the data blocks in key order (a view over {@link dataBlockIndex}). */
+  dataBlockHandles(): { handle: BlockHandle; separator: Uint8Array }[] {
+    const { handles, separators } = this.dataBlockIndex();
+    return handles.map((handle, i) => ({ handle, separator: separators[i]! }));
+  }
+
+  private readIndex(): DataBlockIndex {
     const top = readBlock(this.file, this.indexHandle, 'index');
+    const out: DataBlockIndex = { handles: [], separators: [] };
     if (this.properties.indexType === 2) {
-      for (const lower of this.handlesIn(top, this.indexHandle.offset)) {
-        yield* this.handlesIn(readBlock(this.file, lower.handle, 'lower index'), lower.handle.offset);
-      }
+      const lower: DataBlockIndex = { handles: [], separators: [] };
+      this.handlesIn(top, this.indexHandle.offset, lower);
+      for (const h of lower.handles) this.handlesIn(readBlock(this.file, h, 'lower index'), h.offset, out);
     } else if (this.properties.indexType === 0 || this.properties.indexType === undefined) {
-      yield* this.handlesIn(top, this.indexHandle.offset);
+      this.handlesIn(top, this.indexHandle.offset, out);
     } else {
       throw new PebbleUnsupportedError(`${this.path}: index type ${this.properties.indexType} is not supported`);
     }
+    // Seeks binary-search the separators: they must not decrease (each bounds its block's keys from above).
+    const seps = out.separators;
+    for (let i = 1; i < seps.length; i++) {
+      if (compareBytes(seps[i - 1]!, seps[i]!) > 0) {
+        throw new PebbleCorruptionError(this.path, this.indexHandle.offset, `index separators out of order: data block ${i} of ${seps.length} has a separator below the previous one`);
+      }
+    }
+    return out;
   }
 
-  private *handlesIn(block: Uint8Array, blockOffset: number): Generator<{ handle: BlockHandle; separator: Uint8Array }> {
+  /** Appends the handles and separators of index block `block` (at file offset `blockOffset`) to `out`. */
+  private handlesIn(block: Uint8Array, blockOffset: number, out: DataBlockIndex): void {
     const it = new BlockIter(block, this.path, blockOffset);
     while (it.next()) {
       const h = decodeHandle(it.block, it.valueStart, it.valueEnd);
       if (!h) throw new PebbleCorruptionError(this.path, blockOffset, `invalid block handle in index entry at ${it.entryOffset}`);
-      yield { handle: h.handle, separator: it.key.slice(0, Math.max(0, it.keyLen - 8)) };
+      out.handles.push(h.handle);
+      out.separators.push(it.key.slice(0, Math.max(0, it.keyLen - 8)));
     }
   }
 

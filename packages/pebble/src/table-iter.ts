@@ -30,11 +30,12 @@ export class TableIter extends PointCursor implements PointSource {
   private viewsOf: Uint8Array = EMPTY;
   private block: BlockIter | undefined;
   private blockHandle: BlockHandle = { offset: 0, length: 0 };
-  private readonly handles: Generator<{ handle: BlockHandle; separator: Uint8Array }>;
+  private handles: readonly BlockHandle[] = [];
+  /** Index of the next data block to read; -1 until the table's block index is loaded (at the first step). */
+  private nextBlock = -1;
   private readonly resolver: ValueResolver | undefined;
   private readonly globalSeq: number | undefined;
   private points = 0;
-  private blocks = 0;
   private prevValid = false;
 
   /** @param start skip entries whose user key is below it (seek). @param rank tie-break among sources, lower = newer. */
@@ -44,7 +45,6 @@ export class TableIter extends PointCursor implements PointSource {
     readonly rank: number,
   ) {
     super();
-    this.handles = table.dataBlockHandles();
     this.resolver = table.format === '(Pebble,v3)' ? new ValueResolver(table) : undefined;
     this.globalSeq = table.globalSeq;
   }
@@ -60,19 +60,34 @@ export class TableIter extends PointCursor implements PointSource {
   }
 
   private loadBlock(): boolean {
-    for (;;) {
-      const n = this.handles.next();
-      if (n.done) {
-        this.block = undefined;
-        this.checkCounts();
-        return false;
-      }
-      this.blocks++;
-      if (this.start && localCompareBytes(n.value.separator, this.start) < 0) continue;
-      this.blockHandle = n.value.handle;
-      this.block = new BlockIter(readBlock(this.table.file, n.value.handle, 'data'), this.table.path, n.value.handle.offset, true, this.block);
-      return true;
+    if (this.nextBlock < 0) this.seekBlock();
+    const h = this.handles[this.nextBlock];
+    if (!h) {
+      this.block = undefined;
+      this.checkCounts();
+      return false;
     }
+    this.nextBlock++;
+    this.blockHandle = h;
+    this.block = new BlockIter(readBlock(this.table.file, h, 'data'), this.table.path, h.offset, true, this.block);
+    return true;
+  }
+
+  /** Loads the block index and positions at the first block that can hold `start`: the first whose separator is >= it (binary search; separators do not decrease). */
+  private seekBlock(): void {
+    const { handles, separators } = this.table.dataBlockIndex();
+    this.handles = handles;
+    let lo = 0;
+    const start = this.start;
+    if (start) {
+      let hi = handles.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (localCompareBytes(separators[mid]!, start) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+    this.nextBlock = lo;
   }
 
   /** Decodes the block iterator's current entry; false if it is before the seek key. */
@@ -159,8 +174,9 @@ export class TableIter extends PointCursor implements PointSource {
   private checkCounts(): void {
     if (this.start) return;
     const p = this.table.properties;
-    if (p.numDataBlocks !== undefined && p.numDataBlocks !== this.blocks) {
-      throw new PebbleCorruptionError(this.table.path, undefined, `index lists ${this.blocks} data blocks, properties say ${p.numDataBlocks}`);
+    const blocks = this.handles.length;
+    if (p.numDataBlocks !== undefined && p.numDataBlocks !== blocks) {
+      throw new PebbleCorruptionError(this.table.path, undefined, `index lists ${blocks} data blocks, properties say ${p.numDataBlocks}`);
     }
     if (p.numEntries !== undefined) {
       const expected = p.numEntries - (p.numRangeDeletions ?? 0);

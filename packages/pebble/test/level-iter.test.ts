@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Kind } from '../src/internal-key.ts';
 import { LevelIter } from '../src/level-iter.ts';
+import { TableCache } from '../src/table-cache.ts';
 import { MergeIterator } from '../src/merge.ts';
 import type { FileMetadata } from '../src/version-edit.ts';
 import { FIXTURES, hasV2Fixtures, SKIP_MESSAGE } from './helpers.ts';
@@ -15,7 +16,11 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const K1 = '1301010089a7584f50642117757365723032';
 const A = ['1601010069c37279ab8c25d51601', '1601010069c37279ab8c25d51602'];
 const root = mkdtempSync(join(tmpdir(), 'pebble-level-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const tables = new TableCache(root);
+afterAll(() => {
+  tables.close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 /** Copies `src` into `root` as table `num` and describes it (bounds are only used for range deletions, which these tables lack). */
 function table(src: string, num: number): FileMetadata {
@@ -27,7 +32,7 @@ function table(src: string, num: number): FileMetadata {
 describe.skipIf(!hasV2Fixtures)(`level iterator across tables ${hasV2Fixtures ? '' : SKIP_MESSAGE}`, () => {
   it('tells whether a table starts with the previous table\'s last user key', () => {
     const files = [table(SINGLE, 1), table(SINGLE, 2), table(AFTER, 3)];
-    const it = new LevelIter(root, files, undefined, 0, { tablesOpened: 0, bytesRead: 0 });
+    const it = new LevelIter(tables, files, undefined, 0);
     const seen: [string, boolean | undefined][] = [];
     while (it.next() && seen.length < 4) seen.push([hex(it.keyBuf.subarray(0, it.keyLen)), it.sameAsPrev]);
     expect(seen).toStrictEqual([[K1, undefined], [K1, true], [A[0], false], [A[1], false]]);
@@ -35,8 +40,8 @@ describe.skipIf(!hasV2Fixtures)(`level iterator across tables ${hasV2Fixtures ? 
 
   it('the merge resolves a user key split across two tables of a level from the first table\'s entry', () => {
     const files = [table(SINGLE, 11), table(SINGLE, 12), table(AFTER, 13)];
-    const level = new LevelIter(root, files, undefined, 0, { tablesOpened: 0, bytesRead: 0 });
-    const only = new LevelIter(root, [table(AFTER, 14)], undefined, 0, { tablesOpened: 0, bytesRead: 0 });
+    const level = new LevelIter(tables, files, undefined, 0);
+    const only = new LevelIter(tables, [table(AFTER, 14)], undefined, 0);
     const keys = (l: LevelIter): string[] => Array.from(new MergeIterator([l], undefined), (e) => hex(e.key));
     // The single key is a deletion in both copies: nothing of it may surface, and the rest is untouched.
     const expected = keys(only);
