@@ -4,13 +4,14 @@
  * entry lives in a reusable scratch buffer; values are views into the block.
  */
 import { PebbleCorruptionError } from './errors.ts';
-import { readU32LE } from './varint.ts';
+import { readU32LE, readUvarint, type VarintCursor } from './varint.ts';
 
 // Module-local bindings: hot loops call these per entry, and some TypeScript loaders
 // compile imports to property getters that V8 does not always inline.
 const localReadU32LE = readU32LE;
 
 const EMPTY = new Uint8Array(0);
+const seekCursor: VarintCursor = { value: 0, pos: 0 };
 
 export class BlockIter {
   /** Current full key is `key[0, keyLen)`; overwritten by the next call to {@link next}. */
@@ -24,7 +25,9 @@ export class BlockIter {
   /** Bytes the current key shares with the previous one (0 at restarts and the first entry). */
   shared = 0;
   private pos = 0;
+  /** End of the entries: the restart array starts here. */
   private readonly limit: number;
+  private readonly restarts: number;
 
   /**
    * @param block decompressed block bytes; @param file path and @param blockOffset
@@ -72,6 +75,48 @@ export class BlockIter {
     const limit = block.length - 4 * (restarts + 1);
     if (restarts === 0 || limit < 0) throw this.fail(0, `invalid restart count ${restarts} for a ${block.length}-byte block`);
     this.limit = limit;
+    this.restarts = restarts;
+  }
+
+  /**
+   * Seek for an iterator that has not started (data blocks, `userKeyOrder`): moves
+   * to the last restart point whose user key is below `userKey` (binary search
+   * over the restart array), so that decoding skips the entries before it; all of
+   * them have smaller user keys. Stays at the block's start when the first restart
+   * is not below `userKey` or a restart entry does not decode as one (prefix
+   * compression is reset there), leaving errors to the sequential decoding.
+   */
+  seekBefore(userKey: Uint8Array): void {
+    let lo = 0;
+    let hi = this.restarts;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = this.compareRestart(mid, userKey);
+      if (c === undefined) return;
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) this.pos = localReadU32LE(this.block, this.limit + 4 * (lo - 1));
+  }
+
+  /** Order of restart point `i`'s user key relative to `userKey` (like compareBytes), or undefined if its entry is malformed. */
+  private compareRestart(i: number, userKey: Uint8Array): number | undefined {
+    const b = this.block;
+    const limit = this.limit;
+    const off = localReadU32LE(b, limit + 4 * i);
+    const c = seekCursor;
+    if (off >= limit || !readUvarint(b, off, limit, c) || c.value !== 0) return undefined;
+    if (!readUvarint(b, c.pos, limit, c)) return undefined;
+    const klen = c.value;
+    if (klen < 8 || !readUvarint(b, c.pos, limit, c) || c.pos + klen > limit) return undefined;
+    const p = c.pos;
+    const n = klen - 8;
+    const m = n < userKey.length ? n : userKey.length;
+    for (let j = 0; j < m; j++) {
+      const d = b[p + j]! - userKey[j]!;
+      if (d !== 0) return d;
+    }
+    return n - userKey.length;
   }
 
   private fail(at: number, detail: string): PebbleCorruptionError {

@@ -60,7 +60,7 @@ export class TableIter extends PointCursor implements PointSource {
   }
 
   private loadBlock(): boolean {
-    if (this.nextBlock < 0) this.seekBlock();
+    if (this.nextBlock < 0) return this.seekBlock();
     const h = this.handles[this.nextBlock];
     if (!h) {
       this.block = undefined;
@@ -73,8 +73,12 @@ export class TableIter extends PointCursor implements PointSource {
     return true;
   }
 
-  /** Loads the block index and positions at the first block that can hold `start`: the first whose separator is >= it (binary search; separators do not decrease). */
-  private seekBlock(): void {
+  /**
+   * Loads the block index and the first block that can hold `start`: the first
+   * whose separator is >= it (binary search; separators do not decrease). Inside
+   * it, decoding starts at the last restart point below `start`.
+   */
+  private seekBlock(): boolean {
     const { handles, separators } = this.table.dataBlockIndex();
     this.handles = handles;
     let lo = 0;
@@ -88,6 +92,9 @@ export class TableIter extends PointCursor implements PointSource {
       }
     }
     this.nextBlock = lo;
+    if (!this.loadBlock()) return false;
+    if (start) this.block!.seekBefore(start);
+    return true;
   }
 
   /** Decodes the block iterator's current entry; false if it is before the seek key. */

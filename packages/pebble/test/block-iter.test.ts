@@ -80,4 +80,42 @@ describe('block iterator', () => {
     while (it.next()) keys.push(Buffer.from(it.keyCopy()).toString('hex'));
     expect(keys).toStrictEqual([Buffer.from(ikey('x', 5, 1)).toString('hex'), Buffer.from(ikey('x', 4, 1)).toString('hex')]);
   });
+
+  it('seekBefore starts at the last restart below the key, so no entry at or after it is skipped', () => {
+    // Versions of "b" span restart points: a restart at a "b" entry must not be where a seek to "b" starts.
+    const entries: [Uint8Array, string][] = [
+      [ikey('a', 5, 1), 'a5'],
+      [ikey('b', 9, 1), 'b9'],
+      [ikey('b', 8, 1), 'b8'],
+      [ikey('b', 7, 0), ''],
+      [ikey('b', 6, 1), 'b6'],
+      [ikey('ba', 4, 1), 'ba4'],
+      [ikey('bb', 3, 1), 'bb3'],
+      [ikey('c', 2, 1), 'c2'],
+      [ikey('d', 1, 1), 'd1'],
+    ];
+    for (const interval of [1, 2, 3, 16]) {
+      const all = read(new BlockIter(block(entries, interval), 'mem', 0, true));
+      for (const target of ['', 'a', 'a\u0000', 'b', 'b\u0000', 'ba', 'bb', 'bc', 'c', 'd', 'e']) {
+        const it = new BlockIter(block(entries, interval), 'mem', 0, true);
+        it.seekBefore(Buffer.from(target, 'latin1'));
+        const got = read(it).filter((e) => e[0] >= target);
+        expect(got.map((e) => e.slice(0, 4)), `interval ${interval}, target ${JSON.stringify(target)}`).toStrictEqual(all.filter((e) => e[0] >= target).map((e) => e.slice(0, 4)));
+      }
+    }
+    // With one entry per restart, a seek to "c" decodes from the last "bb" entry on.
+    const it = new BlockIter(block(entries, 1), 'mem', 0, true);
+    it.seekBefore(Buffer.from('c', 'latin1'));
+    expect(read(it).map((e) => e[0])).toStrictEqual(['bb', 'c', 'd']);
+  });
+
+  it('seekBefore stays at the block start when a restart entry is malformed', () => {
+    const b = block([[ikey('a', 2, 1), 'x'], [ikey('b', 1, 1), 'y']], 1);
+    // Point the second restart past the entries.
+    b[b.length - 8] = 0xff;
+    const it = new BlockIter(b, 'mem', 0, true);
+    it.seekBefore(Buffer.from('b', 'latin1'));
+    expect(it.next()).toBe(true);
+    expect(Buffer.from(it.key.subarray(0, it.keyLen - 8)).toString('latin1')).toBe('a');
+  });
 });
