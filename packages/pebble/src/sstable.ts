@@ -45,6 +45,9 @@ export class Sstable {
   valueIndex: ValueIndex | undefined;
   private rangeDelHandle: BlockHandle | undefined;
   private blockIndex: DataBlockIndex | undefined;
+  /** The data block read last and its file offset (see {@link dataBlock}). */
+  private lastBlock: Uint8Array | undefined;
+  private lastBlockOffset = -1;
 
   /** Opens `path` read-only and parses footer, metaindex and properties. */
   constructor(readonly path: string) {
@@ -144,6 +147,20 @@ export class Sstable {
     return (this.blockIndex ??= this.readIndex());
   }
 
+  /**
+   * The data block at `handle`, checked and decompressed. The block read last is
+   * kept (blocks are never written to, so iterators can share it): an iteration
+   * that seeks into the block where the previous one stopped, as consecutive key
+   * ranges do, reads nothing.
+   */
+  dataBlock(handle: BlockHandle): Uint8Array {
+    if (handle.offset === this.lastBlockOffset && this.lastBlock) return this.lastBlock;
+    const block = readBlock(this.file, handle, 'data');
+    this.lastBlock = block;
+    this.lastBlockOffset = handle.offset;
+    return block;
+  }
+
   /** Handles and separators of the data blocks in key order (a view over {@link dataBlockIndex}). */
   dataBlockHandles(): { handle: BlockHandle; separator: Uint8Array }[] {
     const { handles, separators } = this.dataBlockIndex();
@@ -184,6 +201,7 @@ export class Sstable {
   }
 
   close(): void {
+    this.lastBlock = undefined;
     this.file.close();
   }
 }

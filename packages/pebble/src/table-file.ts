@@ -5,7 +5,7 @@
  * one shared buffer for bytes that are consumed at once.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { PebbleCorruptionError } from './errors.ts';
+import { PebbleCorruptionError, PebbleError } from './errors.ts';
 
 let transient = new Uint8Array(64 * 1024);
 
@@ -37,7 +37,7 @@ export class TableFile {
   }
 
   private readInto(buf: Uint8Array, offset: number, length: number): Uint8Array {
-    if (this.fd === undefined) throw new Error(`${this.path} is closed`);
+    if (this.fd === undefined) throw new PebbleError(`pebble: ${this.path} is closed (its database or table was closed)`);
     if (offset < 0 || length < 0 || offset + length > this.size) {
       throw new PebbleCorruptionError(this.path, offset, `read of ${length} bytes runs past the end of the file (size ${this.size})`);
     }

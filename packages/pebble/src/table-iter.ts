@@ -4,7 +4,7 @@
  * after a full scan, the entry and block counts of the properties.
  */
 import { BlockIter } from './block-iter.ts';
-import { readBlock, type BlockHandle } from './block.ts';
+import type { BlockHandle } from './block.ts';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import { compareBytes, formatKey, Kind, rangeBefore } from './internal-key.ts';
 import { PointCursor, type PointSource } from './point-source.ts';
@@ -69,7 +69,7 @@ export class TableIter extends PointCursor implements PointSource {
     }
     this.nextBlock++;
     this.blockHandle = h;
-    this.block = new BlockIter(readBlock(this.table.file, h, 'data'), this.table.path, h.offset, true, this.block);
+    this.block = new BlockIter(this.table.dataBlock(h), this.table.path, h.offset, true, this.block);
     return true;
   }
 
