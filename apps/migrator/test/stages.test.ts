@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, loadConfig, startServer } from '@parley/server';
@@ -19,6 +19,23 @@ describe.runIf(present)('stage rules', () => {
     expect((await prepare(plan, ws)).report.status).toBe('prepared');
     expect((await exportArchive(plan, ws, archive)).code).toBe(0);
   }, 60_000);
+
+  it('keeps the workspace and the archive owner-only: directories 0700, files 0600', () => {
+    const modes: string[] = [];
+    const walk = (dir: string) => {
+      modes.push(`${dir} ${(statSync(dir).mode & 0o777).toString(8)}`);
+      for (const name of readdirSync(dir)) {
+        const full = join(dir, name);
+        if (statSync(full).isDirectory()) walk(full);
+        else modes.push(`${full} ${(statSync(full).mode & 0o777).toString(8)}`);
+      }
+    };
+    walk(ws);
+    walk(archive);
+    expect(modes.filter((m) => m.endsWith('.jsonl 600')).length).toBe(18);
+    expect(modes.some((m) => m.endsWith('COMPLETE 600'))).toBe(true);
+    expect(modes.filter((m) => !/ (600|700)$/.test(m))).toEqual([]);
+  });
 
   it('refuses a workspace or an archive directory that already exists', async () => {
     const taken = join(root, 'taken');
@@ -57,7 +74,8 @@ describe.runIf(present)('stage rules', () => {
     const e = await exportArchive(plan2, join(r2, 'ws'), join(r2, 'archive'));
     expect(e.code).toBe(1);
     expect(e.report.errors.join('\n')).toContain('records/conversations.jsonl differs from the seal');
-    expect(existsSync(join(r2, 'archive', 'COMPLETE'))).toBe(false);
+    // the archive export had started is removed: the same export can run again once the workspace is fixed
+    expect(existsSync(join(r2, 'archive'))).toBe(false);
 
     const r3 = tempRoot();
     const plan3 = writePlan(r3, join(fixtureDir(NAME), 'datadir'));

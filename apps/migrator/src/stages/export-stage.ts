@@ -1,12 +1,13 @@
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { digestFile, fileEquals, readAndDigest, type ReadDigest } from '../archive/file-digest.ts';
+import { createFile, syncAndClose } from '../archive/durable.ts';
+import { digestFile, type FileDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
 import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders, readLockTable, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { RECORD_FILES } from '../v2/records.ts';
-import { createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
+import { createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
 import type { ArchiveSeal } from './prepare-stage.ts';
 import { recordPath, type FileDigests } from './records-dir.ts';
 
@@ -19,12 +20,8 @@ export interface ExportReport extends ReportBase {
   retained_messages?: number;
 }
 
-/**
- * The sealed prepare workspace must match the plan, the tool, the sources and
- * its own record digests. Returns the seal and the checked record files (with
- * their bytes when read whole).
- */
-async function checkWorkspace(workspace: string, planSha: string, locks: LockTable): Promise<{ seal: ArchiveSeal; records: ReadDigest[] }> {
+/** The seal of a prepare workspace, with what does not match the plan, the tool or the prepare report. */
+function readSeal(workspace: string, planSha: string): { seal: ArchiveSeal; problems: string[] } {
   const sealFile = join(workspace, 'archive_seal.json');
   if (!existsSync(sealFile)) throw new StageError([`workspace ${workspace} has no archive_seal.json: run prepare (without blockers) first`]);
   const seal = readJsonFile<ArchiveSeal>(sealFile);
@@ -35,112 +32,120 @@ async function checkWorkspace(workspace: string, planSha: string, locks: LockTab
   if (!existsSync(reportFile) || sha256(readFileSync(reportFile, 'utf8').trim()) !== seal.report_sha256) {
     problems.push('prepare-report.json does not match the seal');
   }
+  return { seal, problems };
+}
+
+/**
+ * The sources of a sealed workspace, rechecked: in use (a LOCK held) or
+ * changed since prepare (`now`: their fingerprints, being taken). Returns the
+ * problems.
+ */
+async function checkSources(workspace: string, seal: ArchiveSeal, now: Promise<FileFingerprint[][]>, locks: LockTable): Promise<string[]> {
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
-  // the sources are hashed by the scan workers, if running, while the record files are read and hashed here
-  const sources = Promise.all(seal.sources.map((s) => fingerprintTree(s.data_dir)));
-  sources.catch(() => undefined);
-  const records = RECORD_FILES.map((name) => readAndDigest(recordPath(join(workspace, 'records'), name)));
-  const now = await sources;
+  const current = await now;
   const holders = await lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')), locks);
+  const problems: string[] = [];
   for (const [i, s] of seal.sources.entries()) {
     for (const dir of shardDirs[i]!) {
       const holder = holders.get(join(dir, 'LOCK'));
       if (holder) problems.push(`source node ${s.node_id}: ${join(dir, 'LOCK')} is held by ${holder}`);
     }
     const before = fingerprints[String(s.node_id)] ?? [];
-    if (treeDigest(now[i]!) !== s.fingerprint_sha256 || treeDigest(before) !== s.fingerprint_sha256) {
-      problems.push(`source node ${s.node_id} changed since prepare: ${treeChanges(before, now[i]!).slice(0, 5).join(', ') || 'fingerprint differs'}`);
+    if (treeDigest(current[i]!) !== s.fingerprint_sha256 || treeDigest(before) !== s.fingerprint_sha256) {
+      problems.push(`source node ${s.node_id} changed since prepare: ${treeChanges(before, current[i]!).slice(0, 5).join(', ') || 'fingerprint differs'}`);
     }
-  }
-  for (const [i, name] of RECORD_FILES.entries()) {
-    const got = records[i]!;
-    const want = seal.files[name];
-    if (got.sha256 !== want.sha256 || got.count !== want.count) problems.push(`workspace file records/${name}.jsonl differs from the seal`);
-  }
-  if (problems.length > 0) throw new StageError(problems);
-  return { seal, records };
-}
-
-/**
- * Copies the checked record files into the archive and checks every copy
- * against the seal: a file read whole is written from the very bytes that
- * matched the seal and compared back byte for byte; a larger one is copied
- * and hashed again. Returns the files that do not match.
- */
-async function copyRecords(from: string, to: string, checked: ReadDigest[], seal: ArchiveSeal): Promise<string[]> {
-  const problems: string[] = [];
-  const big: number[] = [];
-  for (const [i, name] of RECORD_FILES.entries()) {
-    const file = recordPath(to, name);
-    const data = checked[i]!.data;
-    if (data) writeFileSync(file, data, { mode: 0o600, flag: 'wx' });
-    else {
-      copyFileSync(recordPath(from, name), file);
-      big.push(i);
-    }
-    chmodSync(file, 0o600);
-  }
-  const rehashed = big.map((i) => digestFile(recordPath(to, RECORD_FILES[i]!)));
-  for (const [i, name] of RECORD_FILES.entries()) {
-    const data = checked[i]!.data;
-    const want = seal.files[name];
-    let matches: boolean;
-    let count: number;
-    if (data) {
-      matches = fileEquals(recordPath(to, name), data);
-      count = matches ? checked[i]!.count : digestFile(recordPath(to, name)).count;
-    } else {
-      const got = rehashed[big.indexOf(i)]!;
-      matches = got.sha256 === want.sha256 && got.count === want.count;
-      count = got.count;
-    }
-    if (!matches) problems.push(`archive file records/${name}.jsonl does not match the seal after copying`);
-    progress(`export: records/${name}.jsonl ${count} records`);
   }
   return problems;
 }
 
 /**
+ * Copies the workspace's record files into the archive (the kernel copies
+ * them, owner-only); returns their open descriptors, for flushing.
+ */
+function copyRecords(from: string, to: string): number[] {
+  const fds: number[] = [];
+  try {
+    for (const name of RECORD_FILES) {
+      const file = recordPath(to, name);
+      copyFileSync(recordPath(from, name), file, constants.COPYFILE_EXCL);
+      chmodSync(file, 0o600);
+      fds.push(openSync(file, 'r'));
+    }
+  } catch (err) {
+    for (const fd of fds) closeSync(fd);
+    throw err;
+  }
+  return fds;
+}
+
+/**
  * `migrate export`: rechecks the seal, the sources and every record digest,
  * copies the records into a new owner-only archive, writes the manifest and
- * publishes `COMPLETE` only when every copied file matches.
+ * publishes `COMPLETE` only when every copied file matches the seal, once
+ * everything is on disk. A failed export removes the archive it started.
  */
 export async function runExport(planFile: string, workspace: string, archive: string, report: ExportReport): Promise<void> {
   const locks = readLockTable();
   const loaded = loadPlan(planFile, { workspace, archive }, 'export');
   report.plan_sha256 = loaded.sha256;
-  const { seal, records: checked } = await checkWorkspace(workspace, loaded.sha256, locks);
+  const { seal, problems } = readSeal(workspace, loaded.sha256);
+  // the sources are hashed on the hashing thread while the records are copied and hashed here
+  const now = Promise.all(seal.sources.map((s) => fingerprintTree(s.data_dir)));
+  now.catch(() => undefined);
+  if (problems.length > 0) throw new StageError([...problems, ...(await checkSources(workspace, seal, now, locks))]);
   report.selection_digest = seal.selection_digest;
   createFreshDir(archive, 'archive');
+  try {
+    await writeArchive(workspace, archive, seal, now, locks, loaded.sha256);
+  } catch (err) {
+    rmSync(archive, { recursive: true, force: true });
+    throw err;
+  }
+  const retained = seal.files.messages.count;
+  report.files = seal.files;
+  report.retained_messages = retained;
+  report.complete = true;
+  report.status = 'exported';
+}
+
+async function writeArchive(workspace: string, archive: string, seal: ArchiveSeal, now: Promise<FileFingerprint[][]>, locks: LockTable, planSha: string): Promise<void> {
+  const t0 = Date.now();
   const records = archiveRecords(archive);
   mkdirSync(records, { mode: 0o700 });
-  const t0 = Date.now();
-  const problems = await copyRecords(join(workspace, 'records'), records, checked, seal);
-  for (const f of ['archive_seal.json', 'prepare-report.json']) {
-    copyFileSync(join(workspace, f), join(archive, f));
-    chmodSync(join(archive, f), 0o600);
-  }
-  if (problems.length > 0) throw new StageError([...problems, 'COMPLETE not published']);
-  const retained = seal.files.messages.count;
+  const fds = copyRecords(join(workspace, 'records'), records);
+  const sealText = readFileSync(join(workspace, 'archive_seal.json'));
+  fds.push(createFile(join(archive, 'archive_seal.json'), sealText));
+  fds.push(createFile(join(archive, 'prepare-report.json'), readFileSync(join(workspace, 'prepare-report.json'))));
   const manifest: Manifest = {
     format: ARCHIVE_FORMAT,
     format_version: ARCHIVE_FORMAT_VERSION,
     created_at: new Date().toISOString(),
     tool: toolIdentity(),
-    plan_sha256: loaded.sha256,
+    plan_sha256: planSha,
     selection_digest: seal.selection_digest,
-    seal_sha256: sha256(readFileSync(join(archive, 'archive_seal.json'))),
+    seal_sha256: sha256(sealText),
     prepare_report_sha256: seal.report_sha256,
-    retained_messages: retained,
+    retained_messages: seal.files.messages.count,
     sources: seal.sources,
     files: seal.files,
   };
-  writeJsonFile(join(archive, 'manifest.json'), manifest);
-  writeFileSync(join(archive, 'COMPLETE'), `${sha256(readFileSync(join(archive, 'manifest.json')))}\n`, { mode: 0o600, flag: 'wx' });
-  progress(`export: ${retained} messages archived (${rate(retained, Date.now() - t0)})`);
-  report.files = seal.files;
-  report.retained_messages = retained;
-  report.complete = true;
-  report.status = 'exported';
+  const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
+  fds.push(createFile(join(archive, 'manifest.json'), manifestText));
+  // every file and directory entry goes to disk at once (libuv thread pool) while the copies are read back here
+  const flushed = syncAndClose([...fds, openSync(records, 'r'), openSync(archive, 'r')]);
+  flushed.catch(() => undefined);
+  const copies = RECORD_FILES.map((name) => digestFile(recordPath(records, name)));
+  const problems = await checkSources(workspace, seal, now, locks);
+  for (const [i, name] of RECORD_FILES.entries()) {
+    const got = copies[i]!;
+    const want = seal.files[name];
+    if (got.sha256 !== want.sha256 || got.count !== want.count) problems.push(`workspace file records/${name}.jsonl differs from the seal`);
+    else progress(`export: records/${name}.jsonl ${got.count} records`);
+  }
+  await flushed;
+  if (problems.length > 0) throw new StageError([...problems, 'COMPLETE not published']);
+  // COMPLETE is published last, once everything it vouches for is on disk
+  await syncAndClose([createFile(join(archive, 'COMPLETE'), `${sha256(manifestText)}\n`), openSync(archive, 'r')]);
+  progress(`export: ${seal.files.messages.count} messages archived (${rate(seal.files.messages.count, Date.now() - t0)})`);
 }
