@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hashFiles } from '../src/source/hasher.ts';
+import { hashFiles } from '../src/archive/hasher.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hasher-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

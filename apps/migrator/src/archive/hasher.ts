@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { digestFile } from '../archive/file-digest.ts';
+import { digestFile, type FileDigest } from './file-digest.ts';
 
 /**
  * SHA-256 of whole files on one hashing thread, kept per process and idle
@@ -11,7 +11,8 @@ import { digestFile } from '../archive/file-digest.ts';
 
 interface Job {
   files: readonly string[];
-  resolve: (sums: string[]) => void;
+  lines: boolean;
+  resolve: (digests: FileDigest[]) => void;
   reject: (err: Error) => void;
 }
 
@@ -22,7 +23,7 @@ const pending = new Map<number, Job>();
 
 function hashHere(job: Job): void {
   try {
-    job.resolve(job.files.map((f) => digestFile(f, false).sha256));
+    job.resolve(job.files.map((f) => digestFile(f, job.lines)));
   } catch (err) {
     job.reject(err as Error);
   }
@@ -41,12 +42,12 @@ function hashWorker(): Worker | undefined {
   if (worker || unavailable) return worker;
   try {
     const w = new Worker(new URL('./hash-worker.js', import.meta.url), { execArgv: [] });
-    w.on('message', (m: { id: number; sums?: string[]; error?: string }) => {
+    w.on('message', (m: { id: number; digests?: FileDigest[]; error?: string }) => {
       const job = pending.get(m.id);
       if (!job) return;
       pending.delete(m.id);
       if (pending.size === 0) w.unref();
-      if (m.sums) job.resolve(m.sums);
+      if (m.digests) job.resolve(m.digests);
       else job.reject(new Error(m.error));
     });
     w.on('error', giveUp);
@@ -59,10 +60,13 @@ function hashWorker(): Worker | undefined {
   return worker;
 }
 
-/** Hex SHA-256 of each file, in order; rejects with the first read error. */
-export function hashFiles(files: readonly string[]): Promise<string[]> {
+/**
+ * SHA-256, size and (if `lines`) newline count of each file, in order, read
+ * now on the hashing thread; rejects with the first read error.
+ */
+export function digestFiles(files: readonly string[], lines: boolean): Promise<FileDigest[]> {
   return new Promise((resolve, reject) => {
-    const job: Job = { files, resolve, reject };
+    const job: Job = { files, lines, resolve, reject };
     const w = hashWorker();
     if (!w) {
       hashHere(job);
@@ -71,6 +75,11 @@ export function hashFiles(files: readonly string[]): Promise<string[]> {
     const id = nextId++;
     pending.set(id, job);
     w.ref();
-    w.postMessage({ id, files });
+    w.postMessage({ id, files, lines });
   });
+}
+
+/** Hex SHA-256 of each file, in order (see `digestFiles`). */
+export async function hashFiles(files: readonly string[]): Promise<string[]> {
+  return (await digestFiles(files, false)).map((d) => d.sha256);
 }

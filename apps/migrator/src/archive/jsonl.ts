@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { closeSync, fsync, openSync, readSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { FileDigest } from './file-digest.ts';
+import { digestFiles } from './hasher.ts';
 
 const fsyncAsync = promisify(fsync);
 
@@ -16,14 +16,15 @@ const spareBuffers: Buffer[] = [];
 const MAX_SPARE = 16;
 
 /**
- * A JSON Lines file written in one stream: one record per line, hashed as it
- * is written. Created owner-only (0600) and exclusive: it never overwrites.
+ * A JSON Lines file written in one stream: one record per line. Created
+ * owner-only (0600) and exclusive: it never overwrites. Once written and
+ * flushed to disk it is hashed on the hashing thread (the main thread goes
+ * on meanwhile).
  * Lines are encoded straight into one reused buffer; `text`, `bytes` and
  * `endLine` let a caller assemble a line from parts it has already encoded.
  */
 export class JsonlWriter {
   private readonly fd: number;
-  private readonly hash = createHash('sha256');
   private readonly buf = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK);
   private used = 0;
   private count = 0;
@@ -86,15 +87,15 @@ export class JsonlWriter {
   }
 
   private emit(chunk: Uint8Array): void {
-    this.hash.update(chunk);
     this.bytesWritten += chunk.length;
     let off = 0;
     while (off < chunk.length) off += writeSync(this.fd, chunk, off);
   }
 
   /**
-   * Flushes, fsyncs (on the libuv thread pool, so several files sync at once)
-   * and closes; returns the file's digest. Calling it again returns the same.
+   * Flushes, fsyncs (on the libuv thread pool, so several files sync at once),
+   * closes and hashes what is on disk; returns the file's digest. Calling it
+   * again returns the same.
    */
   close(): Promise<FileDigest> {
     this.closing ??= this.finish();
@@ -109,7 +110,11 @@ export class JsonlWriter {
     } finally {
       closeSync(this.fd);
     }
-    return { sha256: this.hash.digest('hex'), count: this.count, bytes: this.bytesWritten };
+    const [written] = await digestFiles([this.path], false);
+    if (written!.bytes !== this.bytesWritten) {
+      throw new Error(`${this.path} holds ${written!.bytes} bytes after writing ${this.bytesWritten}: changed by someone else`);
+    }
+    return { sha256: written!.sha256, count: this.count, bytes: this.bytesWritten };
   }
 }
 

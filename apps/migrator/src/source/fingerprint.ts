@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { hashFiles } from './hasher.ts';
+import { hashFiles } from '../archive/hasher.ts';
 
 /** One file of a source tree: path relative to the tree root, size and SHA-256. */
 export interface FileFingerprint {
