@@ -212,9 +212,13 @@ export class Collector {
     };
   }
 
+  /** Where a message row's finding is (built only when there is one). */
+  private place(m: CheckedMessage, shard: number): { node_id: number; shard: number; channel_id: string; channel_type: number; message_seq: number } {
+    return { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
+  }
+
   /** Checks a message row and writes its line; `row` is the whole row or its line's tail already encoded. */
   private message(m: CheckedMessage, shard: number, row: RawMessage | Uint8Array): void {
-    const where = { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
     if (m.ch !== this.currentChannel) {
       this.currentChannel = m.ch;
       this.clientMsgNos = new Map();
@@ -222,26 +226,26 @@ export class Collector {
     const tail = this.tails.get(m.ch);
     if (!tail || m.seq > tail.last_seq) {
       if (tail) tail.clipped++;
-      else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...where });
+      else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...this.place(m, shard) });
       return;
     }
     const known = this.lastChecked;
     const same = known !== undefined && known.ch === m.ch && known.shard === shard && known.v2 === m.channel_id && known.type === m.channel_type;
     if (!same) {
       if (channelHash(m.channel_id, m.channel_type) !== m.ch) {
-        this.findings.block({ code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...where });
+        this.findings.block({ code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...this.place(m, shard) });
         return;
       }
       if (channelShard(m.ch, this.shardCount) !== shard) {
-        this.findings.block({ code: 'misplaced_row', detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`, ...where });
+        this.findings.block({ code: 'misplaced_row', detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`, ...this.place(m, shard) });
         return;
       }
     }
-    if (m.column_seq !== m.seq) this.findings.block({ code: 'message_seq_mismatch', detail: `MessageSeq column ${m.column_seq} differs from the key`, ...where });
+    if (m.column_seq !== m.seq) this.findings.block({ code: 'message_seq_mismatch', detail: `MessageSeq column ${m.column_seq} differs from the key`, ...this.place(m, shard) });
     if (m.header >> 4 !== 5 || (m.header & 0x08) !== 0) {
-      this.findings.block({ code: 'unsupported_message_header', detail: `header byte 0x${m.header.toString(16)} (frame type or DUP bit cannot be stored)`, ...where });
+      this.findings.block({ code: 'unsupported_message_header', detail: `header byte 0x${m.header.toString(16)} (frame type or DUP bit cannot be stored)`, ...this.place(m, shard) });
     }
-    if (m.stream_no !== '') this.findings.block({ code: 'message_stream_no', detail: 'StreamNo has no v3 field', ...where });
+    if (m.stream_no !== '') this.findings.block({ code: 'message_stream_no', detail: 'StreamNo has no v3 field', ...this.place(m, shard) });
     const channelId = same ? known.v3 : this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq });
     if (channelId === undefined) return;
     const head = same ? known.head : messageHead(this.nodeId, shard, channelId);
@@ -261,7 +265,7 @@ export class Collector {
       this.findings.block({
         code: 'duplicate_message_id',
         detail: `message id ${m.message_id} is also used by ${prior.channel_id}/${prior.channel_type} seq ${prior.seq} (shard ${prior.shard})`,
-        ...where,
+        ...this.place(m, shard),
       });
     } else {
       this.messageIds.set(m.message_id, { channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq, shard });
@@ -273,7 +277,7 @@ export class Collector {
         this.findings.block({
           code: 'duplicate_client_msg_no',
           detail: `client_msg_no "${m.client_msg_no}" of "${m.from_uid}" is also used by seq ${seen} of this channel`,
-          ...where,
+          ...this.place(m, shard),
         });
       } else this.clientMsgNos.set(k, m.seq);
     }
