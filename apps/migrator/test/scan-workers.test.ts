@@ -47,10 +47,11 @@ describe.each(['basic-closed', 'edge-closed'])('a recorded shard scan replays as
 
       const batches: EventBatch[] = [];
       const recorder = new EventRecorder((batch) => batches.push(structuredClone(batch)), 50);
-      readTails(openPebble(dir), recorder);
+      readTails(db, recorder);
       recorder.endTails();
-      scanShard(openPebble(dir), recorder);
+      scanShard(db, recorder);
       recorder.flush();
+      db.close();
       const replayed = loggingSink();
       for (const b of batches) replay(b, replayed.sink);
 

@@ -192,10 +192,14 @@ export class ShardScan {
 function readHere(dir: string, sinkFor: () => ReplaySink): ShardRead {
   const opened = openShard(dir);
   if (!('db' in opened)) return { unreadable: `${opened.kind}: ${opened.message}` };
-  const version = opened.db.formatMajorVersion;
-  if (version > MAX_FORMAT_MAJOR_VERSION) return { version };
-  const sink = sinkFor();
-  readTails(opened.db, sink);
-  sink.loadingTails = false;
-  return { version, keys: scanShard(opened.db, sink).keys };
+  try {
+    const version = opened.db.formatMajorVersion;
+    if (version > MAX_FORMAT_MAJOR_VERSION) return { version };
+    const sink = sinkFor();
+    readTails(opened.db, sink);
+    sink.loadingTails = false;
+    return { version, keys: scanShard(opened.db, sink).keys };
+  } finally {
+    opened.db.close();
+  }
 }

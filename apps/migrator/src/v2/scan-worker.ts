@@ -46,16 +46,25 @@ export function openShard(dir: string): { db: PebbleDb } | { kind: 'unsupported 
 }
 
 function scanClaimed(job: ScanJob, index: number, workers: number, shard: number, port: MessagePort): void {
+  const opened = openShard(job.dirs[shard]!);
+  if (!('db' in opened)) {
+    const m: ScanMessage = { gen: job.gen, shard, kind: 'unreadable', unsupported: opened.kind === 'unsupported format', message: opened.message };
+    port.postMessage(m);
+    return;
+  }
+  try {
+    scanOpened(job, index, workers, shard, opened.db, port);
+  } finally {
+    opened.db.close();
+  }
+}
+
+function scanOpened(job: ScanJob, index: number, workers: number, shard: number, db: PebbleDb, port: MessagePort): void {
   const ctl = new Int32Array(job.control);
   const slots = controlSlots(job.dirs.length, workers);
   const out = slots.outstanding(index);
   const send = (m: ScanMessage, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
-  const opened = openShard(job.dirs[shard]!);
-  if (!('db' in opened)) {
-    send({ gen: job.gen, shard, kind: 'unreadable', unsupported: opened.kind === 'unsupported format', message: opened.message });
-    return;
-  }
-  const version = opened.db.formatMajorVersion;
+  const version = db.formatMajorVersion;
   send({ gen: job.gen, shard, kind: 'open', version });
   if (version > MAX_FORMAT_MAJOR_VERSION) return;
   const recorder = new EventRecorder(
@@ -72,9 +81,9 @@ function scanClaimed(job: ScanJob, index: number, workers: number, shard: number
     () => spareBuffer(port),
   );
   try {
-    readTails(opened.db, recorder);
+    readTails(db, recorder);
     recorder.endTails();
-    const { keys } = scanShard(opened.db, recorder);
+    const { keys } = scanShard(db, recorder);
     recorder.flush();
     send({ gen: job.gen, shard, kind: 'done', keys });
   } catch (err) {
