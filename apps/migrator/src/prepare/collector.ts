@@ -6,6 +6,7 @@ import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMem
 import type { ReplaySink } from '../v2/shard-events.ts';
 import { v3ChannelId } from './channel-id.ts';
 import { Findings } from './findings.ts';
+import { MessageIdTable } from './message-ids.ts';
 
 /** A row with the place it was read from. */
 export type Located<T> = T & { node_id: number; shard: number };
@@ -71,7 +72,12 @@ export class Collector {
   readonly dictionary = new Map<string, { id: string; type: number }>();
   readonly counts: Record<string, number> = {};
   retained = 0;
-  private readonly messageIds = new Map<string, { channel_id: string; channel_type: number; seq: number; shard: number }>();
+  /** Message ids seen, each with its first row's index into the `first*` columns (the place a second use names). */
+  private readonly messageIds = new MessageIdTable();
+  private readonly firstChannel: string[] = [];
+  private readonly firstType: number[] = [];
+  private readonly firstSeq: number[] = [];
+  private readonly firstShard: number[] = [];
   /** `type:id` of the channels `dictionary` holds under their own hash. */
   private readonly learned = new Set<string>();
   private readonly v3Ids = new Map<string, string>();
@@ -260,15 +266,18 @@ export class Collector {
       tail.channel_type = m.channel_type;
       this.learn(m.channel_id, m.channel_type, { shard });
     }
-    const prior = this.messageIds.get(m.message_id);
-    if (prior) {
+    const prior = this.messageIds.addOrGet(m.message_id, this.firstSeq.length);
+    if (prior >= 0) {
       this.findings.block({
         code: 'duplicate_message_id',
-        detail: `message id ${m.message_id} is also used by ${prior.channel_id}/${prior.channel_type} seq ${prior.seq} (shard ${prior.shard})`,
+        detail: `message id ${m.message_id} is also used by ${this.firstChannel[prior]}/${this.firstType[prior]} seq ${this.firstSeq[prior]} (shard ${this.firstShard[prior]})`,
         ...this.place(m, shard),
       });
     } else {
-      this.messageIds.set(m.message_id, { channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq, shard });
+      this.firstChannel.push(m.channel_id);
+      this.firstType.push(m.channel_type);
+      this.firstSeq.push(m.seq);
+      this.firstShard.push(shard);
     }
     if (m.from_uid !== '' && m.client_msg_no !== '') {
       const k = `${m.from_uid}\u0000${m.client_msg_no}`;
