@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createFile, syncAndClose } from '../archive/durable.ts';
 import { digestFile, type FileDigest } from '../archive/file-digest.ts';
@@ -60,23 +61,30 @@ async function checkSources(workspace: string, seal: ArchiveSeal, now: Promise<F
 }
 
 /**
- * Copies the workspace's record files into the archive (the kernel copies
- * them, owner-only); returns their open descriptors, for flushing.
+ * Copies the workspace's record files into the archive, owner-only: the
+ * kernel copies them, several at once on the libuv thread pool, and each copy
+ * is read back and hashed here as soon as it is made. Returns the copies'
+ * digests and their open descriptors, for flushing.
  */
-function copyRecords(from: string, to: string): number[] {
+async function copyRecords(from: string, to: string): Promise<{ digests: FileDigest[]; fds: number[] }> {
   const fds: number[] = [];
+  const copied = RECORD_FILES.map((name) => copyFile(recordPath(from, name), recordPath(to, name), constants.COPYFILE_EXCL));
+  for (const c of copied) c.catch(() => undefined); // awaited in order below
   try {
-    for (const name of RECORD_FILES) {
+    const digests: FileDigest[] = [];
+    for (const [i, name] of RECORD_FILES.entries()) {
+      await copied[i];
       const file = recordPath(to, name);
-      copyFileSync(recordPath(from, name), file, constants.COPYFILE_EXCL);
       chmodSync(file, 0o600);
       fds.push(openSync(file, 'r'));
+      digests.push(digestFile(file));
     }
+    return { digests, fds };
   } catch (err) {
+    await Promise.allSettled(copied);
     for (const fd of fds) closeSync(fd);
     throw err;
   }
-  return fds;
 }
 
 /**
@@ -113,7 +121,7 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
   const t0 = Date.now();
   const records = archiveRecords(archive);
   mkdirSync(records, { mode: 0o700 });
-  const fds = copyRecords(join(workspace, 'records'), records);
+  const { digests: copies, fds } = await copyRecords(join(workspace, 'records'), records);
   const sealText = readFileSync(join(workspace, 'archive_seal.json'));
   fds.push(createFile(join(archive, 'archive_seal.json'), sealText));
   fds.push(createFile(join(archive, 'prepare-report.json'), readFileSync(join(workspace, 'prepare-report.json'))));
@@ -132,10 +140,9 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
   };
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
   fds.push(createFile(join(archive, 'manifest.json'), manifestText));
-  // every file and directory entry goes to disk at once (libuv thread pool) while the copies are read back here
+  // every file and directory entry goes to disk at once (libuv thread pool) while the sources are checked
   const flushed = syncAndClose([...fds, openSync(records, 'r'), openSync(archive, 'r')]);
   flushed.catch(() => undefined);
-  const copies = RECORD_FILES.map((name) => digestFile(recordPath(records, name)));
   const problems = await checkSources(workspace, seal, now, locks);
   for (const [i, name] of RECORD_FILES.entries()) {
     const got = copies[i]!;
