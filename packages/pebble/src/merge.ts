@@ -30,6 +30,14 @@ export interface MergeSource extends PointSource {
 export interface Entry {
   key: Uint8Array;
   value: Uint8Array;
+  /**
+   * A lower bound of how many leading bytes `key` shares with the previous
+   * entry's key in this iteration (0 for the first entry, or when unknown).
+   * Comes free from the blocks' prefix compression when consecutive entries
+   * come from one sstable; lets a caller that groups keys by prefix skip
+   * comparing what is known equal.
+   */
+  shared: number;
 }
 
 const SET = Kind.SET;
@@ -157,7 +165,10 @@ export class MergeIterator implements IterableIterator<Entry> {
   private diffPos = -1;
   private readonly keyScratch = new Scratch();
   private readonly valueScratch = new Scratch();
-  private readonly entry: Entry = { key: new Uint8Array(0), value: new Uint8Array(0) };
+  private readonly entry: Entry = { key: new Uint8Array(0), value: new Uint8Array(0), shared: 0 };
+  /** The source of the entry yielded last, and a lower bound of what every key it has moved to since shares with that entry's key. */
+  private lastTop: MergeSource | undefined;
+  private run = 0;
   private readonly result: IteratorYieldResult<Entry> = { done: false, value: this.entry };
 
   constructor(
@@ -231,6 +242,7 @@ export class MergeIterator implements IterableIterator<Entry> {
           this.removeTop();
           return;
         }
+        if (top === this.lastTop) this.moved(top);
         if (top.sameAsPrev !== true) break;
       }
       if (n === 2) this.diffPos = fixPair(heap, this.diffPos);
@@ -247,6 +259,12 @@ export class MergeIterator implements IterableIterator<Entry> {
       if (!atKey(s, key, len)) break;
       more = this.skipKey(s, key, len);
     }
+  }
+
+  /** The source of the last entry moved on by one entry: what its keys are known to share with that entry's narrows. */
+  private moved(s: MergeSource): void {
+    const p = s.sharedPrefix ?? 0;
+    if (p < this.run) this.run = p;
   }
 
   /** Drops the exhausted top source from the heap and closes it. */
@@ -273,6 +291,7 @@ export class MergeIterator implements IterableIterator<Entry> {
         this.removeTop();
         return heap.length > 0;
       }
+      if (s === this.lastTop) this.moved(s);
       const same = s.sameAsPrev;
       if (same === false || (same === undefined && !atKey(s, key, len))) break;
     }
@@ -306,6 +325,9 @@ export class MergeIterator implements IterableIterator<Entry> {
           const vb = top.valBuf;
           this.entry.value = vl <= SMALL ? this.valueScratch.copy(vb, top.valOff, vl) : new Uint8Array(vb.buffer, vb.byteOffset + top.valOff, vl);
           this.entry.key = key ?? this.topKey(top);
+          this.entry.shared = top === this.lastTop ? this.run : 0;
+          this.lastTop = top;
+          this.run = top.keyLen;
           this.pending = true;
           return true;
         }
