@@ -339,13 +339,14 @@ export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
   /** The current row's key (row keys are 14 or 22 bytes, the last two name the column). */
   const rowKey = new Uint8Array(22);
   let keys = 0;
-  for (const range of SCAN_RANGES) for (const { key, value } of db.iterate(range)) {
+  for (const range of SCAN_RANGES) for (const { key, value, shared } of db.iterate(range)) {
     keys++;
     const table = ((key[0] ?? 0) << 8) | (key[1] ?? 0);
     const type = key[2];
     const rowLength = rowKeyLength(table);
     if (type === 1 && rowLength === key.length) {
-      if (!row || row.table !== table || !sameRow(rowKey, key)) {
+      // the reader often knows the key repeats the previous one's row id (the previous key was this row's)
+      if (!row || row.table !== table || (shared < key.length - 2 && !sameRow(rowKey, key))) {
         if (row) flush(row, sink);
         row = { table, data: newData(table, key) };
         rowKey.set(key);
