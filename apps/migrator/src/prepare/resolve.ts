@@ -35,6 +35,38 @@ function completeDictionary(c: Collector): void {
   }
 }
 
+/** A conversation row at a (uid, v3 channel id) place, with the next one under another channel type. */
+interface Place {
+  type: number;
+  v2_id: string;
+  next?: Place;
+}
+
+/** Conversations by (uid, channel type, v3 channel id): maps keyed by the strings themselves, not by one joined string per row. */
+export class ConversationKeys {
+  private readonly byUid = new Map<string, Map<string, Place>>();
+
+  /** The v2 id of the conversation already at this place, or undefined after recording `v2_id` there. */
+  addOrGet(uid: string, type: number, channelId: string, v2_id: string): string | undefined {
+    let byChannel = this.byUid.get(uid);
+    if (!byChannel) this.byUid.set(uid, (byChannel = new Map()));
+    const first = byChannel.get(channelId);
+    if (!first) {
+      byChannel.set(channelId, { type, v2_id });
+      return undefined;
+    }
+    // one channel id under several channel types: a short chain
+    let at = first;
+    for (;;) {
+      if (at.type === type) return at.v2_id;
+      if (at.next === undefined) break;
+      at = at.next;
+    }
+    at.next = { type, v2_id };
+    return undefined;
+  }
+}
+
 /** Resolves the hash-keyed rows, applies the remaining checks and writes every record file but messages/archived. */
 export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>): void {
   completeDictionary(c);
@@ -83,17 +115,15 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
     const rec: SystemUidRecord = { node_id: s.node_id, shard: s.shard, uid: s.uid };
     out.system_uids.write(rec);
   }
-  const conversationKeys = new Map<string, string>();
+  const conversationKeys = new ConversationKeys();
   for (const cv of c.conversations) {
     const id = c.v3(cv.channel_id, cv.channel_type, { shard: cv.shard, uid: cv.uid });
     if (id === undefined) continue;
-    const key = `${cv.uid}\u0000${cv.channel_type}\u0000${id}`;
-    const prior = conversationKeys.get(key);
+    const prior = conversationKeys.addOrGet(cv.uid, cv.channel_type, id, cv.v2_id);
     if (prior !== undefined) {
       f.block({ code: 'duplicate_conversation', detail: `conversation rows ${prior} and ${cv.v2_id} for one (uid, channel); choosing one needs metadata.conversation_recoveries`, node_id: cv.node_id, shard: cv.shard, uid: cv.uid, channel_id: cv.channel_id, channel_type: cv.channel_type });
       continue;
     }
-    conversationKeys.set(key, cv.v2_id);
     const rec: ConversationRecord = {
       node_id: cv.node_id, shard: cv.shard, v2_id: cv.v2_id, uid: cv.uid, type: cv.type, channel_id: id, v2_channel_id: cv.channel_id,
       channel_type: cv.channel_type, unread_count: cv.unread_count, readed_to_msg_seq: cv.readed_to_msg_seq,
