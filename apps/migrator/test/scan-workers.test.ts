@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPebble } from '@parley/pebble';
 import { fixtureDir, hasFixture } from './helpers.ts';
-import { messageTail } from '../src/archive/record-json.ts';
+import { messageTailBound, writeMessageTail } from '../src/archive/record-json.ts';
 import { readTails, scanShard, type CheckedMessage, type RawMessage } from '../src/v2/scan-shard.ts';
 import { EventRecorder, replay, type EventBatch, type ReplaySink } from '../src/v2/shard-events.ts';
 
@@ -16,7 +16,9 @@ function loggingSink(): { sink: ReplaySink; calls: unknown[] } {
     message: (m: RawMessage) => {
       const { ch, seq, column_seq, header, channel_id, channel_type, message_id, from_uid, client_msg_no, stream_no } = m;
       const checked: CheckedMessage = { ch, seq, column_seq, header, channel_id, channel_type, message_id, from_uid, client_msg_no, stream_no };
-      calls.push(['message', checked, messageTail(m)]);
+      const o = { buf: Buffer.alloc(messageTailBound(m)), used: 0, reserve: () => undefined };
+      writeMessageTail(o, m);
+      calls.push(['message', checked, o.buf.toString('utf8', 0, o.used)]);
     },
     encodedMessage: (m: CheckedMessage, tail: Uint8Array) => calls.push(['message', m, Buffer.from(tail).toString('utf8')]),
     tail(ch: string, lastSeq: number, setTimeNs: string) {

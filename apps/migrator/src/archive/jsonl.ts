@@ -1,6 +1,7 @@
 import { closeSync, fsync, openSync, readSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { FileDigest } from './file-digest.ts';
+import type { ByteOut } from './json-bytes.ts';
 import { digestFiles } from './hasher.ts';
 
 const fsyncAsync = promisify(fsync);
@@ -23,10 +24,11 @@ const MAX_SPARE = 16;
  * Lines are encoded straight into one reused buffer; `text`, `bytes` and
  * `endLine` let a caller assemble a line from parts it has already encoded.
  */
-export class JsonlWriter {
+export class JsonlWriter implements ByteOut {
   private readonly fd: number;
-  private readonly buf = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK);
-  private used = 0;
+  /** Bytes of the current chunk, encoded and not yet written (`ByteOut`: callers may encode into it after `reserve`). */
+  buf = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK);
+  used = 0;
   private count = 0;
   private bytesWritten = 0;
   private closing: Promise<FileDigest> | undefined;
@@ -60,6 +62,13 @@ export class JsonlWriter {
     }
     // (write's default encoding is UTF-8; naming it costs as much as the write of a short line)
     this.used += this.buf.write(s, this.used);
+  }
+
+  /** Makes room for `n` more bytes in `buf` at `used`: writes what is buffered, or moves to a buffer that large. */
+  reserve(n: number): void {
+    if (n <= this.buf.length - this.used) return;
+    this.flush();
+    if (n > this.buf.length) this.buf = Buffer.allocUnsafe(n);
   }
 
   /** Appends encoded bytes to the current line. */
@@ -104,7 +113,7 @@ export class JsonlWriter {
 
   private async finish(): Promise<FileDigest> {
     this.flush();
-    if (spareBuffers.length < MAX_SPARE) spareBuffers.push(this.buf);
+    if (spareBuffers.length < MAX_SPARE && this.buf.length === CHUNK) spareBuffers.push(this.buf);
     try {
       await fsyncAsync(this.fd);
     } finally {

@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { ArchivedRecord, ConversationRecord, MemberRecord, MessageRecord } from '../v2/records.ts';
 import type { RawMessage } from '../v2/scan-shard.ts';
-import { archivedJson, conversationJson, jsonString, memberJson, messageHead, messageTail } from './record-json.ts';
+import { archivedJson, conversationJson, jsonString, memberJson, messageHead, messageTailBound, writeMessageTail } from './record-json.ts';
+import type { ByteOut } from './json-bytes.ts';
+
+/** The tail of a message line, written into a buffer exactly as large as its bound (a bound too small throws). */
+function messageTail(m: RawMessage): string {
+  const o: ByteOut = {
+    buf: Buffer.alloc(messageTailBound(m)),
+    used: 0,
+    reserve(n) {
+      if (n > this.buf.length - this.used) throw new Error(`bound exceeded by ${n - (this.buf.length - this.used)}`);
+    },
+  };
+  writeMessageTail(o, m);
+  return o.buf.toString('utf8', 0, o.used);
+}
 
 const awkward = ['', 'plain', 'quote " inside', 'back\\slash', 'tab\tnew\nline\r', '\u0000\u001f\u007f', 'é 群 😀', 'lone \ud800 high', 'lone \udc00 low', '\u2028\u2029', '</script>'];
 

@@ -1,5 +1,6 @@
 import type { ArchivedRecord, ConversationRecord, MemberRecord } from '../v2/records.ts';
 import type { RawMessage } from '../v2/scan-shard.ts';
+import { putAscii, putNumber, putString, stringBound, type ByteOut } from './json-bytes.ts';
 
 /** Characters `JSON.stringify` escapes in a string (surrogates: only lone ones, so every surrogate takes the slow path). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -20,14 +21,46 @@ export function messageHead(nodeId: number, shard: number, channelId: string): s
   return `{"node_id":${nodeId},"shard":${shard},"channel_id":${jsonString(channelId)}`;
 }
 
-/** See `messageHead`. The payload is already Base64, which needs no escaping. */
-export function messageTail(m: RawMessage): string {
+/** An upper bound of the bytes `writeMessageTail` writes for `m` (and of the room it asks for on the way). */
+export function messageTailBound(m: RawMessage): number {
+  // 180 bytes of keys and punctuation, six numbers of at most 24
   return (
-    `,"v2_channel_id":${jsonString(m.channel_id)},"channel_type":${m.channel_type},"message_seq":${m.seq},` +
-    `"message_id":${jsonString(m.message_id)},"client_msg_no":${jsonString(m.client_msg_no)},"from_uid":${jsonString(m.from_uid)},` +
-    `"header":${m.header},"setting":${m.setting},"expire":${m.expire},"timestamp":${m.timestamp},"topic":${jsonString(m.topic)},` +
-    `"stream_no":${jsonString(m.stream_no)},"term":${jsonString(m.term)},"payload":"${m.payload}"}\n`
+    400 + stringBound(m.channel_id) + stringBound(m.message_id) + stringBound(m.client_msg_no) + stringBound(m.from_uid) +
+    stringBound(m.topic) + stringBound(m.stream_no) + stringBound(m.term) + m.payload.length
   );
+}
+
+/** Writes the tail of `m`'s line (see `messageHead`) as UTF-8 bytes. The payload is already Base64, which needs no escaping. */
+export function writeMessageTail(o: ByteOut, m: RawMessage): void {
+  putAscii(o, ',"v2_channel_id":');
+  putString(o, m.channel_id);
+  putAscii(o, ',"channel_type":');
+  putNumber(o, m.channel_type);
+  putAscii(o, ',"message_seq":');
+  putNumber(o, m.seq);
+  putAscii(o, ',"message_id":');
+  putString(o, m.message_id);
+  putAscii(o, ',"client_msg_no":');
+  putString(o, m.client_msg_no);
+  putAscii(o, ',"from_uid":');
+  putString(o, m.from_uid);
+  putAscii(o, ',"header":');
+  putNumber(o, m.header);
+  putAscii(o, ',"setting":');
+  putNumber(o, m.setting);
+  putAscii(o, ',"expire":');
+  putNumber(o, m.expire);
+  putAscii(o, ',"timestamp":');
+  putNumber(o, m.timestamp);
+  putAscii(o, ',"topic":');
+  putString(o, m.topic);
+  putAscii(o, ',"stream_no":');
+  putString(o, m.stream_no);
+  putAscii(o, ',"term":');
+  putString(o, m.term);
+  putAscii(o, ',"payload":"');
+  putAscii(o, m.payload);
+  putAscii(o, '"}\n');
 }
 
 /** `JSON.stringify(rec)` of a conversation record (field order as declared in `ConversationRecord`). */

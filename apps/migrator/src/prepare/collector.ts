@@ -1,5 +1,5 @@
 import type { JsonlWriter } from '../archive/jsonl.ts';
-import { archivedJson, messageHead, messageTail } from '../archive/record-json.ts';
+import { archivedJson, messageHead, writeMessageTail } from '../archive/record-json.ts';
 import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
 import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser } from '../v2/scan-shard.ts';
@@ -294,7 +294,7 @@ export class Collector {
     this.retained++;
     this.messagesOut.text(head);
     if (row instanceof Uint8Array) this.messagesOut.bytes(row);
-    else this.messagesOut.text(messageTail(row));
+    else writeMessageTail(this.messagesOut, row);
     this.messagesOut.endLine();
   }
 }

@@ -1,4 +1,5 @@
-import { messageTail } from '../archive/record-json.ts';
+import type { ByteOut } from '../archive/json-bytes.ts';
+import { messageTailBound, writeMessageTail } from '../archive/record-json.ts';
 import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from './scan-shard.ts';
 
 /**
@@ -12,7 +13,7 @@ import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMem
 
 /**
  * What replaying drives: a shard sink that also takes message rows whose JSON
- * tail (`messageTail`) a worker has already encoded as UTF-8.
+ * tail (`writeMessageTail`) a worker has already encoded as UTF-8.
  */
 export interface ReplaySink extends ShardSink {
   loadingTails: boolean;
@@ -44,10 +45,11 @@ const MAX_EVENTS = 1 << 15;
 export const TAIL_BUFFER_BYTES = 1 << 20;
 
 /** The worker-side sink: records calls and hands full batches to `post`. */
-export class EventRecorder implements ShardSink {
+export class EventRecorder implements ShardSink, ByteOut {
   private events: unknown[] = [];
-  private bytes: Buffer;
-  private used = 0;
+  /** Message tails of the batch being recorded (`ByteOut`). */
+  buf: Buffer;
+  used = 0;
   private loadingTails = true;
 
   /** `spare`: a buffer of `TAIL_BUFFER_BYTES` the replaying side has handed back, if any. */
@@ -56,7 +58,12 @@ export class EventRecorder implements ShardSink {
     private readonly maxEvents = MAX_EVENTS,
     private readonly spare: () => ArrayBuffer | undefined = () => undefined,
   ) {
-    this.bytes = this.freshBytes();
+    this.buf = this.freshBytes();
+  }
+
+  /** `ByteOut`: a message's room is set aside before its tail is written (its offsets must stay in one buffer). */
+  reserve(n: number): void {
+    if (n > this.buf.length - this.used) throw new Error(`recorded scan: a message tail outgrew its bound (${n} more bytes)`);
   }
 
   private freshBytes(): Buffer {
@@ -74,14 +81,13 @@ export class EventRecorder implements ShardSink {
   }
 
   message(m: RawMessage): void {
-    const tail = messageTail(m);
-    // a UTF-16 code unit takes at most 3 bytes in UTF-8
-    if (tail.length * 3 > this.bytes.length - this.used) {
+    const need = messageTailBound(m);
+    if (need > this.buf.length - this.used) {
       this.flush();
-      if (tail.length * 3 > this.bytes.length) this.bytes = Buffer.from(new ArrayBuffer(tail.length * 3));
+      if (need > this.buf.length) this.buf = Buffer.from(new ArrayBuffer(need));
     }
     const start = this.used;
-    this.used += this.bytes.write(tail, start); // UTF-8 (naming it costs as much as a short write)
+    writeMessageTail(this, m);
     this.events.push(
       MESSAGE, m.ch, m.seq, m.column_seq, m.header, m.channel_id, m.channel_type, m.message_id, m.from_uid, m.client_msg_no,
       m.stream_no, start, this.used,
@@ -143,10 +149,10 @@ export class EventRecorder implements ShardSink {
 
   /** Posts what is recorded (also when empty: a batch marks progress). */
   flush(): void {
-    const batch: EventBatch = { events: this.events, bytes: this.bytes.subarray(0, this.used) };
-    this.post(batch, [this.bytes.buffer as ArrayBuffer]);
+    const batch: EventBatch = { events: this.events, bytes: this.buf.subarray(0, this.used) };
+    this.post(batch, [this.buf.buffer as ArrayBuffer]);
     this.events = [];
-    this.bytes = this.freshBytes();
+    this.buf = this.freshBytes();
     this.used = 0;
   }
 
