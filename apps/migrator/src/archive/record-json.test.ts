@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ArchivedRecord, ConversationRecord, MemberRecord, MessageRecord } from '../v2/records.ts';
 import type { RawMessage } from '../v2/scan-shard.ts';
-import { archivedJson, conversationJson, jsonString, memberJson, messageHead, messageTailBound, writeMessageTail } from './record-json.ts';
+import { jsonString, messageHead, messageTailBound, writeArchivedLine, writeConversationLine, writeMemberLine, writeMessageTail } from './record-json.ts';
 import type { ByteOut } from './json-bytes.ts';
 
 /** The tail of a message line, written into a buffer exactly as large as its bound (a bound too small throws). */
@@ -14,6 +14,22 @@ function messageTail(m: RawMessage): string {
     },
   };
   writeMessageTail(o, m);
+  return o.buf.toString('utf8', 0, o.used);
+}
+
+/** What a line writer writes, as text. */
+function line<R>(write: (o: ByteOut, r: R) => void, r: R): string {
+  const o: ByteOut = {
+    buf: Buffer.alloc(2),
+    used: 0,
+    reserve(n) {
+      if (n <= this.buf.length - this.used) return;
+      const next = Buffer.alloc(this.used + n);
+      this.buf.copy(next, 0, 0, this.used);
+      this.buf = next;
+    },
+  };
+  write(o, r);
   return o.buf.toString('utf8', 0, o.used);
 }
 
@@ -45,11 +61,11 @@ describe('record JSON', () => {
         node_id: 1, shard: i, v2_id: `${2 ** 60 + i}`, uid: s, type: i % 3, channel_id: `v3${s}`, v2_channel_id: `v2${s}`, channel_type: 1 + (i % 2),
         unread_count: 4294967295, readed_to_msg_seq: 2 ** 50, deleted_at_msg_seq: 0, created_at_ns: '1772451001425858567', updated_at_ns: s,
       };
-      expect(conversationJson(c)).toBe(JSON.stringify(c));
+      expect(line(writeConversationLine, c)).toBe(`${JSON.stringify(c)}\n`);
       const m: MemberRecord = { node_id: 9, shard: 0, list: i % 2 ? 'allow' : 'subscriber', channel_id: s, channel_type: 2, uid: `u${s}`, created_at_ns: '0', updated_at_ns: s };
-      expect(memberJson(m)).toBe(JSON.stringify(m));
+      expect(line(writeMemberLine, m)).toBe(`${JSON.stringify(m)}\n`);
       const a: ArchivedRecord = { kind: s, node_id: 3, shard: 5, key: Buffer.from(s).toString('base64'), value: '' };
-      expect(archivedJson(a)).toBe(JSON.stringify(a));
+      expect(line(writeArchivedLine, a)).toBe(`${JSON.stringify(a)}\n`);
     }
   });
 });

@@ -63,26 +63,69 @@ export function writeMessageTail(o: ByteOut, m: RawMessage): void {
   putAscii(o, '"}\n');
 }
 
-/** `JSON.stringify(rec)` of a conversation record (field order as declared in `ConversationRecord`). */
-export function conversationJson(r: ConversationRecord): string {
-  return (
-    `{"node_id":${r.node_id},"shard":${r.shard},"v2_id":${jsonString(r.v2_id)},"uid":${jsonString(r.uid)},"type":${r.type},` +
-    `"channel_id":${jsonString(r.channel_id)},"v2_channel_id":${jsonString(r.v2_channel_id)},"channel_type":${r.channel_type},` +
-    `"unread_count":${r.unread_count},"readed_to_msg_seq":${r.readed_to_msg_seq},"deleted_at_msg_seq":${r.deleted_at_msg_seq},` +
-    `"created_at_ns":${jsonString(r.created_at_ns)},"updated_at_ns":${jsonString(r.updated_at_ns)}}`
-  );
+/** Writes `JSON.stringify(r)` of a conversation record (field order as declared in `ConversationRecord`) and a newline. */
+export function writeConversationLine(o: ByteOut, r: ConversationRecord): void {
+  putAscii(o, '{"node_id":');
+  putNumber(o, r.node_id);
+  putAscii(o, ',"shard":');
+  putNumber(o, r.shard);
+  putAscii(o, ',"v2_id":');
+  putString(o, r.v2_id);
+  putAscii(o, ',"uid":');
+  putString(o, r.uid);
+  putAscii(o, ',"type":');
+  putNumber(o, r.type);
+  putAscii(o, ',"channel_id":');
+  putString(o, r.channel_id);
+  putAscii(o, ',"v2_channel_id":');
+  putString(o, r.v2_channel_id);
+  putAscii(o, ',"channel_type":');
+  putNumber(o, r.channel_type);
+  putAscii(o, ',"unread_count":');
+  putNumber(o, r.unread_count);
+  putAscii(o, ',"readed_to_msg_seq":');
+  putNumber(o, r.readed_to_msg_seq);
+  putAscii(o, ',"deleted_at_msg_seq":');
+  putNumber(o, r.deleted_at_msg_seq);
+  putAscii(o, ',"created_at_ns":');
+  putString(o, r.created_at_ns);
+  putAscii(o, ',"updated_at_ns":');
+  putString(o, r.updated_at_ns);
+  putAscii(o, '}\n');
 }
 
-/** `JSON.stringify(rec)` of a member record (field order as declared in `MemberRecord`). */
-export function memberJson(r: MemberRecord): string {
-  return (
-    `{"node_id":${r.node_id},"shard":${r.shard},"list":${jsonString(r.list)},"channel_id":${jsonString(r.channel_id)},` +
-    `"channel_type":${r.channel_type},"uid":${jsonString(r.uid)},"created_at_ns":${jsonString(r.created_at_ns)},` +
-    `"updated_at_ns":${jsonString(r.updated_at_ns)}}`
-  );
+/** Writes `JSON.stringify(r)` of a member record (field order as declared in `MemberRecord`) and a newline. */
+export function writeMemberLine(o: ByteOut, r: MemberRecord): void {
+  putAscii(o, '{"node_id":');
+  putNumber(o, r.node_id);
+  putAscii(o, ',"shard":');
+  putNumber(o, r.shard);
+  putAscii(o, ',"list":');
+  putString(o, r.list);
+  putAscii(o, ',"channel_id":');
+  putString(o, r.channel_id);
+  putAscii(o, ',"channel_type":');
+  putNumber(o, r.channel_type);
+  putAscii(o, ',"uid":');
+  putString(o, r.uid);
+  putAscii(o, ',"created_at_ns":');
+  putString(o, r.created_at_ns);
+  putAscii(o, ',"updated_at_ns":');
+  putString(o, r.updated_at_ns);
+  putAscii(o, '}\n');
 }
 
-/** `JSON.stringify(rec)` of an archived record (field order as the collector builds it: kind, node_id, shard, key, value; both Base64). */
-export function archivedJson(r: ArchivedRecord): string {
-  return `{"kind":${jsonString(r.kind)},"node_id":${r.node_id},"shard":${r.shard},"key":"${r.key}","value":"${r.value}"}`;
+/** Writes `JSON.stringify(r)` of an archived record (field order as the collector builds it: kind, node_id, shard, key, value; both Base64) and a newline. */
+export function writeArchivedLine(o: ByteOut, r: ArchivedRecord): void {
+  putAscii(o, '{"kind":');
+  putString(o, r.kind);
+  putAscii(o, ',"node_id":');
+  putNumber(o, r.node_id);
+  putAscii(o, ',"shard":');
+  putNumber(o, r.shard);
+  putAscii(o, ',"key":"');
+  putAscii(o, r.key);
+  putAscii(o, '","value":"');
+  putAscii(o, r.value);
+  putAscii(o, '"}\n');
 }

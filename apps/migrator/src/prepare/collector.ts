@@ -1,5 +1,5 @@
 import type { JsonlWriter } from '../archive/jsonl.ts';
-import { archivedJson, messageHead, writeMessageTail } from '../archive/record-json.ts';
+import { messageHead, writeArchivedLine, writeMessageTail } from '../archive/record-json.ts';
 import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
 import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser } from '../v2/scan-shard.ts';
@@ -206,7 +206,8 @@ export class Collector {
       archived(kind, key, value) {
         self.count(archivedKey(kind));
         const rec: ArchivedRecord = { kind, node_id, shard, key: b64(key), value: b64(value) };
-        self.archivedOut.writeLine(archivedJson(rec));
+        writeArchivedLine(self.archivedOut, rec);
+        self.archivedOut.endLine();
       },
       problem(kind, key, detail) {
         if (kind === 'legacy_stream_storage' && self.options.excludeLegacyStreams) {

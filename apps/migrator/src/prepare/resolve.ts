@@ -1,6 +1,6 @@
 import { CMD_SUFFIX } from '@parley/shared';
 import type { JsonlWriter } from '../archive/jsonl.ts';
-import { conversationJson, memberJson } from '../archive/record-json.ts';
+import { writeConversationLine, writeMemberLine } from '../archive/record-json.ts';
 import { channelHash } from '../v2/hash.ts';
 import type {
   ChannelRecord,
@@ -109,7 +109,8 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
     const id = c.v3(known.id, known.type, { shard: m.shard, uid: m.uid });
     if (id === undefined) continue;
     const rec: MemberRecord = { node_id: m.node_id, shard: m.shard, list: m.list, channel_id: id, channel_type: known.type, uid: m.uid, created_at_ns: m.created_at_ns, updated_at_ns: m.updated_at_ns };
-    out.members.writeLine(memberJson(rec));
+    writeMemberLine(out.members, rec);
+    out.members.endLine();
   }
   for (const s of c.systemUids) {
     const rec: SystemUidRecord = { node_id: s.node_id, shard: s.shard, uid: s.uid };
@@ -129,7 +130,8 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
       channel_type: cv.channel_type, unread_count: cv.unread_count, readed_to_msg_seq: cv.readed_to_msg_seq,
       deleted_at_msg_seq: cv.deleted_at_msg_seq, created_at_ns: cv.created_at_ns, updated_at_ns: cv.updated_at_ns,
     };
-    out.conversations.writeLine(conversationJson(rec));
+    writeConversationLine(out.conversations, rec);
+    out.conversations.endLine();
   }
   for (const [ch, t] of c.tails) {
     if (t.channel_id === undefined) {
