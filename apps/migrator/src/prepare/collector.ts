@@ -5,6 +5,7 @@ import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
 import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser } from '../v2/scan-shard.ts';
 import type { ReplaySink } from '../v2/shard-events.ts';
 import { v3ChannelId } from './channel-id.ts';
+import { ClientMsgNos } from './client-msg-nos.ts';
 import { Findings } from './findings.ts';
 import { MessageIdTable } from './message-ids.ts';
 
@@ -84,7 +85,7 @@ export class Collector {
   /** `type:id` of a v2 channel → its v3 id, once it has passed `v3` without a finding. */
   private readonly cleanV3 = new Map<string, string>();
   private currentChannel = '';
-  private clientMsgNos = new Map<string, number>();
+  private readonly clientMsgNos = new ClientMsgNos();
   /** The last message channel checked and found valid (message rows come grouped by channel). */
   private lastChecked: { ch: string; shard: number; v2: string; type: number; v3: string; head: string } | undefined;
 
@@ -228,7 +229,7 @@ export class Collector {
   private message(m: CheckedMessage, shard: number, row: RawMessage | Uint8Array): void {
     if (m.ch !== this.currentChannel) {
       this.currentChannel = m.ch;
-      this.clientMsgNos = new Map();
+      this.clientMsgNos.clear();
     }
     const tail = this.tails.get(m.ch);
     if (!tail || m.seq > tail.last_seq) {
@@ -281,15 +282,14 @@ export class Collector {
       this.firstShard.push(shard);
     }
     if (m.from_uid !== '' && m.client_msg_no !== '') {
-      const k = `${m.from_uid}\u0000${m.client_msg_no}`;
-      const seen = this.clientMsgNos.get(k);
+      const seen = this.clientMsgNos.addOrGet(m.from_uid, m.client_msg_no, m.seq);
       if (seen !== undefined) {
         this.findings.block({
           code: 'duplicate_client_msg_no',
           detail: `client_msg_no "${m.client_msg_no}" of "${m.from_uid}" is also used by seq ${seen} of this channel`,
           ...this.place(m, shard),
         });
-      } else this.clientMsgNos.set(k, m.seq);
+      }
     }
     tail.messages++;
     this.retained++;
