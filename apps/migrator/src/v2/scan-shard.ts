@@ -105,7 +105,8 @@ export interface ShardSink {
 }
 
 const text = new TextDecoder('utf-8', { fatal: true });
-const str = (v: Uint8Array) => text.decode(v);
+// (empty columns are common: topic, stream no)
+const str = (v: Uint8Array) => (v.length === 0 ? '' : text.decode(v));
 const b64 = (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 const bool = (v: Uint8Array) => v.length > 0 && v[0] !== 0;
 const ns = (v: Uint8Array) => (v.length >= 8 ? u64Dec(v, 0) : '0');
