@@ -1,7 +1,9 @@
 /**
  * JSON written straight into a byte buffer, exactly as `JSON.stringify`
  * would encode it in UTF-8, without building strings first: record lines
- * are most of what prepare writes.
+ * are most of what prepare writes. A line writer asks for room once (an upper
+ * bound of the line's bytes), then writes each field at a cursor it keeps in
+ * a local variable: `u = putString(b, u, s)`.
  */
 
 /** Where JSON is encoded: a buffer, how much of it is used, and a way to make room. */
@@ -12,66 +14,54 @@ export interface ByteOut {
   reserve(n: number): void;
 }
 
-/** Appends `s`, known to be ASCII that JSON leaves as it is (keys, punctuation, Base64). */
-export function putAscii(o: ByteOut, s: string): void {
-  const n = s.length;
-  o.reserve(n);
-  if (n > 32) {
-    o.used += o.buf.write(s, o.used, 'latin1');
-    return;
-  }
-  const b = o.buf;
-  let u = o.used;
-  for (let i = 0; i < n; i++) b[u++] = s.charCodeAt(i);
-  o.used = u;
+/** Room a number takes at most (`JSON.stringify` of any double is at most 24 characters). */
+export const NUMBER_BOUND = 24;
+
+/** An upper bound of the UTF-8 bytes of `JSON.stringify(s)` (6 bytes a code unit at most, as `\u001f`). */
+export function stringBound(s: string): number {
+  return s.length * 6 + 2;
 }
 
-/** Appends a number as `JSON.stringify` writes it. */
-export function putNumber(o: ByteOut, n: number): void {
-  o.reserve(24);
-  const b = o.buf;
-  let u = o.used;
-  if (!(n >= -0x7fffffff && n <= 0x7fffffff && n === Math.trunc(n))) {
-    o.used = u + b.write(JSON.stringify(n), u, 'latin1');
-    return;
-  }
+/** Writes `s`, known to be ASCII that JSON leaves as it is (keys, punctuation, Base64), at `u`; returns the end. */
+export function putAscii(b: Buffer, u: number, s: string): number {
+  const n = s.length;
+  if (n > 32) return u + b.write(s, u, 'latin1');
+  for (let i = 0; i < n; i++) b[u++] = s.charCodeAt(i);
+  return u;
+}
+
+/** Writes a number as `JSON.stringify` does at `u`; returns the end. */
+export function putNumber(b: Buffer, u: number, n: number): number {
+  if (!(n >= -0x7fffffff && n <= 0x7fffffff && n === Math.trunc(n))) return u + b.write(JSON.stringify(n), u, 'latin1');
   if (n < 0) {
     b[u++] = 45;
     n = -n;
   }
   let end = u + 1;
   for (let t = n; t >= 10; t = (t / 10) | 0) end++;
-  o.used = end;
+  const stop = end;
   for (let t = n; ; ) {
     const q = (t / 10) | 0;
     b[--end] = 48 + t - q * 10;
     if (q === 0) break;
     t = q;
   }
+  return stop;
 }
 
-/** Appends `JSON.stringify(s)` in UTF-8: printable ASCII is copied, anything else goes through `JSON.stringify`. */
-export function putString(o: ByteOut, s: string): void {
+/** Writes `JSON.stringify(s)` in UTF-8 at `u`; returns the end. Printable ASCII is copied, anything else goes through `JSON.stringify`. */
+export function putString(b: Buffer, u: number, s: string): number {
+  const start = u;
   const n = s.length;
-  o.reserve(n * 6 + 2);
-  const b = o.buf;
-  const start = o.used;
-  let u = start;
   b[u++] = 34;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x20 || c >= 0x80 || c === 34 || c === 92) {
-      // escapes, non-ASCII (UTF-8) and lone surrogates (escaped): JSON.stringify's own text, at most 6 bytes a code unit
-      o.used = start + b.write(JSON.stringify(s), start);
-      return;
+      // escapes, non-ASCII (UTF-8) and lone surrogates (escaped): JSON.stringify's own text
+      return start + b.write(JSON.stringify(s), start);
     }
     b[u++] = c;
   }
   b[u++] = 34;
-  o.used = u;
-}
-
-/** An upper bound of the UTF-8 bytes of `JSON.stringify(s)`. */
-export function stringBound(s: string): number {
-  return s.length * 6 + 2;
+  return u;
 }
