@@ -68,12 +68,14 @@ async function measure(): Promise<Record<string, number>> {
 
 // First the main thread alone (what a one-off run does on a source this small), then with the scan workers.
 const mainThread = await measure();
+const t0 = performance.now();
 startScanWorkers();
 const workers = await scanWorkersReady();
+const startMs = Math.round(performance.now() - t0);
 const withWorkers = await measure();
 process.stdout.write(`${JSON.stringify({
   source,
   main_thread_only: mainThread,
-  with_scan_workers: { scan_workers: workers, ...withWorkers },
+  with_scan_workers: { scan_workers: workers, scan_workers_start_ms: startMs, ...withWorkers },
   ratio_median: Number((withWorkers.messages_per_s_median! / mainThread.messages_per_s_median!).toFixed(2)),
 }, null, 2)}\n`);
