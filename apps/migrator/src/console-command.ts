@@ -59,7 +59,8 @@ export async function runConsole(o: ConsoleOptions): Promise<number> {
   for (const raw of o.node) {
     const n = normaliseNodeUrl(raw);
     if ('error' in n) {
-      process.stderr.write(`parleyctl console: --node ${raw}: ${n.error}\n`);
+      // Credentials in a refused URL are not echoed.
+      process.stderr.write(`parleyctl console: --node ${raw.replace(/\/\/[^/@]*@/, '//…@')}: ${n.error}\n`);
       return 2;
     }
     if (!entries.some((e) => e.id === n.id)) entries.push({ id: n.id, url: n.url });
@@ -77,13 +78,15 @@ export async function runConsole(o: ConsoleOptions): Promise<number> {
     process.stderr.write(`parleyctl console: cannot listen on ${o.listen}: ${code === 'EADDRINUSE' ? 'the port is in use' : (err as Error).message}\n`);
     return 1;
   }
-  process.stdout.write(`${JSON.stringify({ event: 'console', url: server.launchUrl })}\n`);
-  log({ level: 'info', msg: 'console listening', origin: server.origin, nodes: entries.map((e) => e.url) });
-  const cleanup = o.open ? openBrowser(server.launchUrl) : () => {};
-  await new Promise<void>((resolve) => {
+  // Stop handlers first: whoever reads the launch line may signal at once.
+  const stopped = new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  process.stdout.write(`${JSON.stringify({ event: 'console', url: server.launchUrl })}\n`);
+  log({ level: 'info', msg: 'console listening', origin: server.origin, nodes: entries.map((e) => e.url) });
+  const cleanup = o.open ? openBrowser(server.launchUrl) : () => {};
+  await stopped;
   cleanup();
   await server.close();
   log({ level: 'info', msg: 'console stopped' });
