@@ -4,6 +4,8 @@ import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 import { CONSOLE_ROOT, sourceHash } from './build/source-hash.ts';
 
+const DEV_HOST = process.env.PARLEY_CONSOLE_URL ?? 'http://127.0.0.1:5301';
+
 /** Records what the build was made from, so a stale dist can be detected (e2e/console/global-setup.ts). */
 function sourceStamp(): Plugin {
   return {
@@ -29,5 +31,18 @@ export default defineConfig({
     chunkSizeWarningLimit: 1500,
     sourcemap: false,
   },
-  server: { port: 5173, strictPort: true },
+  // `npm run dev`: the page's /api calls go to a running `parleyctl console`
+  // (PARLEY_CONSOLE_URL, default its usual address) as if same-origin.
+  server: {
+    host: '127.0.0.1',
+    port: 5173,
+    strictPort: true,
+    proxy: {
+      '/api': {
+        target: DEV_HOST,
+        changeOrigin: true,
+        configure: (proxy) => proxy.on('proxyReq', (req) => req.getHeader('origin') && req.setHeader('origin', DEV_HOST)),
+      },
+    },
+  },
 });

@@ -3,6 +3,7 @@ import { useEffect, useMemo } from 'react';
 import { Healthz, openSchema, Readyz, TopSnapshot, type ConsoleNode, type TopView } from '@parley/shared';
 import type { HostResult } from '../../host/contract.ts';
 import { pollInterval, useControls } from '../app/controls.ts';
+import { learnNodeName } from '../app/node-names.ts';
 import { seriesStore } from '../app/series.ts';
 import { snapshotMetrics } from '../lib/series-store.ts';
 import { usePlatform } from '../platform/context.tsx';
@@ -74,6 +75,7 @@ export function useTopQueries(nodes: readonly ConsoleNode[], view: TopView, ever
     results.forEach((r, i) => {
       const node = nodes[i];
       if (!node || !r.data || r.isPlaceholderData) return;
+      learnNodeName(node.id, r.data.node.name);
       seriesStore.push(node.id, Date.parse(r.data.generated_at) / 1000, snapshotMetrics(r.data));
     });
     // Keyed on the update stamps: only a new sample matters, and the results

@@ -5,6 +5,7 @@ import { useNodeList } from '../api/queries.ts';
 import { Raw, useI18n } from '../i18n/i18n.tsx';
 import type { MessageKey } from '../i18n/messages.ts';
 import { usePlatform } from '../platform/context.tsx';
+import { useNodeName } from './node-names.ts';
 import { TopBar } from './topbar.tsx';
 
 const PAGES: { to: string; key: MessageKey }[] = [
@@ -23,6 +24,7 @@ export function Shell() {
   const location = useLocation();
   const nodes = useNodeList();
   const platform = usePlatform();
+  const nameOf = useNodeName();
   const expired = nodes.error instanceof OpsFailure && nodes.error.kind === 'session_expired';
   return (
     <AppShell header={{ height: 52 }} navbar={{ width: 190, breakpoint: 'sm' }} padding="md">
@@ -50,7 +52,7 @@ export function Shell() {
             {t('nav.nodes')}
           </Text>
           {(nodes.data ?? []).map((n) => (
-            <NavLink key={n.id} component={RouterLink} to={`/nodes/${n.id}`} label={<Raw>{n.name ?? n.id}</Raw>} active={location.pathname === `/nodes/${n.id}`} />
+            <NavLink key={n.id} component={RouterLink} to={`/nodes/${n.id}`} label={<Raw>{nameOf(n)}</Raw>} active={location.pathname === `/nodes/${n.id}`} />
           ))}
         </AppShell.Section>
         <AppShell.Section>

@@ -25,11 +25,14 @@ export interface TimeSeriesChartProps {
   since?: number | undefined;
   /** A 0..1 score chart: y fixed to 0..1 with the 0.6/0.8/0.95 band lines. */
   scoreBands?: boolean;
+  /** Tick steps of the value axis (bytes use powers of two, so ticks land on whole MiB). */
+  incrs?: number[];
   height?: number;
   testId?: string;
 }
 
 const BAND_COLORS = ['#fab005', '#fd7e14', '#fa5252'];
+const AXIS_FONT = '11px system-ui, sans-serif';
 
 /**
  * uPlot wrapped for React: created once per set of lines, fed with setData
@@ -37,18 +40,21 @@ const BAND_COLORS = ['#fab005', '#fd7e14', '#fa5252'];
  * legend is HTML (node name and last value), so it is readable, translatable
  * and testable; the canvas only draws.
  */
-export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, scoreBands, height = 150, testId }: TimeSeriesChartProps) {
+export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, scoreBands, incrs, height = 150, testId }: TimeSeriesChartProps) {
   const { t, f } = useI18n();
   const scheme = useComputedColorScheme('light');
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const fromSec = now / 1000 - rangeSec;
-  const range = useRef({ from: fromSec, to: now / 1000 });
-  range.current = { from: fromSec, to: now / 1000 };
+  // While the history is shorter than the range, the axis starts where it does, so lines fill the chart.
+  const fromSec = Math.max(now / 1000 - rangeSec, Math.min(since ?? -Infinity, now / 1000 - 10));
+  const data = useMemo(() => alignSeries(lines.map((l) => l.points), fromSec) as uPlot.AlignedData, [lines, fromSec]);
+  // The clock ticks once a second; a sample newer than it must still be inside the axis (and the y auto-range).
+  const toSec = Math.max(now / 1000, data[0][data[0].length - 1] ?? 0);
+  const range = useRef({ from: fromSec, to: toSec });
+  range.current = { from: fromSec, to: toSec };
   // Formatters read through refs: a new function identity must not rebuild the chart.
   const fmt = useRef({ value: format, time: f.time });
   fmt.current = { value: format, time: f.time };
-  const data = useMemo(() => alignSeries(lines.map((l) => l.points), fromSec) as uPlot.AlignedData, [lines, fromSec]);
   const shape = lines.map((l) => `${l.label}:${l.color}`).join('|');
 
   useEffect(() => {
@@ -63,11 +69,11 @@ export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, sc
       cursor: { drag: { x: false, y: false } },
       scales: {
         x: { time: true, range: () => [range.current.from, range.current.to] },
-        y: scoreBands ? { range: [0, 1] } : { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(1e-9, (max ?? 1) * 1.15)] },
+        y: scoreBands ? { auto: false, range: [0, 1] } : { auto: true, range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.15 : 1] },
       },
       axes: [
-        { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, splits) => splits.map((s) => fmt.current.time(s * 1000)), space: 70 },
-        { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, splits) => splits.map((s) => fmt.current.value(s)), size: 70 },
+        { stroke: axis, font: AXIS_FONT, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, splits) => splits.map((s) => fmt.current.time(s * 1000)), space: 70 },
+        { stroke: axis, font: AXIS_FONT, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, splits) => splits.map((s) => fmt.current.value(s)), size: 84, ...(incrs ? { incrs } : {}) },
       ],
       series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 1.5, spanGaps: true, points: { show: false } }))],
       hooks: scoreBands
@@ -101,7 +107,7 @@ export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, sc
       plot.current = null;
     };
     // Recreated only when the set of lines, the theme or the kind changes; data flows through setData.
-  }, [shape, scheme, height, scoreBands]);
+  }, [shape, scheme, height, scoreBands, incrs]);
 
   useEffect(() => {
     plot.current?.setData(data);
@@ -110,7 +116,7 @@ export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, sc
   const hasPoints = lines.some((l) => l.points.length > 0);
   const full = since !== undefined && now / 1000 - since >= rangeSec;
   return (
-    <Card withBorder padding="xs" data-testid={testId} className="chart-card">
+    <Card withBorder padding="xs" data-testid={testId} className="chart-card" data-points={Math.max(0, ...lines.map((l) => l.points.length))}>
       <Group justify="space-between" gap={4} mb={2}>
         <Text size="sm" fw={600}>
           {title}

@@ -62,7 +62,7 @@ export function AlertsPage() {
               </Table.Tr>
             )}
             {shown.map((r) => (
-              <Table.Tr key={r.key} className="clickable" onClick={() => setOpenKey(r.key)} data-alert-row={r.kind} data-active={r.active ? 'true' : 'false'}>
+              <Table.Tr key={r.key} className="clickable" onClick={() => setOpenKey(r.key)} data-alert-row={r.kind} data-node={r.nodeId} data-active={r.active ? 'true' : 'false'}>
                 <Table.Td><SeverityBadge level={r.level} /></Table.Td>
                 <Table.Td><Raw>{r.nodeName}</Raw></Table.Td>
                 <Table.Td>{r.active ? t('alerts.active') : t('alerts.resolved')}</Table.Td>

@@ -1,6 +1,7 @@
 import { Group, NativeSelect, Stack, Tabs, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { useVisibleNodes } from '../../api/queries.ts';
+import { useNodeName } from '../../app/node-names.ts';
 import { useI18n } from '../../i18n/i18n.tsx';
 import { ClusterPanel, ConfigPanel, EventsPanel, LookupPanel } from './panels.tsx';
 
@@ -12,6 +13,7 @@ import { ClusterPanel, ConfigPanel, EventsPanel, LookupPanel } from './panels.ts
 export function DiagnosticsPage() {
   const { t } = useI18n();
   const { nodes } = useVisibleNodes();
+  const nameOf = useNodeName();
   const [picked, setPicked] = useState<string>();
   const [tab, setTab] = useState<string>('config');
   const node = nodes.find((n) => n.id === picked) ?? nodes[0];
@@ -25,7 +27,7 @@ export function DiagnosticsPage() {
           data-testid="diag-node"
           value={node?.id ?? ''}
           onChange={(e) => setPicked(e.currentTarget.value)}
-          data={nodes.map((n) => ({ value: n.id, label: n.name ?? n.id }))}
+          data={nodes.map((n) => ({ value: n.id, label: nameOf(n) }))}
         />
       </Group>
       <Text size="sm" c="dimmed">{t('diag.intro')}</Text>

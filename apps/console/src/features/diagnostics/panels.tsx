@@ -4,6 +4,7 @@ import { DebugCluster, DebugConfig, DiagnosticsResult, type ConsoleNode } from '
 import { nodeStatus } from '../../api/node-status.ts';
 import { StateNotice } from '../../components/state-notice.tsx';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
+import type { MessageKey } from '../../i18n/messages.ts';
 import { useDebug } from './debug-query.ts';
 import { TokenPrompt } from './token-prompt.tsx';
 import { configPairs, eventRows, messageQuery } from './view-model.ts';
@@ -108,7 +109,9 @@ function ResultView({ r }: { r: DiagnosticsResult }) {
   return (
     <Stack gap="xs">
       <Group gap="md">
-        <Badge color={r.status === 'ok' ? 'green' : r.status === 'not_found' ? 'gray' : 'orange'}><Raw>{r.status}</Raw></Badge>
+        <Badge color={r.status === 'ok' ? 'green' : r.status === 'not_found' ? 'gray' : 'orange'} tt="none" data-testid="lookup-status" data-status={r.status}>
+          {['ok', 'error', 'partial', 'not_found'].includes(r.status) ? t(`diag.status.${r.status}` as MessageKey) : <Raw>{r.status}</Raw>}
+        </Badge>
         {r.summary.slowest_stage && <Text size="sm">{t('diag.slowest')}: <Raw>{r.summary.slowest_stage}</Raw> ({f.ms(r.summary.slowest_duration_ms ?? 0)})</Text>}
         {r.summary.error_stage && <Text size="sm" c="red">{t('diag.errorStage')}: <Raw>{r.summary.error_stage} {r.summary.error_code ?? ''}</Raw></Text>}
         <Text size="sm" c="dimmed">{t('diag.events', { n: rows.length })}</Text>

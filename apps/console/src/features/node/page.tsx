@@ -75,7 +75,7 @@ export function NodePage() {
           {v.ready?.reason && <Text size="sm" c="red"><ServerText text={v.ready.reason} /></Text>}
           <Group gap={6} data-testid="ready-parts">
             {parts.map(([part, up]) => (
-              <Badge key={part} variant="light" color={up ? 'green' : 'red'} data-part={part} data-up={up}>
+              <Badge key={part} tt="none" variant="light" color={up ? 'green' : 'red'} data-part={part} data-up={up}>
                 <Raw>{part}</Raw>: {up ? t('node.partUp') : t('node.partDown')}
               </Badge>
             ))}

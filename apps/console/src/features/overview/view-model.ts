@@ -76,6 +76,8 @@ export interface Rollup {
   reasons: VerdictReason[];
   ready: number;
   total: number;
+  /** Nodes whose verdict counted (current data). */
+  current: number;
   /** Nodes with no current data: unreachable, timed out, or stale. */
   unreachable: NodeView[];
 }
@@ -96,7 +98,7 @@ export function rollup(views: readonly NodeView[]): Rollup {
     for (const text of v.top!.verdict.reasons ?? [v.top!.verdict.summary]) reasons.push({ node: nodeLabel(v), text });
   }
   const unreachable = views.filter(isUnreachable);
-  const r: Rollup = { level, reasons, ready: views.filter(isReady).length, total: views.length, unreachable };
+  const r: Rollup = { level, reasons, ready: views.filter(isReady).length, total: views.length, current: fresh.length, unreachable };
   if (worst) r.summary = worst.top!.verdict.summary;
   return r;
 }

@@ -60,7 +60,7 @@ export function PressurePage() {
                   <Text size="sm" ff="monospace"><Raw>{s.component}</Raw></Text>
                   <Text size="xs" c="dimmed"><Raw>{s.nodeName}</Raw></Text>
                 </Group>
-                <LimitBar fraction={s.score} label={f.num(s.score, 2)} width={260} />
+                <LimitBar fraction={s.score} label={f.num(s.score, 2).padStart(4, '\u2007')} width={260} />
               </Group>
             ))}
           </Stack>

@@ -37,8 +37,8 @@ export function PressureTable({ rows, showNode = true }: { rows: PressureRow[]; 
           )}
           {rows.map((r) => (
             <Table.Tr key={r.key} data-pressure-row={r.label} data-level={r.item.level}>
-              <Table.Td><LevelBadge level={r.item.level} /></Table.Td>
-              {showNode && <Table.Td><Raw>{r.nodeName}</Raw></Table.Td>}
+              <Table.Td miw={96}><LevelBadge level={r.item.level} /></Table.Td>
+              {showNode && <Table.Td style={{ whiteSpace: 'nowrap' }}><Raw>{r.nodeName}</Raw></Table.Td>}
               <Table.Td>
                 <Text size="sm" ff="monospace"><Raw>{r.label}</Raw></Text>
                 {(r.item.queue || r.item.priority) && (

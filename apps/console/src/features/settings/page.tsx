@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { unwrap, useNodeList } from '../../api/queries.ts';
 import { setControls, useControls, type LocalePref, type SchemePref } from '../../app/controls.ts';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
+import { useNodeName } from '../../app/node-names.ts';
 import { usePlatform } from '../../platform/context.tsx';
 
 function NodesCard() {
@@ -11,6 +12,7 @@ function NodesCard() {
   const { host, capabilities } = usePlatform();
   const client = useQueryClient();
   const nodes = useNodeList();
+  const nameOf = useNodeName();
   const [url, setUrl] = useState('');
   const [name, setName] = useState('');
   const [error, setError] = useState<string>();
@@ -48,7 +50,7 @@ function NodesCard() {
         <Table.Tbody>
           {(nodes.data ?? []).map((n) => (
             <Table.Tr key={n.id} data-node={n.id}>
-              <Table.Td><Raw>{n.name ?? n.id}</Raw></Table.Td>
+              <Table.Td><Raw>{nameOf(n)}</Raw></Table.Td>
               <Table.Td ff="monospace"><Raw>{n.url}</Raw></Table.Td>
               <Table.Td>{n.has_token ? <Badge size="xs" color="blue">{t('settings.tokenKept')}</Badge> : <Text size="xs" c="dimmed">{t('settings.noToken')}</Text>}</Table.Td>
               <Table.Td ta="right">
@@ -78,6 +80,7 @@ function ContextsCard() {
   const { t } = useI18n();
   const c = useControls();
   const nodes = useNodeList();
+  const nameOf = useNodeName();
   const [name, setName] = useState('');
   const [picked, setPicked] = useState<string[]>([]);
   const save = () => {
@@ -103,7 +106,7 @@ function ContextsCard() {
         <TextInput label={t('settings.contextName')} value={name} onChange={(e) => setName(e.currentTarget.value)} w={200} />
         <Group gap="xs">
           {(nodes.data ?? []).map((n) => (
-            <Checkbox key={n.id} label={<Raw>{n.name ?? n.id}</Raw>} checked={picked.includes(n.id)}
+            <Checkbox key={n.id} label={<Raw>{nameOf(n)}</Raw>} checked={picked.includes(n.id)}
               onChange={(e) => setPicked(e.currentTarget.checked ? [...picked, n.id] : picked.filter((p) => p !== n.id))} />
           ))}
         </Group>

@@ -12,6 +12,9 @@ export interface TrendNode {
   label: string;
 }
 
+/** Byte axis steps: 1, 2, 4 … 512 of KiB, MiB and GiB. */
+const BYTE_INCRS = [1024, 1024 ** 2, 1024 ** 3].flatMap((unit) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].map((m) => m * unit));
+
 const TITLES: Record<TrendMetric, MessageKey> = {
   send: 'chart.send',
   sendack: 'chart.sendack',
@@ -38,6 +41,7 @@ export function TrendGrid({ nodes, rangeSec, now, cols = 4 }: { nodes: TrendNode
           testId={`chart-${m}`}
           title={t(TITLES[m])}
           format={formats[METRIC_UNITS[m]]}
+          {...(METRIC_UNITS[m] === 'bytes' ? { incrs: BYTE_INCRS } : {})}
           rangeSec={rangeSec}
           now={now}
           since={seriesStore.collectingSince()}

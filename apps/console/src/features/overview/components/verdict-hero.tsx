@@ -14,8 +14,10 @@ import { nodeLabel, reachability, rollup, type NodeView } from '../view-model.ts
 export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: React.ReactNode }) {
   const { t } = useI18n();
   const r = rollup(views);
-  const color = `var(--mantine-color-${levelColor(r.level)}-6)`;
   const allReady = r.total > 0 && r.ready === r.total;
+  // The accent turns red when a node is down or not ready, whatever the reachable nodes say.
+  const color = `var(--mantine-color-${allReady || r.total === 0 ? levelColor(r.level) : 'red'}-6)`;
+  const verdictColor = `var(--mantine-color-${levelColor(r.level)}-6)`;
   return (
     <Card withBorder padding="md" className="verdict-hero" style={{ ['--verdict-color' as string]: color }} data-testid="verdict-hero" data-level={r.level}>
       <Group justify="space-between" align="flex-start" wrap="nowrap">
@@ -23,11 +25,24 @@ export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: R
           <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
             {t('overview.verdict')}
           </Text>
-          <div className="verdict-word" data-testid="verdict-level">
-            {t(`level.${['ok', 'busy', 'degraded', 'critical', 'unknown'].includes(r.level) ? r.level : 'unknown'}` as MessageKey)}
-          </div>
+          <Group gap="md" align="center">
+            <div className="verdict-word" data-testid="verdict-level" style={{ color: verdictColor }}>
+              {t(`level.${['ok', 'busy', 'degraded', 'critical', 'unknown'].includes(r.level) ? r.level : 'unknown'}` as MessageKey)}
+            </div>
+            {r.unreachable.length > 0 && (
+              <Badge size="xl" color="red" variant="filled" data-testid="nodes-down">
+                {t('overview.nodesUnreachable', { n: r.unreachable.length })}
+              </Badge>
+            )}
+          </Group>
           <Text size="md" data-testid="verdict-summary">
             {r.summary ? <ServerText text={r.summary} /> : t('overview.noCurrentData')}
+            {r.summary && r.current < r.total && (
+              <Text span c="dimmed" size="sm">
+                {' · '}
+                {t('overview.verdictOf', { n: r.current, total: r.total })}
+              </Text>
+            )}
           </Text>
           {r.reasons.length > 0 && (
             <List size="sm" spacing={0} data-testid="verdict-reasons">
