@@ -46,6 +46,29 @@ describe('a known path with the wrong method', () => {
   });
 });
 
+describe('channel message pulls of a person channel without membership', () => {
+  it('/channel/messagesync answers 400 valid channel membership required', async () => {
+    const r = await post(t.api, '/channel/messagesync', { login_uid: 'pm-a', channel_id: 'pm-b', channel_type: 1, pull_mode: 1 });
+    expect([r.status, r.json]).toEqual([400, legacy('internal/message: valid channel membership required')]);
+  });
+
+  it('/channel/messagesyncbatch fails as a whole when one item is such a channel', async () => {
+    await post(t.api, '/channel', { channel_id: 'pm-g', channel_type: 2, subscribers: ['pm-a'] });
+    await send('pm-a', 'pm-g', 2, 'in the group');
+    const r = await post(t.api, '/channel/messagesyncbatch', {
+      login_uid: 'pm-a',
+      items: [{ channel_id: 'pm-g', channel_type: 2, pull_mode: 1 }, { channel_id: 'pm-b', channel_type: 1, pull_mode: 1 }],
+    });
+    expect([r.status, r.json]).toEqual([400, legacy('internal/message: valid channel membership required')]);
+  });
+
+  it('reads the channel once its first message made both participants members', async () => {
+    await send('pm-b', 'pm-a', 1, 'hello');
+    const r = await post(t.api, '/channel/messagesync', { login_uid: 'pm-a', channel_id: 'pm-b', channel_type: 1, pull_mode: 1 });
+    expect(r.status).toBe(200);
+    expect(r.json.messages.map((m: { payload: string }) => m.payload)).toEqual([b64('hello')]);
+  });
+});
 
 
 
