@@ -70,6 +70,49 @@ describe('channel message pulls of a person channel without membership', () => {
   });
 });
 
+describe('/conversation/sync last_msg_seqs', () => {
+  type Item = { channel_id: string; channel_type: number; last_msg_seq: number; recents?: Array<{ message_seq: number }> };
+  const sync = (body: object) => post(t.api, '/conversation/sync', { uid: 'cs-a', msg_count: 10, ...body });
+
+  beforeAll(async () => {
+    for (const text of ['p1', 'p2', 'p3']) await send('cs-b', 'cs-a', 1, text);
+    await post(t.api, '/channel', { channel_id: 'cs-g', channel_type: 2, subscribers: ['cs-a', 'cs-b'] });
+    for (const text of ['g1', 'g2']) await send('cs-b', 'cs-g', 2, text);
+  });
+
+  it.each(['bad', 'x:2:abc', 'x:2', ':2:1', 'x:2:1|', 'x:256:1', 'x:2:-1', 'x:2:18446744073709551616', 'a@b@c:1:1', 'zz@yy:1:1'])(
+    'answers 400 invalid last_msg_seqs for %j',
+    async (value) => {
+      const r = await sync({ last_msg_seqs: value });
+      expect([r.status, r.json]).toEqual([400, legacy('invalid last_msg_seqs')]);
+    },
+  );
+
+  it('leaves out conversations the client holds up to their newest message', async () => {
+    const all = (await sync({})).json as Item[];
+    expect(all.map((c) => [c.channel_id, c.last_msg_seq]).sort()).toEqual([
+      ['cs-b', 3],
+      ['cs-g', 2],
+    ]);
+    const r = await sync({ last_msg_seqs: 'cs-b:1:3|cs-g:2:2' });
+    expect([r.status, r.json]).toEqual([200, []]);
+    const canonical = await sync({ last_msg_seqs: `${'cs-a@cs-b'}:1:3` });
+    expect((canonical.json as Item[]).map((c) => c.channel_id)).toEqual(['cs-g']);
+  });
+
+  it('returns a conversation the client is behind on, with only the recents it lacks', async () => {
+    const r = await sync({ last_msg_seqs: 'cs-b:1:1|cs-g:2:9' });
+    expect(r.status).toBe(200);
+    const items = r.json as Item[];
+    expect(items.map((c) => c.channel_id)).toEqual(['cs-b']);
+    expect(items[0]).toMatchObject({ last_msg_seq: 3, channel_type: 1 });
+    expect(items[0]!.recents!.map((m) => m.message_seq)).toEqual([3, 2]);
+  });
+
+  it('treats a blank value as nothing known', async () => {
+    expect(((await sync({ last_msg_seqs: '  ' })).json as Item[]).length).toBe(2);
+  });
+});
 
 
 
