@@ -114,6 +114,26 @@ describe('/conversation/sync last_msg_seqs', () => {
   });
 });
 
+describe('/channel/info (deprecated) validates nothing and upserts metadata', () => {
+  it('accepts an empty channel id, a zero type and a missing id', async () => {
+    for (const body of [{ channel_id: '', channel_type: 2 }, { channel_id: 'ci-1', channel_type: 0 }, { ban: 1 }, { channel_id: 'a#b@c', channel_type: 2 }]) {
+      const r = await post(t.api, '/channel/info', body);
+      expect([r.status, r.json], JSON.stringify(body)).toEqual([200, { status: 200 }]);
+    }
+  });
+
+  it('upserts the flags it is given', async () => {
+    await post(t.api, '/channel', { channel_id: 'ci-g', channel_type: 2, subscribers: ['ci-u'] });
+    expect((await post(t.api, '/channel/info', { channel_id: 'ci-g', channel_type: 2, send_ban: 0, ban: 1 })).json).toEqual({ status: 200 });
+    const r = await post(t.api, '/message/send', { from_uid: 'ci-u', channel_id: 'ci-g', channel_type: 2, payload: b64('x') });
+    expect(r.json.reason).toBe(19);
+  });
+
+  it('still refuses a body that does not bind', async () => {
+    const r = await post(t.api, '/channel/info', { channel_id: 5, channel_type: 2 });
+    expect([r.status, r.json]).toEqual([400, legacy('数据格式有误！')]);
+  });
+});
 
 
 /** Posts `body` with `Transfer-Encoding: chunked` (no Content-Length), in 512-byte chunks. */
