@@ -135,6 +135,15 @@ describe('/channel/info (deprecated) validates nothing and upserts metadata', ()
   });
 });
 
+describe('/debug/config', () => {
+  it('reports the cluster figures its own values show', async () => {
+    const r = await call(`${t.api}/debug/config`);
+    expect(r.status).toBe(200);
+    const v = r.json.values;
+    expect([v['cluster.initial_slot_count'], v['cluster.hash_slot_count'], v['cluster.slot_replica_n'], v['cluster.channel_replica_n']]).toEqual([12, 256, 1, 1]);
+    expect(r.json).toMatchObject({ initial_slot_count: 12, hash_slot_count: 256, slot_replica_count: 1, channel_replica_count: 1 });
+  });
+});
 
 /** Posts `body` with `Transfer-Encoding: chunked` (no Content-Length), in 512-byte chunks. */
 function postChunked(url: string, body: string): Promise<{ status: number; json: unknown }> {
