@@ -121,6 +121,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
       return;
     }
+    // recvack needs an authenticated session; before that it is ignored, not an error (realtime.md §3.2).
+    if (!this.authenticated && frame.kind === 'notification' && frame.method === 'recvack') return;
     if (this.state === 'awaiting-connect') {
       if (frame.kind !== 'request' || frame.method !== 'connect') {
         this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InvalidRequest, 'connect must be the first request');

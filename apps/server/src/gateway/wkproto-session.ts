@@ -145,7 +145,9 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
 
   private async connect(p: ConnectPacket): Promise<void> {
     const version = negotiateVersion(p.version);
-    const connack = (reasonCode: number, serverKey = '', salt = '') =>
+    // The session's version applies from a successful CONNECT on; a refusal is
+    // written before that, at V=5 for every client (so it carries node_id).
+    const connack = (reasonCode: number, encodeVersion: number, serverKey = '', salt = '') =>
       encodePacket(
         {
           type: PacketType.CONNACK,
@@ -156,12 +158,12 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
           salt,
           nodeId: BigInt(this.services.nodeId),
         },
-        version,
+        encodeVersion,
       );
     const refuse = (reasonCode: number) => {
       if (reasonCode === ReasonCode.AuthFail) this.services.metrics.authFailures++;
       this.log.info({ uid: p.uid, deviceFlag: p.deviceFlag, reasonCode, session: this.id }, 'connect refused');
-      this.sink.send(connack(reasonCode));
+      this.sink.send(connack(reasonCode, PRE_CONNECT_VERSION));
       this.closeWith('connect refused');
     };
 
@@ -192,7 +194,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.state = 'open';
     this.authenticated = true;
     this.services.presence.add(this);
-    this.sink.send(connack(ReasonCode.Success, exchange.serverKey, exchange.salt));
+    this.sink.send(connack(ReasonCode.Success, version, exchange.serverKey, exchange.salt));
   }
 
   private send(p: SendPacket): void {
