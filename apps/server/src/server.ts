@@ -24,7 +24,7 @@ import { createSnowflake } from './messaging/snowflake.ts';
 import { SyncService } from './messaging/sync.service.ts';
 import { openEmbeddedStore, type Store } from './store/store.ts';
 import { prepareDataDir } from './store/data-dir.ts';
-import type { Readiness } from './http/deps.ts';
+import { checkReadiness, type Readiness } from './observe/readiness.ts';
 import { createOps, type Ops } from './observe/ops.ts';
 import { createWebhooks, type Webhooks } from './webhook/webhooks.ts';
 
@@ -46,6 +46,9 @@ export interface RunningServer {
 }
 
 const WILDCARD = new Set(['0.0.0.0', '::', '']);
+
+/** Longest a readiness check waits for the store's write lock, ms (held by another connection = not ready). */
+export const READINESS_LOCK_WAIT_MS = 200;
 
 function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefined): string {
   const host = 'address' in listener ? listener.address : listener.host;
@@ -87,18 +90,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
   let ws: WsGateway | undefined;
   let tcp: TcpGateway | undefined;
-  const readiness = async (): Promise<Readiness> => {
-    let storeOk = true;
-    try {
-      await store.ping();
-    } catch {
-      storeOk = false;
-    }
-    const gatewayUp = ws !== undefined && tcp !== undefined;
-    const parts = { store: storeOk, gateway: gatewayUp };
-    const ready = storeOk && gatewayUp;
-    return ready ? { ready, parts } : { ready, parts, reason: storeOk ? 'gateway not started' : 'store unavailable' };
-  };
+  const readiness = (): Promise<Readiness> =>
+    checkReadiness({
+      gatewaysListening: () => ws?.listening === true && tcp?.listening === true,
+      storeReadable: () => store.ping(),
+      storeWritable: () => store.probeWrite(READINESS_LOCK_WAIT_MS),
+    });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
     ws_addr: config.api.externalWsAddr || (ws ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),

@@ -12,6 +12,8 @@ export interface TcpGatewayOptions {
 
 export interface TcpGateway {
   address: AddressInfo;
+  /** True while the listener accepts connections (readiness `routes`). */
+  readonly listening: boolean;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,9 @@ export async function startTcpGateway(
   });
   return {
     address: server.address() as AddressInfo,
+    get listening() {
+      return server.listening;
+    },
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -17,6 +17,8 @@ export interface WsGatewayOptions {
 
 export interface WsGateway {
   address: AddressInfo;
+  /** True while the listener accepts connections (readiness `routes`). */
+  readonly listening: boolean;
   /** Live connections of every gateway listener, by protocol once known. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
   close(): Promise<void>;
@@ -116,6 +118,9 @@ export async function startWsGateway(
 
   return {
     address: http.address() as AddressInfo,
+    get listening() {
+      return http.listening;
+    },
     connections: () => registry.counts(),
     async close() {
       await new Promise<void>((resolve) => wss.close(() => resolve()));

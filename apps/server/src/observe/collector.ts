@@ -6,6 +6,7 @@ import { AlertBook } from './alerts.ts';
 import { countHistogram, latencyHistogram } from './histogram.ts';
 import { pressureItems, type QueueGauge } from './pressure.ts';
 import { Ring } from './ring.ts';
+import type { Readiness } from './readiness.ts';
 import { RuntimeSampler, type RuntimeReading } from './runtime-sampler.ts';
 import { alertConditions } from './verdict.ts';
 import { selectWindow, trafficOf } from './window.ts';
@@ -19,10 +20,7 @@ export interface ConnectionCounts {
 }
 
 /** Readiness parts as `/readyz` computes them. */
-export interface ReadinessReading {
-  ready: boolean;
-  parts: Record<string, boolean>;
-}
+export type ReadinessReading = Pick<Readiness, 'ready' | 'parts'>;
 
 /** What the collector reads; plain objects and functions the server already has. */
 export interface CollectorSources {
@@ -160,7 +158,7 @@ export class Collector {
       const r = await s.readiness();
       ready = { ready: r.ready, parts: { ...r.parts } };
     } catch {
-      ready = { ready: false, parts: { readiness: false } };
+      ready = { ready: false, parts: { routes: false, slots: false, channels: false } };
     }
     const runtime = this.runtime.read();
     return {

@@ -40,7 +40,7 @@ export const TopNode = Closed({
   id: Int(),
   name: Type.String(),
   ready: Type.Boolean(),
-  ready_parts: Type.Record(Type.String(), Type.Boolean(), { description: 'Parley: store, gateway' }),
+  ready_parts: Type.Record(Type.String(), Type.Boolean(), { description: 'routes, slots, channels' }),
   state_revision: Type.Optional(Int('omitted when 0 (single node)')),
   controller_leader: Type.Optional(Int('omitted when 0 (single node)')),
   slot_count: Type.Optional(Int('omitted when 0 (single node)')),
