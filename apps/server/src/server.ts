@@ -7,7 +7,7 @@ import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
-import type { GatewayMetrics } from './gateway/services.ts';
+import { GatewayMetrics } from './gateway/metrics.ts';
 import { SystemUidService } from './identity/system-uid.service.ts';
 import { TokenService } from './identity/token.service.ts';
 import { AppendQueue } from './messaging/append-queue.ts';
@@ -86,7 +86,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const tokens = new TokenService(store.devices, presence, config.gateway.tokenAuthOn);
   const channels = new ChannelService(store, queue, cache);
   const sync = new SyncService(store);
-  const metrics: GatewayMetrics = { authFailures: 0, closes: 0 };
+  const metrics = new GatewayMetrics();
 
   let ws: WsGateway | undefined;
   let tcp: TcpGateway | undefined;
@@ -136,7 +136,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     maxBodyBytes: config.api.maxBodyBytes,
     ops,
   });
-  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs);
+  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics);
   const gatewayServices = {
     nodeId: config.node.id,
     tokens,

@@ -87,3 +87,52 @@ describe('a failure CONNACK', () => {
   });
 });
 
+describe('session_error alerts', () => {
+  type Alert = { kind: string; severity: string; component: string; message: string; evidence: Record<string, string>; active: boolean };
+  // A node of its own: the alert counts every error close inside its 10 s window.
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer({ PARLEY_TOP_COLLECT_INTERVAL: '100ms' });
+    await storeToken(own.api, 'rt-a', 'tok-a', 1);
+  });
+  afterAll(() => own.close());
+  const sessionAlert = async () => {
+    const r = await call(`${own.api}/top/v1/snapshot?window=2s&view=runtime`);
+    return (r.json?.alerts?.active as Alert[] | undefined)?.find((a) => a.kind === 'session_error');
+  };
+
+  it('are raised from gateway close reasons: auth failures, then protocol errors', async () => {
+    await waitFor(async () => ((await call(`${own.api}/top/v1/snapshot?window=2s`)).status === 200 ? true : undefined));
+    expect(await sessionAlert()).toBeUndefined();
+    for (let i = 0; i < 3; i++) await tcpExchange(connectFrame(5, 'wrong'), own);
+    const auth = await waitFor(async () => {
+      const a = await sessionAlert();
+      return a?.evidence.close_reason === 'auth_failed' && a.evidence.count === '3' ? a : undefined;
+    });
+    expect(auth).toMatchObject({ severity: 'error', component: 'gateway', message: 'gateway session errors observed', active: true });
+    expect(auth.evidence).toMatchObject({ protocol: 'wkproto', close_reason: 'auth_failed', class: 'auth', count: '3' });
+
+    for (let i = 0; i < 5; i++) {
+      const c = await JsonRpcClient.open(own.ws);
+      c.sendRaw('{"jsonrpc":"2.0", nope');
+      await c.closed;
+    }
+    const protocol = await waitFor(async () => {
+      const a = await sessionAlert();
+      return a?.evidence.close_reason === 'parse_error' ? a : undefined;
+    });
+    expect(protocol.evidence).toMatchObject({ protocol: 'jsonrpc', class: 'protocol', count: '5' });
+  });
+
+  it('count WKProto protocol errors and WebSocket frames over the limit', async () => {
+    const before = new Map(t.server.ops.inputs.gatewayMetrics.sessionErrors);
+    await tcpExchange(Buffer.from([0xf0, 0x01, 0x00]));
+    const rpc = await connectRpc(t.ws, 'rt-a', 'tok-a');
+    rpc.request('teleport', {}).catch(() => undefined);
+    await rpc.closed;
+    const now = t.server.ops.inputs.gatewayMetrics.sessionErrors;
+    const delta = (key: string) => (now.get(key) ?? 0) - (before.get(key) ?? 0);
+    expect(delta('wkproto.decode_error.protocol')).toBe(1);
+    expect(delta('jsonrpc.method_not_found.protocol')).toBe(1);
+  });
+});

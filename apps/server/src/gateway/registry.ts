@@ -1,4 +1,5 @@
 import type { Deadlines } from './connection.ts';
+import { SessionErrorClass, type GatewayMetrics } from './metrics.ts';
 
 /** One live connection as the gateways track it. */
 export interface LiveConnection {
@@ -18,11 +19,15 @@ const SWEEP_MS = 1000;
  */
 export class ConnectionRegistry {
   private readonly live = new Set<LiveConnection>();
+  /** Connections already told to close by the sweep (closing can take a few seconds). */
+  private readonly expired = new WeakSet<LiveConnection>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly authTimeoutMs: number,
     private readonly idleTimeoutMs: number,
+    /** Counts auth timeouts as session errors; idle timeouts are ordinary departures and are not counted. */
+    private readonly metrics?: GatewayMetrics,
   ) {}
 
   add(c: LiveConnection): void {
@@ -58,9 +63,17 @@ export class ConnectionRegistry {
 
   private sweep(): void {
     const now = Date.now();
-    for (const { deadlines: d } of this.live) {
-      if (!d.authenticated && now - d.openedAt > this.authTimeoutMs) d.expire('auth timeout');
-      else if (now - d.lastInboundAt > this.idleTimeoutMs) d.expire('idle timeout');
+    for (const c of this.live) {
+      if (this.expired.has(c)) continue;
+      const d = c.deadlines;
+      if (!d.authenticated && now - d.openedAt > this.authTimeoutMs) {
+        this.expired.add(c);
+        this.metrics?.sessionError(c.protocol ?? 'unknown', 'auth_timeout', SessionErrorClass.timeout);
+        d.expire('auth timeout');
+      } else if (now - d.lastInboundAt > this.idleTimeoutMs) {
+        this.expired.add(c);
+        d.expire('idle timeout');
+      }
     }
   }
 }

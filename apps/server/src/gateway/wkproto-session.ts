@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
+import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 
@@ -63,7 +64,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.decoder.push(chunk, this.onPacketBound);
     } catch (err) {
       this.log.debug({ err: (err as Error).message, session: this.id }, 'wkproto decode failed');
-      this.closeWith('protocol error');
+      this.closeWith('protocol error', ['decode_error', SessionErrorClass.protocol]);
     }
   }
 
@@ -119,15 +120,15 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       case 'closed':
         return;
       case 'awaiting-connect':
-        if (p.type !== PacketType.CONNECT) return this.closeWith('CONNECT must be the first packet');
+        if (p.type !== PacketType.CONNECT) return this.closeWith('CONNECT must be the first packet', ['connect_required', SessionErrorClass.protocol]);
         this.state = 'authenticating';
         this.connect(p).catch((err: unknown) => {
           this.log.error({ err, session: this.id }, 'wkproto connect failed');
-          this.closeWith('internal error');
+          this.closeWith('internal error', ['internal_error', SessionErrorClass.internal]);
         });
         return;
       case 'authenticating':
-        return this.closeWith('packet before CONNACK');
+        return this.closeWith('packet before CONNACK', ['packet_before_connack', SessionErrorClass.protocol]);
     }
     switch (p.type) {
       case PacketType.SEND:
@@ -139,7 +140,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
         this.sink.send(encodePacket({ type: PacketType.PONG }, this.version));
         return;
       default:
-        this.closeWith(`packet type ${p.type} is not accepted`);
+        this.closeWith(`packet type ${p.type} is not accepted`, ['unsupported_packet', SessionErrorClass.protocol]);
     }
   }
 
@@ -164,7 +165,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       if (reasonCode === ReasonCode.AuthFail) this.services.metrics.authFailures++;
       this.log.info({ uid: p.uid, deviceFlag: p.deviceFlag, reasonCode, session: this.id }, 'connect refused');
       this.sink.send(connack(reasonCode, PRE_CONNECT_VERSION));
-      this.closeWith('connect refused');
+      this.closeWith('connect refused', [refusalReason(reasonCode), SessionErrorClass.auth]);
     };
 
     const auth = p.uid === '' ? { reason: ReasonCode.AuthFail, deviceLevel: 0 } : await this.services.tokens.authenticate(p.uid, p.deviceFlag, p.token);
@@ -254,8 +255,10 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.closeWith(reason);
   }
 
-  private closeWith(reason: string): void {
+  /** Closes the session; `error` (close reason, class) counts it as a session error for top alerts. */
+  private closeWith(reason: string, error?: [string, SessionErrorClass]): void {
     if (this.state === 'closed') return;
+    if (error) this.services.metrics.sessionError('wkproto', error[0], error[1]);
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';
     this.sink.close(reason);

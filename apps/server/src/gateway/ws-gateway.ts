@@ -5,6 +5,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { CloseCode, WsConnection } from './connection.ts';
 import { JsonRpcSession } from './jsonrpc-session.ts';
 import type { ConnectionRegistry, LiveConnection } from './registry.ts';
+import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession } from './wkproto-session.ts';
 
@@ -104,9 +105,12 @@ export async function startWsGateway(
       jsonrpc?.onClose();
       wkproto?.onClose();
     });
+    // ws emits 'error' for frames that break RFC 6455 (socket failures just close).
     ws.on('error', (err) => {
       log.debug({ err: err.message }, 'websocket error');
-      if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return;
+      const tooBig = (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
+      services.metrics.sessionError(entry.protocol ?? 'unknown', tooBig ? 'frame_too_large' : 'websocket_protocol_error', SessionErrorClass.protocol);
+      if (tooBig) return;
       ws.terminate();
     });
   }

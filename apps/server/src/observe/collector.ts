@@ -1,13 +1,14 @@
 import type { AppendQueue, CommitRecord } from '../messaging/append-queue.ts';
 import type { FanoutStats } from '../messaging/fanout.ts';
 import type { SendStats } from '../messaging/send.service.ts';
-import type { GatewayMetrics } from '../gateway/services.ts';
+import type { GatewayMetrics } from '../gateway/metrics.ts';
 import { AlertBook } from './alerts.ts';
 import { countHistogram, latencyHistogram } from './histogram.ts';
 import { pressureItems, type QueueGauge } from './pressure.ts';
 import { Ring } from './ring.ts';
 import type { Readiness } from './readiness.ts';
 import { RuntimeSampler, type RuntimeReading } from './runtime-sampler.ts';
+import { sessionErrorCondition } from './session-errors.ts';
 import { alertConditions } from './verdict.ts';
 import { selectWindow, trafficOf } from './window.ts';
 
@@ -52,6 +53,8 @@ export interface Sample {
   deliveries: number;
   authFailures: number;
   closes: number;
+  /** Sessions closed for an error, cumulative, by `<protocol>.<close_reason>.<class>`. */
+  sessionErrors: ReadonlyMap<string, number>;
   appendWait: Float64Array;
   commit: Float64Array;
   batchRows: Float64Array;
@@ -174,6 +177,7 @@ export class Collector {
       deliveries: s.fanout.deliveries,
       authFailures: s.gateway.authFailures,
       closes: s.gateway.closes,
+      sessionErrors: new Map(s.gateway.sessionErrors),
       appendWait: this.appendWait.counts.slice(),
       commit: this.commit.counts.slice(),
       batchRows: this.batchRows.counts.slice(),
@@ -188,6 +192,9 @@ export class Collector {
   private evaluateAlerts(last: Sample): void {
     const w = selectWindow(this.samples, this.options.alertWindowMs ?? 10_000);
     const errorRate = w ? trafficOf(this, w.first, w.last, w.spanSec).sendack_error_rate : 0;
-    this.alerts.observe(alertConditions(last.ready.parts, pressureItems(last.queues), errorRate), new Date(last.at));
+    const conditions = alertConditions(last.ready.parts, pressureItems(last.queues), errorRate);
+    const sessions = w && sessionErrorCondition(w.first.sessionErrors, w.last.sessionErrors, w.spanSec);
+    if (sessions) conditions.push(sessions);
+    this.alerts.observe(conditions, new Date(last.at));
   }
 }

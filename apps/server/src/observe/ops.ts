@@ -4,7 +4,7 @@ import type { TokenService } from '../identity/token.service.ts';
 import type { ChannelCache } from '../messaging/channel-cache.ts';
 import type { ChannelService } from '../messaging/channel.service.ts';
 import type { Presence } from '../messaging/presence.ts';
-import type { GatewayMetrics } from '../gateway/services.ts';
+import type { GatewayMetrics } from '../gateway/metrics.ts';
 import type { AppendQueue } from '../messaging/append-queue.ts';
 import type { Fanout } from '../messaging/fanout.ts';
 import type { SendService } from '../messaging/send.service.ts';

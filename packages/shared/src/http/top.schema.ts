@@ -89,7 +89,7 @@ export const TopAlert = Closed({
   node_name: Type.Optional(Type.String()),
   severity: Type.String(),
   component: Type.String(),
-  kind: Type.String({ description: 'ready_part_down, sendack_error_rate_high, pressure_high' }),
+  kind: Type.String({ description: 'ready_part_down, sendack_error_rate_high, session_error, pressure_high' }),
   message: Type.String(),
   hint: Type.Optional(Type.String()),
   evidence: Type.Optional(Type.Record(Type.String(), Type.String())),
