@@ -86,7 +86,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const tokens = new TokenService(store.devices, presence, config.gateway.tokenAuthOn);
   const channels = new ChannelService(store, queue, cache);
   const sync = new SyncService(store);
-  const metrics = new GatewayMetrics();
+  const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
 
   let ws: WsGateway | undefined;
   let tcp: TcpGateway | undefined;
@@ -114,6 +114,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     presence,
     connections: () => registry.counts(),
     readiness,
+    pendingAcks: () => registry.pendingAcks(),
+    webhooks,
     routeAddresses,
   });
 
@@ -137,6 +139,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     ops,
   });
   const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics);
+  metrics.outbound.current = () => registry.maxOutboundBytes();
   const gatewayServices = {
     nodeId: config.node.id,
     tokens,

@@ -6,6 +6,10 @@ export interface LiveConnection {
   deadlines: Deadlines;
   /** Known once the first data arrives (WebSocket) or at accept (TCP). */
   protocol: 'jsonrpc' | 'wkproto' | undefined;
+  /** Bytes written but not yet taken by the client (TCP writable length, WebSocket `bufferedAmount`). */
+  outboundBytes(): number;
+  /** RECVs delivered and not yet acknowledged (0 before the protocol is known). */
+  pendingAcks(): number;
   terminate(): void;
 }
 
@@ -52,6 +56,20 @@ export class ConnectionRegistry {
       else pending++;
     }
     return { total: this.live.size, jsonrpc, wkproto, pending };
+  }
+
+  /** The largest outbound buffer of any live connection, bytes. */
+  maxOutboundBytes(): number {
+    let max = 0;
+    for (const c of this.live) max = Math.max(max, c.outboundBytes());
+    return max;
+  }
+
+  /** Un-acknowledged RECVs remembered across every live session. */
+  pendingAcks(): number {
+    let sum = 0;
+    for (const c of this.live) sum += c.pendingAcks();
+    return sum;
   }
 
   closeAll(): void {

@@ -60,8 +60,14 @@ export async function startWsGateway(
   });
 
   function accept(ws: WebSocket): void {
-    const conn = new WsConnection(ws, opts.maxOutboundBytes);
+    const metrics = services.metrics;
+    const conn = new WsConnection(ws, opts.maxOutboundBytes, metrics.outbound, () => {
+      log.info({ protocol: entry.protocol, session: (jsonrpc ?? wkproto)?.id }, 'closing a client that does not read');
+      metrics.sessionError(entry.protocol ?? 'unknown', 'outbound_overflow', SessionErrorClass.backpressure);
+    });
     const openedAt = Date.now();
+    let jsonrpc: JsonRpcSession | undefined;
+    let wkproto: WkprotoSession | undefined;
     const entry: LiveConnection = {
       deadlines: {
         openedAt,
@@ -70,11 +76,11 @@ export async function startWsGateway(
         expire: (reason) => conn.close(CloseCode.PolicyViolation, reason),
       },
       protocol: undefined,
+      outboundBytes: () => conn.outboundBytes,
+      pendingAcks: () => (jsonrpc ?? wkproto)?.pendingAckCount ?? 0,
       terminate: () => ws.terminate(),
     };
     registry.add(entry);
-    let jsonrpc: JsonRpcSession | undefined;
-    let wkproto: WkprotoSession | undefined;
 
     ws.on('message', (data: RawData) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -109,7 +115,7 @@ export async function startWsGateway(
     ws.on('error', (err) => {
       log.debug({ err: err.message }, 'websocket error');
       const tooBig = (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
-      services.metrics.sessionError(entry.protocol ?? 'unknown', tooBig ? 'frame_too_large' : 'websocket_protocol_error', SessionErrorClass.protocol);
+      metrics.sessionError(entry.protocol ?? 'unknown', tooBig ? 'frame_too_large' : 'websocket_protocol_error', SessionErrorClass.protocol);
       if (tooBig) return;
       ws.terminate();
     });
