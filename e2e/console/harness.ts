@@ -42,6 +42,8 @@ function exitOf(proc: ChildProcess): Promise<number | null> {
 export interface NodeOptions {
   id: number;
   name: string;
+  /** Extra PARLEY_* settings. */
+  env?: Record<string, string>;
   debug?: boolean;
   /** bench.api_token: guards /debug/* when set. */
   token?: string;
@@ -52,6 +54,8 @@ export class TestNode {
   proc!: ChildProcess;
   api = '';
   ws = '';
+  /** `tcp://127.0.0.1:port` of the WKProto TCP gateway. */
+  tcp = '';
   port = 0;
   private err = '';
   readonly dataDir = mkdtempSync(join(tmpdir(), 'parley-console-e2e-'));
@@ -75,12 +79,14 @@ export class TestNode {
       PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: this.opts.debug ? 'true' : 'false',
     };
     if (this.opts.token) env.PARLEY_BENCH_API_TOKEN = this.opts.token;
+    Object.assign(env, this.opts.env);
     this.err = '';
     this.proc = spawn(process.execPath, [PARLEY_BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stderr!.on('data', (d: Buffer) => (this.err += d.toString()));
-    const ev = await firstLine<{ api: string; ws: string }>(this.proc, '"event":"listening"', () => this.err);
+    const ev = await firstLine<{ api: string; ws: string; tcp: string }>(this.proc, '"event":"listening"', () => this.err);
     this.api = `http://${ev.api}`;
     this.ws = `ws://${ev.ws}`;
+    this.tcp = `tcp://${ev.tcp}`;
     this.port = Number(ev.api.split(':').pop());
     return this;
   }

@@ -11,8 +11,9 @@ describe('message catalogue', () => {
   });
 
   it('leaves no Chinese entry in English (identifiers and units excepted)', () => {
-    // Units, protocol words and the command name stay as they are; so do config keys and paths (dotted or slashed).
-    const allowed = /^(ms|MiB|JSON|P50|P99|Bearer|Cookie|true|parleyctl|console)$/;
+    // Units, protocol words, the command name and the close_reason classes (values the evidence
+    // shows) stay as they are; so do config keys and paths (dotted or slashed).
+    const allowed = /^(ms|MiB|JSON|P50|P99|Bearer|Cookie|true|parleyctl|console|auth|protocol|backpressure)$/;
     for (const [k, v] of Object.entries(zhCN)) {
       const text = v.replace(/\{\w+\}/g, '').replace(/--[a-z-]+/g, '').replace(/[\w/-]*[._/][\w./-]*/g, '');
       const words = (text.match(/[A-Za-z]{2,}/g) ?? []).filter((w) => !allowed.test(w));
@@ -34,5 +35,7 @@ describe('message catalogue', () => {
     expect(translateServer('zh-CN', 'routes not ready')).toBe('routes 未就绪');
     expect(translateServer('zh-CN', 'storage/append pressure')).toBe('storage/append 压力');
     expect(translateServer('zh-CN', 'something new')).toBeUndefined();
+    expect(translateServer('zh-CN', 'routes not ready, channel not ready')).toBe('routes 未就绪，channel 未就绪');
+    expect(translateServer('zh-CN', 'routes not ready, something new')).toBeUndefined();
   });
 });

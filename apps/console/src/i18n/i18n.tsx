@@ -41,6 +41,9 @@ const SERVER_EXACT: Record<string, MessageKey> = {
   'top collector warming up': 'srv.warmingUp',
   'top snapshot provider is not configured': 'srv.topDisabled',
   'bench bearer token required': 'srv.tokenRequired',
+  'gateway session errors observed': 'srv.sessionErrors',
+  'check close_reason: auth means clients present bad tokens, protocol a client sending what the gateway cannot accept, backpressure clients that stop reading':
+    'srv.hintSessionErrors',
 };
 
 /**
@@ -56,6 +59,11 @@ export function translateServer(locale: Locale, text: string): string | undefine
   if (part) return translate(locale, 'srv.partNotReady', { part: part[1]! });
   const pressure = /^(\S+) pressure$/.exec(text);
   if (pressure) return translate(locale, 'srv.pressureOf', { what: pressure[1]! });
+  // `/readyz` joins the reasons of several parts down: "routes not ready, slots not ready".
+  if (text.includes(', ')) {
+    const parts = text.split(', ').map((p) => translateServer(locale, p));
+    if (parts.every((p) => p !== undefined)) return parts.join(translate(locale, 'srv.listSeparator'));
+  }
   return undefined;
 }
 

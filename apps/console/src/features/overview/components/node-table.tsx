@@ -66,6 +66,11 @@ export function NodeTable({ views, readOnly }: { views: NodeView[]; readOnly?: b
                         {t('overview.readinessOnly')}
                       </Text>
                     )}
+                    {r.topState === 'warming_up' && r.reach !== 'warming_up' && (
+                      <Text size="xs" c="blue" data-top-state="warming_up">
+                        {t('reach.warming_up')}
+                      </Text>
+                    )}
                   </Group>
                   {r.stale && <StaleMark status={{ stale: true, ageMs: r.ageMs }} />}
                 </Table.Td>

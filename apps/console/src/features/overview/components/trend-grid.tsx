@@ -15,6 +15,9 @@ export interface TrendNode {
 /** Byte axis steps: 1, 2, 4 … 512 of KiB, MiB and GiB. */
 const BYTE_INCRS = [1024, 1024 ** 2, 1024 ** 3].flatMap((unit) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].map((m) => m * unit));
 
+/** Count axis steps: whole numbers only. */
+const COUNT_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 1_000_000];
+
 const TITLES: Record<TrendMetric, MessageKey> = {
   send: 'chart.send',
   sendack: 'chart.sendack',
@@ -41,7 +44,7 @@ export function TrendGrid({ nodes, rangeSec, now, cols = 4 }: { nodes: TrendNode
           testId={`chart-${m}`}
           title={t(TITLES[m])}
           format={formats[METRIC_UNITS[m]]}
-          {...(METRIC_UNITS[m] === 'bytes' ? { incrs: BYTE_INCRS } : {})}
+          {...(METRIC_UNITS[m] === 'bytes' ? { incrs: BYTE_INCRS } : METRIC_UNITS[m] === 'count' ? { incrs: COUNT_INCRS } : {})}
           rangeSec={rangeSec}
           now={now}
           since={seriesStore.collectingSince()}
