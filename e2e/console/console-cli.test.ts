@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sourceHash } from '../../apps/console/build/source-hash.ts';
 import { TestConsole, TestNode } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -66,6 +68,20 @@ describe('parleyctl console: loopback, token, cookie, proxy (HTTP, no browser)',
     expect(page.text).toContain('<div id="root">');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+
+  it('serves the console that `npm run build -w apps/console` built from the current sources', async () => {
+    const dist = join(ROOT, 'apps', 'console', 'dist');
+    expect(readFileSync(join(dist, '.source-hash'), 'utf8').trim()).toBe(sourceHash());
+    const index = await get(`${c.origin}/`, { cookie });
+    expect(index.text).toBe(readFileSync(join(dist, 'index.html'), 'utf8'));
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(index.text)![1]!;
+    const asset = await get(c.origin + script, { cookie });
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toContain('javascript');
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect((await get(`${c.origin}/assets/none.js`, { cookie })).status).toBe(404);
+    expect((await get(`${c.origin}/assets/..%2f..%2fpackage.json`, { cookie })).status).toBe(404);
   });
 
   it('refuses a Host that is not its loopback address (DNS rebinding)', async () => {
