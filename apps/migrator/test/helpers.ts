@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, w
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `shared/fixtures/v2` next to the repository. */
@@ -76,10 +77,10 @@ export interface CliResult {
   report: any;
 }
 
-/** Runs `parleyctl <args>` as a child process. */
+/** Runs `parleyctl <args>` as a child process, on the TypeScript sources. */
 export function parleyctl(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [PARLEYCTL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEYCTL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
