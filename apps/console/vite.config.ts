@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
+import { sourceResolve } from '../../vitest.shared.ts';
 import { CONSOLE_ROOT, sourceHash } from './build/source-hash.ts';
 
 const DEV_HOST = process.env.PARLEY_CONSOLE_URL ?? 'http://127.0.0.1:5301';
@@ -22,6 +23,8 @@ function sourceStamp(): Plugin {
  * (`/`): client routes like /nodes/x are served index.html by both hosts.
  */
 export default defineConfig({
+  // Workspace packages (@parley/shared) are bundled from their TypeScript sources, never a stale dist/.
+  ...sourceResolve,
   root: CONSOLE_ROOT,
   base: '/',
   plugins: [react(), sourceStamp()],

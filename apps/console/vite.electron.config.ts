@@ -1,5 +1,6 @@
 import { builtinModules } from 'node:module';
 import { defineConfig } from 'vite';
+import { sourceResolve } from '../../vitest.shared.ts';
 import { CONSOLE_ROOT } from './build/source-hash.ts';
 
 /**
@@ -11,6 +12,7 @@ import { CONSOLE_ROOT } from './build/source-hash.ts';
 export default defineConfig(({ mode }) => {
   const preload = mode === 'preload';
   return {
+    ...sourceResolve,
     root: CONSOLE_ROOT,
     build: {
       outDir: 'dist-electron',

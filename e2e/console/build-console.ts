@@ -12,7 +12,11 @@ export default function buildConsole(): void {
   const stamp = join(CONSOLE_ROOT, 'dist', '.source-hash');
   const want = sourceHash();
   if (existsSync(join(CONSOLE_ROOT, 'dist', 'index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === want) return;
-  const r = spawnSync('npm', ['run', 'build', '-w', 'apps/console'], { cwd: join(CONSOLE_ROOT, '..', '..'), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync('npm', ['run', 'build', '-w', 'apps/console'], {
+    cwd: join(CONSOLE_ROOT, '..', '..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`building the console failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
   if (readFileSync(stamp, 'utf8').trim() !== want) throw new Error('the console build did not record its source hash');
 }

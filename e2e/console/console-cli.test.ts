@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceHash } from '../../apps/console/build/source-hash.ts';
+import { SOURCE_NODE_ARGS } from '../../test-support/source-node.ts';
 import { TestConsole, TestNode } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -88,10 +89,13 @@ describe('parleyctl console: loopback, token, cookie, proxy (HTTP, no browser)',
     // fetch() cannot set Host; node:http can.
     const status = await new Promise<number>((resolve, reject) => {
       const u = new URL(c.origin);
-      const req = request({ host: u.hostname, port: u.port, path: '/api/nodes', headers: { cookie, host: `evil.example:${u.port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        { host: u.hostname, port: u.port, path: '/api/nodes', headers: { cookie, host: `evil.example:${u.port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -113,18 +117,33 @@ describe('parleyctl console: loopback, token, cookie, proxy (HTTP, no browser)',
     expect(notConfigured.status).toBe(404);
     expect(JSON.parse(notConfigured.text)).toMatchObject({ code: 'unknown_node' });
     expect(notConfigured.headers.get('x-parley-upstream')).toBeNull();
-    for (const path of ['user/token', 'message/send', 'bench/v1/capabilities', 'metrics', 'debug/%2e%2e/user/token', 'top/v1/snapshot/%2e%2e/%2e%2e/user']) {
+    for (const path of [
+      'user/token',
+      'message/send',
+      'bench/v1/capabilities',
+      'metrics',
+      'debug/%2e%2e/user/token',
+      'top/v1/snapshot/%2e%2e/%2e%2e/user',
+    ]) {
       const r = await get(`${c.origin}/api/nodes/${nodeId}/ops/${path}`, { cookie });
       expect(r.status, path).toBe(403);
       expect(JSON.parse(r.text)).toMatchObject({ code: 'path_not_allowed' });
     }
-    const post = await get(`${c.origin}/api/nodes/${nodeId}/ops/healthz`, { cookie, 'content-type': 'application/json' }, { method: 'POST', body: '{}' });
+    const post = await get(
+      `${c.origin}/api/nodes/${nodeId}/ops/healthz`,
+      { cookie, 'content-type': 'application/json' },
+      { method: 'POST', body: '{}' },
+    );
     expect(post.status).toBe(405);
   });
 
   it('keeps a node’s bench.api_token on the server: it is used for /debug/* and never sent back', async () => {
     expect((await get(`${c.origin}/api/nodes/${nodeId}/ops/debug/config`, { cookie })).status).toBe(401);
-    const set = await get(`${c.origin}/api/nodes/${nodeId}/token`, { cookie, 'content-type': 'application/json', origin: c.origin }, { method: 'PUT', body: JSON.stringify({ token: BENCH_TOKEN }) });
+    const set = await get(
+      `${c.origin}/api/nodes/${nodeId}/token`,
+      { cookie, 'content-type': 'application/json', origin: c.origin },
+      { method: 'PUT', body: JSON.stringify({ token: BENCH_TOKEN }) },
+    );
     expect(set.status).toBe(200);
     expect(set.text).not.toContain(BENCH_TOKEN);
     expect(JSON.parse(set.text)).toMatchObject({ id: nodeId, has_token: true });
@@ -136,13 +155,25 @@ describe('parleyctl console: loopback, token, cookie, proxy (HTTP, no browser)',
 
   it('adds and removes nodes for its session; a cross-site request cannot', async () => {
     const body = JSON.stringify({ url: other.api, name: 'late' });
-    const cross = await get(`${c.origin}/api/nodes`, { cookie, 'content-type': 'application/json', origin: 'https://evil.example' }, { method: 'POST', body });
+    const cross = await get(
+      `${c.origin}/api/nodes`,
+      { cookie, 'content-type': 'application/json', origin: 'https://evil.example' },
+      { method: 'POST', body },
+    );
     expect(cross.status).toBe(403);
-    const added = await get(`${c.origin}/api/nodes`, { cookie, 'content-type': 'application/json', origin: c.origin }, { method: 'POST', body });
+    const added = await get(
+      `${c.origin}/api/nodes`,
+      { cookie, 'content-type': 'application/json', origin: c.origin },
+      { method: 'POST', body },
+    );
     expect(added.status).toBe(201);
     const id = (JSON.parse(added.text) as { id: string }).id;
     expect((await get(`${c.origin}/api/nodes/${id}/ops/healthz`, { cookie })).status).toBe(200);
-    const removed = await get(`${c.origin}/api/nodes/${id}`, { cookie, 'content-type': 'application/json' }, { method: 'DELETE', body: '{}' });
+    const removed = await get(
+      `${c.origin}/api/nodes/${id}`,
+      { cookie, 'content-type': 'application/json' },
+      { method: 'DELETE', body: '{}' },
+    );
     expect(removed.status).toBe(200);
     expect((await get(`${c.origin}/api/nodes/${id}/ops/healthz`, { cookie })).status).toBe(404);
   });
@@ -154,7 +185,11 @@ describe('parleyctl console: loopback, token, cookie, proxy (HTTP, no browser)',
   });
 
   it('refuses to listen off loopback, and refuses a bad node URL, before serving anything', () => {
-    const run = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'apps/migrator/bin/parleyctl.js'), 'console', '--no-open', ...args], { encoding: 'utf8', timeout: 30_000 });
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [...SOURCE_NODE_ARGS, join(ROOT, 'apps/migrator/bin/parleyctl.js'), 'console', '--no-open', ...args], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
     const wide = run('--listen', '0.0.0.0:0', '--node', node.api);
     expect(wide.status).toBe(2);
     expect(wide.stderr).toContain('loopback only');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { SOURCE_NODE_ARGS } from '../../test-support/source-node.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, '..', '..');
@@ -49,7 +50,7 @@ export interface NodeOptions {
   token?: string;
 }
 
-/** A real Parley node (`parley start`) as a child process on ephemeral loopback ports. */
+/** A real Parley node (`parley start`, on the TypeScript sources) as a child process on ephemeral loopback ports. */
 export class TestNode {
   proc!: ChildProcess;
   api = '';
@@ -81,7 +82,7 @@ export class TestNode {
     if (this.opts.token) env.PARLEY_BENCH_API_TOKEN = this.opts.token;
     Object.assign(env, this.opts.env);
     this.err = '';
-    this.proc = spawn(process.execPath, [PARLEY_BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stderr!.on('data', (d: Buffer) => (this.err += d.toString()));
     const ev = await firstLine<{ api: string; ws: string; tcp: string }>(this.proc, '"event":"listening"', () => this.err);
     this.api = `http://${ev.api}`;
@@ -110,7 +111,7 @@ export class TestNode {
   }
 }
 
-/** `parleyctl console` as a child process, loopback, ephemeral port, no browser opened. */
+/** `parleyctl console` (on the TypeScript sources) as a child process, loopback, ephemeral port, no browser opened. */
 export class TestConsole {
   proc!: ChildProcess;
   /** The launch URL printed on stdout (carries the token). */
@@ -119,11 +120,26 @@ export class TestConsole {
   token = '';
   private err = '';
 
-  constructor(readonly nodes: string[], readonly extraArgs: string[] = []) {}
+  constructor(
+    readonly nodes: string[],
+    readonly extraArgs: string[] = [],
+  ) {}
 
   async start(): Promise<this> {
-    const args = [PARLEYCTL_BIN, 'console', '--no-open', '--listen', '127.0.0.1:0', ...this.nodes.flatMap((n) => ['--node', n]), ...this.extraArgs];
-    this.proc = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      ...SOURCE_NODE_ARGS,
+      PARLEYCTL_BIN,
+      'console',
+      '--no-open',
+      '--listen',
+      '127.0.0.1:0',
+      ...this.nodes.flatMap((n) => ['--node', n]),
+      ...this.extraArgs,
+    ];
+    this.proc = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.proc.stderr!.on('data', (d: Buffer) => (this.err += d.toString()));
     const ev = await firstLine<{ event: string; url: string }>(this.proc, '"event":"console"', () => this.err);
     this.launchUrl = ev.url;
@@ -149,7 +165,14 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 

@@ -57,7 +57,10 @@ describe('the overview in Simplified Chinese', () => {
 
   it('is picked from the browser language, and leaves no English string untranslated', async () => {
     await page.locator('[data-testid="ready-count"]', { hasText: '1/1' }).waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="chart-send"][data-points="3"], [data-testid="chart-send"][data-points="4"]').first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('[data-testid="chart-send"][data-points="3"], [data-testid="chart-send"][data-points="4"]')
+      .first()
+      .waitFor({ timeout: 20_000 });
     expect(await page.getAttribute('html', 'lang')).toBe('zh-CN');
     expect(await page.locator('[data-testid="verdict-level"]').innerText()).toBe('正常');
     expect(await page.locator('[data-testid="verdict-summary"]').innerText()).toBe('运行正常');
@@ -65,7 +68,9 @@ describe('the overview in Simplified Chinese', () => {
 
     const texts = await visibleText(page);
     expect(texts.length).toBeGreaterThan(40);
-    const english = texts.flatMap((t) => (t.match(/[A-Za-z][A-Za-z0-9]+/g) ?? []).filter((w) => !ALLOWED.has(w)).map((w) => `${w} (in "${t}")`));
+    const english = texts.flatMap((t) =>
+      (t.match(/[A-Za-z][A-Za-z0-9]+/g) ?? []).filter((w) => !ALLOWED.has(w)).map((w) => `${w} (in "${t}")`),
+    );
     expect(english).toEqual([]);
     // Numbers and times are formatted for the locale (24 h clock).
     expect(await page.locator('[data-testid="updated-ago"]').innerText()).toMatch(/^\d+ 秒前更新$|^暂无数据$/);

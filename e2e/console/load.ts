@@ -7,9 +7,20 @@ class Session {
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => {
-      const f = JSON.parse(data.toString()) as { id?: string; method?: string; result?: { reasonCode?: number }; params?: { messageId?: string; messageSeq?: number } };
+      const f = JSON.parse(data.toString()) as {
+        id?: string;
+        method?: string;
+        result?: { reasonCode?: number };
+        params?: { messageId?: string; messageSeq?: number };
+      };
       if (f.method === 'recv') {
-        socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'recvack', params: { messageId: f.params?.messageId, messageSeq: f.params?.messageSeq } }));
+        socket.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'recvack',
+            params: { messageId: f.params?.messageId, messageSeq: f.params?.messageSeq },
+          }),
+        );
         return;
       }
       if (f.id === undefined) return;
@@ -30,7 +41,8 @@ class Session {
       socket.once('error', reject);
     });
     const s = new Session(socket);
-    if (!(await s.call('connect', { uid, token, deviceFlag: 1, deviceId: `${uid}-dev`, clientTimestamp: Date.now() }))) throw new Error(`connect ${uid} failed`);
+    if (!(await s.call('connect', { uid, token, deviceFlag: 1, deviceId: `${uid}-dev`, clientTimestamp: Date.now() })))
+      throw new Error(`connect ${uid} failed`);
     return s;
   }
 
@@ -52,7 +64,11 @@ class Session {
 }
 
 async function storeToken(api: string, uid: string, token: string): Promise<void> {
-  const res = await fetch(`${api}/user/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid, token, device_flag: 1, device_level: 0 }) });
+  const res = await fetch(`${api}/user/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ uid, token, device_flag: 1, device_level: 0 }),
+  });
   if (!res.ok) throw new Error(`token for ${uid}: ${res.status}`);
 }
 
@@ -103,7 +119,12 @@ export class Load {
     let n = 0;
     while (this.running) {
       this.sent++;
-      const ok = await s.call('send', { channelId: to, channelType: 1, clientMsgNo: `${to}-${Date.now()}-${n++}-${Math.random()}`, payload: { type: 1, content: 'load' } });
+      const ok = await s.call('send', {
+        channelId: to,
+        channelType: 1,
+        clientMsgNo: `${to}-${Date.now()}-${n++}-${Math.random()}`,
+        payload: { type: 1, content: 'load' },
+      });
       if (ok) this.acked++;
       else if (s.closed) break;
       if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));

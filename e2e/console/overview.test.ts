@@ -73,8 +73,12 @@ describe('overview against two real nodes under load', () => {
     expect(await cell(page, idB, 'send')).toBeLessThan(raised! / 2);
     // The trend chart's legend carries the same live figure per node.
     const legend = page.locator('[data-testid="chart-send"] [data-legend="node-a"] [data-legend-value]');
-    await until('send chart has node-a points', async () => ((Number.parseFloat((await legend.innerText()).replace(/[^\d.]/g, '')) || 0) > 40 ? true : undefined));
-    await until('the send chart has history', async () => (Number(await page.getAttribute('[data-testid="chart-send"]', 'data-points')) >= 3 ? true : undefined));
+    await until('send chart has node-a points', async () =>
+      (Number.parseFloat((await legend.innerText()).replace(/[^\d.]/g, '')) || 0) > 40 ? true : undefined,
+    );
+    await until('the send chart has history', async () =>
+      Number(await page.getAttribute('[data-testid="chart-send"]', 'data-points')) >= 3 ? true : undefined,
+    );
     await screenshot(page, 'overview');
   }, 60_000);
 

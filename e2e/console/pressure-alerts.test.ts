@@ -35,7 +35,9 @@ describe('pressure and alerts caused by real load', () => {
     // As many sends as node-a answers, from 6 connections with 16 in flight each, for at most 25 s:
     // its event loop saturates (runtime/event_loop inflight/workers → the 0.8 / 0.95 bands).
     burst = await Load.start(a, 'burst', { senders: 6, inflight: 16, maxMs: 25_000 });
-    await until('the overview verdict leaves ok', async () => (BAD.includes((await page.getAttribute('[data-testid="verdict-hero"]', 'data-level')) ?? '') ? true : undefined));
+    await until('the overview verdict leaves ok', async () =>
+      BAD.includes((await page.getAttribute('[data-testid="verdict-hero"]', 'data-level')) ?? '') ? true : undefined,
+    );
     const hot = page.locator('[data-testid="hot-pressure"] [data-hot-item="runtime/event_loop"]').first();
     expect(BAD).toContain(await hot.getAttribute('data-level'));
     expect(await page.locator('[data-testid="verdict-summary"]').innerText()).toContain('runtime pressure detected');
@@ -45,14 +47,18 @@ describe('pressure and alerts caused by real load', () => {
 
     await page.click('[data-nav="/pressure"]');
     const runtime = page.locator('[data-testid="component-scores"] [data-component="runtime"]');
-    await until('the runtime component score is banded busy or worse', async () => (BAD.includes((await runtime.getAttribute('data-band')) ?? '') ? true : undefined));
+    await until('the runtime component score is banded busy or worse', async () =>
+      BAD.includes((await runtime.getAttribute('data-band')) ?? '') ? true : undefined,
+    );
     expect(await runtime.innerText()).toContain('node-a');
     const row = page.locator('[data-testid="pressure-table"] [data-pressure-row="runtime/event_loop"]').first();
     expect(BAD).toContain(await row.getAttribute('data-level'));
     expect(await row.locator('[role="meter"]').count()).toBe(1);
     await page.click('[data-testid="only-pressured"]');
     await until('only pressured rows remain', async () => {
-      const levels = await page.locator('[data-testid="pressure-table"] [data-pressure-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-level')));
+      const levels = await page
+        .locator('[data-testid="pressure-table"] [data-pressure-row]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-level')));
       return levels.length > 0 && levels.every((l) => BAD.includes(l ?? '')) ? true : undefined;
     });
     await screenshot(page, 'pressure');
@@ -81,7 +87,9 @@ describe('pressure and alerts caused by real load', () => {
     // When the burst ends the node recovers; the alert stays, resolved.
     await burst!.stop();
     burst = undefined;
-    await page.locator(`[data-testid="alert-table"] [data-alert-row="pressure_high"][data-node="${idA}"][data-active="false"]`).waitFor({ timeout: 30_000 });
+    await page
+      .locator(`[data-testid="alert-table"] [data-alert-row="pressure_high"][data-node="${idA}"][data-active="false"]`)
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, 'alerts');
   }, 60_000);
 
@@ -96,7 +104,10 @@ describe('pressure and alerts caused by real load', () => {
     await page.click('[data-nav="/runtime/traffic"]');
     for (const tab of ['traffic', 'channel', 'storage', 'delivery']) {
       await page.click(`[role="tab"][data-tab="${tab}"]`);
-      await page.locator(`[data-page="runtime"][data-tab="${tab}"] [data-runtime-node="${idA}"] table`).first().waitFor({ timeout: 15_000 });
+      await page
+        .locator(`[data-page="runtime"][data-tab="${tab}"] [data-runtime-node="${idA}"] table`)
+        .first()
+        .waitFor({ timeout: 15_000 });
       await screenshot(page, `runtime-${tab}`);
     }
 

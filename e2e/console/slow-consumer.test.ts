@@ -21,11 +21,14 @@ describe('a slow consumer raises gateway pressure, seen on Overview, Pressure an
     return (await r.json()) as { reason?: number; status?: number };
   };
   /** One message from a backend to the slow client, over the HTTP API. */
-  const send = async () => expect((await post('/message/send', { from_uid: 'backend', channel_id: 'slow', channel_type: 1, payload })).reason).toBe(1);
+  const send = async () =>
+    expect((await post('/message/send', { from_uid: 'backend', channel_id: 'slow', channel_type: 1, payload })).reason).toBe(1);
   /** The node's gateway/outbound depth in a sample taken after now (the collector samples every 500 ms). */
   const depth = async () => {
     await new Promise((r) => setTimeout(r, 600));
-    const s = (await (await fetch(`${node.api}/top/v1/snapshot?window=2s&view=runtime`)).json()) as { pressure: { top: { component: string; pool: string; depth: number }[] } };
+    const s = (await (await fetch(`${node.api}/top/v1/snapshot?window=2s&view=runtime`)).json()) as {
+      pressure: { top: { component: string; pool: string; depth: number }[] };
+    };
     return s.pressure.top.find((i) => i.component === 'gateway' && i.pool === 'outbound')!.depth;
   };
 
@@ -64,7 +67,9 @@ describe('a slow consumer raises gateway pressure, seen on Overview, Pressure an
     expect(d).toBeLessThan(0.95 * BOUND);
 
     const hot = page.locator('[data-testid="hot-pressure"] [data-hot-item="gateway/outbound"]');
-    await until('gateway/outbound is degraded on the overview', async () => ((await hot.getAttribute('data-level')) === 'degraded' ? true : undefined));
+    await until('gateway/outbound is degraded on the overview', async () =>
+      (await hot.getAttribute('data-level')) === 'degraded' ? true : undefined,
+    );
     expect(['degraded', 'critical']).toContain(await page.getAttribute('[data-testid="verdict-hero"]', 'data-level'));
     expect(await page.locator('[data-testid="verdict-reasons"]').innerText()).toContain('gw-node: gateway/outbound pressure');
     expect(await page.locator('[data-testid="active-alerts"] [data-alert="pressure_high"]').count()).toBeGreaterThan(0);
@@ -72,7 +77,9 @@ describe('a slow consumer raises gateway pressure, seen on Overview, Pressure an
 
     await page.click('[data-nav="/pressure"]');
     const row = page.locator('[data-testid="pressure-table"] [data-pressure-row="gateway/outbound"]');
-    await until('gateway/outbound is degraded on the pressure page', async () => ((await row.getAttribute('data-level')) === 'degraded' ? true : undefined));
+    await until('gateway/outbound is degraded on the pressure page', async () =>
+      (await row.getAttribute('data-level')) === 'degraded' ? true : undefined,
+    );
     // Depth is drawn against capacity: the bar is past the 0.8 mark and reads "6.7 MiB / 8 MiB".
     const bar = row.locator('[role="meter"]').first();
     expect(Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(0.8);
@@ -88,7 +95,11 @@ describe('a slow consumer raises gateway pressure, seen on Overview, Pressure an
     await page.click('[data-nav="/alerts"]');
     const row = page.locator('[data-testid="alert-table"] [data-alert-row="pressure_high"]', { hasText: 'gateway/outbound pressure' });
     await row.first().waitFor({ timeout: 15_000 });
-    await page.locator('[data-testid="alert-table"] [data-alert-row="pressure_high"][data-active="false"]', { hasText: 'gateway/outbound pressure' }).waitFor({ timeout: 20_000 });
+    await page
+      .locator('[data-testid="alert-table"] [data-alert-row="pressure_high"][data-active="false"]', {
+        hasText: 'gateway/outbound pressure',
+      })
+      .waitFor({ timeout: 20_000 });
     await page.click('[data-nav="/overview"]');
     await page.locator('[data-testid="verdict-hero"][data-level="ok"]').waitFor({ timeout: 20_000 });
   }, 60_000);

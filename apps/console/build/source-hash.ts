@@ -7,7 +7,15 @@ import { fileURLToPath } from 'node:url';
 export const CONSOLE_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** What the web build is made from: its sources, the shared schemas it bundles, and its build config. */
-const INPUTS = ['src', 'host/contract.ts', 'index.html', 'package.json', 'vite.config.ts', '../../packages/shared/src'];
+const INPUTS = [
+  'src',
+  'host/contract.ts',
+  'index.html',
+  'package.json',
+  'vite.config.ts',
+  '../../vitest.shared.ts',
+  '../../packages/shared/src',
+];
 
 function files(path: string): string[] {
   const st = statSync(path);

@@ -34,7 +34,10 @@ describe('Electron IPC contract (main handlers behind the preload bridge, no Ele
   beforeAll(async () => {
     node = await startRealNode({ PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true', PARLEY_BENCH_API_TOKEN: TOKEN });
     ipc = new FakeIpcMain();
-    registerIpc(ipc, createHostHandlers({ registry: new NodeRegistry(), fetch: (url, init) => fetch(url, init), platform: 'desktop', version: '9.9.9' }));
+    registerIpc(
+      ipc,
+      createHostHandlers({ registry: new NodeRegistry(), fetch: (url, init) => fetch(url, init), platform: 'desktop', version: '9.9.9' }),
+    );
     sent = [];
     bridge = createBridge((channel, payload) => {
       sent.push(channel);
@@ -66,7 +69,17 @@ describe('Electron IPC contract (main handlers behind the preload bridge, no Ele
     expect(JSON.stringify(config)).not.toContain(TOKEN);
     expect(JSON.stringify(ok(await bridge.nodes.list()))).not.toContain(TOKEN);
     expect(ok(await bridge.nodes.remove({ id: added.id })).nodes).toEqual([]);
-    expect(sent).toEqual(['app:info', 'nodes:add', 'nodes:list', 'ops:get', 'ops:get', 'nodes:set-token', 'ops:get', 'nodes:list', 'nodes:remove']);
+    expect(sent).toEqual([
+      'app:info',
+      'nodes:add',
+      'nodes:list',
+      'ops:get',
+      'ops:get',
+      'nodes:set-token',
+      'ops:get',
+      'nodes:list',
+      'nodes:remove',
+    ]);
   });
 
   it('refuses unknown nodes and paths that are not ops routes', async () => {

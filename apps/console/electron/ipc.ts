@@ -19,7 +19,11 @@ export function isConsoleFrame(url: string | undefined): boolean {
  * call is checked: it must come from the console's own frame, and each
  * handler validates its payload itself (the renderer is not trusted).
  */
-export function registerIpc(ipcMain: IpcMainLike, handlers: HostHandlers, isTrusted: (frameUrl: string | undefined) => boolean = isConsoleFrame): void {
+export function registerIpc(
+  ipcMain: IpcMainLike,
+  handlers: HostHandlers,
+  isTrusted: (frameUrl: string | undefined) => boolean = isConsoleFrame,
+): void {
   for (const channel of HOST_CHANNELS) {
     ipcMain.handle(channel, async (event, payload) => {
       if (!isTrusted(event.senderFrame?.url)) return fail('invalid_request', 'request from a frame outside the console');

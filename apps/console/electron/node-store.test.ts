@@ -20,14 +20,18 @@ describe('desktop node store', () => {
     const file = join(dir, 'nodes.json');
     const store = new NodeStore(file, sealing);
     let saves: Promise<void> = Promise.resolve();
-    const reg = new NodeRegistry(await store.load(), (entries) => (saves = store.save(entries)));
+    const reg = new NodeRegistry(await store.load(), (entries) => {
+      saves = store.save(entries);
+    });
     const n = reg.add('http://127.0.0.1:5001', 'one');
     if ('code' in n) throw new Error(n.message);
     reg.setToken(n.id, 'plain-secret');
     await saves;
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('plain-secret');
-    expect(await new NodeStore(file, sealing).load()).toEqual([{ id: n.id, url: 'http://127.0.0.1:5001', name: 'one', token: 'plain-secret' }]);
+    expect(await new NodeStore(file, sealing).load()).toEqual([
+      { id: n.id, url: 'http://127.0.0.1:5001', name: 'one', token: 'plain-secret' },
+    ]);
   });
 
   it('never writes a token when the system cannot encrypt it', async () => {

@@ -1,4 +1,15 @@
-import type { AddNodeRequest, ConsoleNode, HostError, HostErrorCode, HostInfo, NodeList, OpsGetRequest, OpsReply, RemoveNodeRequest, SetTokenRequest } from '@parley/shared';
+import type {
+  AddNodeRequest,
+  ConsoleNode,
+  HostError,
+  HostErrorCode,
+  HostInfo,
+  NodeList,
+  OpsGetRequest,
+  OpsReply,
+  RemoveNodeRequest,
+  SetTokenRequest,
+} from '@parley/shared';
 
 /**
  * The one contract between the console's renderer and its host. The web

@@ -22,7 +22,11 @@ describe('console host handlers against real nodes', () => {
   let plainId: string;
 
   beforeAll(async () => {
-    guarded = await startRealNode({ PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true', PARLEY_BENCH_API_TOKEN: TOKEN, PARLEY_NODE_NAME: 'guarded' });
+    guarded = await startRealNode({
+      PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true',
+      PARLEY_BENCH_API_TOKEN: TOKEN,
+      PARLEY_NODE_NAME: 'guarded',
+    });
     plain = await startRealNode({ PARLEY_NODE_NAME: 'plain' });
     registry = new NodeRegistry();
     h = createHostHandlers({ registry, fetch: (url, init) => fetch(url, init), platform: 'web', version: '0.1.0' });
@@ -52,7 +56,7 @@ describe('console host handlers against real nodes', () => {
     expect(value(await h['ops:get']({ node: plainId, path: '/readyz' })).status).toBe(200);
     // The collector warms up (503) until it has two samples in the window.
     let top = value(await h['ops:get']({ node: plainId, path: '/top/v1/snapshot', query: { view: 'all', window: '2s' } }));
-    for (const until = Date.now() + 5000; top.status === 503 && Date.now() < until; ) {
+    for (const until = Date.now() + 5000; top.status === 503 && Date.now() < until;) {
       await new Promise((res) => setTimeout(res, 100));
       top = value(await h['ops:get']({ node: plainId, path: '/top/v1/snapshot', query: { view: 'all', window: '2s' } }));
     }
@@ -85,9 +89,24 @@ describe('console host handlers against real nodes', () => {
 
   it('refuses every path that is not an ops route, and anything that could climb out of one', async () => {
     const paths = [
-      '/user/token', '/message/send', '/bench/v1/capabilities', '/metrics', '/', '/healthz/', '/healthz?x=1', '/debugger',
-      '/debug/../user/token', '/debug/./config', '/debug//config', '/debug/%2e%2e/user', '/debug/config%2F..', '\\debug\\config',
-      'http://127.0.0.1:1/healthz', '//evil.example/healthz', '/top/v1/snapshot/../../user', '/debug/a/b/c/d/e/f/g/h/i',
+      '/user/token',
+      '/message/send',
+      '/bench/v1/capabilities',
+      '/metrics',
+      '/',
+      '/healthz/',
+      '/healthz?x=1',
+      '/debugger',
+      '/debug/../user/token',
+      '/debug/./config',
+      '/debug//config',
+      '/debug/%2e%2e/user',
+      '/debug/config%2F..',
+      '\\debug\\config',
+      'http://127.0.0.1:1/healthz',
+      '//evil.example/healthz',
+      '/top/v1/snapshot/../../user',
+      '/debug/a/b/c/d/e/f/g/h/i',
     ];
     for (const path of paths) {
       const r = await h['ops:get']({ node: plainId, path });
@@ -96,7 +115,16 @@ describe('console host handlers against real nodes', () => {
   });
 
   it('refuses malformed payloads with the first schema error', async () => {
-    for (const payload of [undefined, null, 'x', {}, { node: plainId }, { node: plainId, path: '/healthz', extra: 1 }, { node: plainId, path: '/healthz', query: { 'a b': 'c' } }, { node: '', path: '/healthz' }]) {
+    for (const payload of [
+      undefined,
+      null,
+      'x',
+      {},
+      { node: plainId },
+      { node: plainId, path: '/healthz', extra: 1 },
+      { node: plainId, path: '/healthz', query: { 'a b': 'c' } },
+      { node: '', path: '/healthz' },
+    ]) {
       const r = await h['ops:get'](payload);
       expect(r.ok ? 'accepted' : r.error.code, JSON.stringify(payload)).toBe('invalid_request');
     }
@@ -117,7 +145,14 @@ describe('console host handlers against real nodes', () => {
     const redirect = await startHttp((_req, res) => res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end());
     const huge = await startHttp((_req, res) => res.end('x'.repeat(64 * 1024)));
     const reg = new NodeRegistry();
-    const hh = createHostHandlers({ registry: reg, fetch: (url, init) => fetch(url, init), platform: 'desktop', version: 'x', timeoutMs: 300, maxBodyBytes: 1024 });
+    const hh = createHostHandlers({
+      registry: reg,
+      fetch: (url, init) => fetch(url, init),
+      platform: 'desktop',
+      version: 'x',
+      timeoutMs: 300,
+      maxBodyBytes: 1024,
+    });
     const id = async (url: string) => value(await hh['nodes:add']({ url })).id;
     try {
       const code = async (url: string) => {

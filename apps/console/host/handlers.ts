@@ -117,7 +117,8 @@ export function createHostHandlers(deps: HostDeps): HostHandlers {
       const req = payload as OpsGetRequest;
       const node = registry.get(req.node);
       if (!node) return fail('unknown_node', 'no such node is configured');
-      if (!isAllowedOpsPath(req.path)) return fail('path_not_allowed', 'only /healthz, /readyz, /top/v1/snapshot and /debug/* are forwarded');
+      if (!isAllowedOpsPath(req.path))
+        return fail('path_not_allowed', 'only /healthz, /readyz, /top/v1/snapshot and /debug/* are forwarded');
       const url = upstreamUrl(node.url, req.path, req.query);
       if (!url) return fail('path_not_allowed', 'the path leaves the node');
       const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9' };

@@ -17,9 +17,10 @@ export class ConsoleSessions {
   private readonly launchDigest = digest(this.launchToken);
   private readonly sessions = new Set<string>();
 
-  /** The cookie's name; it carries the port, since browsers share cookies across ports of one host. */
-  constructor(readonly port: number) {}
+  /** The port the console listens on, set once it does (0 before). */
+  port = 0;
 
+  /** The cookie's name; it carries the port, since browsers share cookies across ports of one host. */
   get cookieName(): string {
     return `parley_console_${this.port}`;
   }

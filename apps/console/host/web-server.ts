@@ -83,16 +83,19 @@ function allowedHosts(port: number): Set<string> {
 export async function startConsoleServer(opts: ConsoleServerOptions): Promise<ConsoleServer> {
   const log = opts.log ?? (() => {});
   const { handlers } = opts;
-  let sessions: ConsoleSessions | undefined;
-  let hosts = new Set<string>();
+  const sessions = new ConsoleSessions();
+  /** Host header values naming this server, filled in once it listens (empty: every request refused). */
+  const hosts = new Set<string>();
 
   const api = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
     const method = req.method ?? 'GET';
     if (method !== 'GET') {
       // Mutations must come from the console's own page: JSON only, same origin.
       const origin = req.headers.origin;
-      if (origin !== undefined && !hosts.has(origin.replace(/^http:\/\//, ''))) return sendJson(res, 403, { error: 'cross-origin request refused', code: 'forbidden' });
-      if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return sendJson(res, 415, { error: 'send application/json', code: 'invalid_request' });
+      if (origin !== undefined && !hosts.has(origin.replace(/^http:\/\//, '')))
+        return sendJson(res, 403, { error: 'cross-origin request refused', code: 'forbidden' });
+      if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
+        return sendJson(res, 415, { error: 'send application/json', code: 'invalid_request' });
     }
     let payload: unknown;
     if (method === 'POST' || method === 'PUT') {
@@ -129,7 +132,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
 
   const server = createServer((req, res) => {
     void (async () => {
-      if (!sessions || !hosts.has(req.headers.host ?? '')) return send(res, 421, 'unknown host\n', 'text/plain; charset=utf-8');
+      if (!hosts.has(req.headers.host ?? '')) return send(res, 421, 'unknown host\n', 'text/plain; charset=utf-8');
       const url = new URL(req.url ?? '/', 'http://console.invalid');
       const token = url.searchParams.get('token');
       if (token !== null) {
@@ -161,10 +164,9 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     server.listen(opts.port, opts.host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
-  sessions = new ConsoleSessions(addr.port);
+  sessions.port = addr.port;
   const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  hosts = allowedHosts(addr.port);
-  hosts.add(`${hostPart}:${addr.port}`);
+  for (const h of [...allowedHosts(addr.port), `${hostPart}:${addr.port}`]) hosts.add(h);
   const origin = `http://${hostPart}:${addr.port}/`;
   return {
     origin,

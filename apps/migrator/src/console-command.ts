@@ -35,9 +35,17 @@ export function parseListen(raw: string): { host: string; port: number } | { err
 function openBrowser(url: string): () => void {
   const dir = mkdtempSync(join(tmpdir(), 'parley-console-'));
   const file = join(dir, 'open.html');
-  writeFileSync(file, `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${url}"><title>Parley console</title>`, { mode: 0o600 });
+  writeFileSync(
+    file,
+    `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${url}"><title>Parley console</title>`,
+    { mode: 0o600 },
+  );
   const [cmd, args] =
-    process.platform === 'darwin' ? ['open', [file]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', file]] : ['xdg-open', [file]];
+    process.platform === 'darwin'
+      ? ['open', [file]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', file]]
+        : ['xdg-open', [file]];
   const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
   child.on('error', () => log({ level: 'warn', msg: 'could not open a browser; open the URL printed on stdout' }));
   child.unref();
@@ -69,13 +77,20 @@ export async function runConsole(o: ConsoleOptions): Promise<number> {
     process.stderr.write(`parleyctl console: the console is not built (${CONSOLE_DIST}); run: npm run build -w apps/console\n`);
     return 1;
   }
-  const handlers = createHostHandlers({ registry: new NodeRegistry(entries), fetch: (url, init) => fetch(url, init), platform: 'web', version: versionInfo().version });
+  const handlers = createHostHandlers({
+    registry: new NodeRegistry(entries),
+    fetch: (url, init) => fetch(url, init),
+    platform: 'web',
+    version: versionInfo().version,
+  });
   let server;
   try {
     server = await startConsoleServer({ host: listen.host, port: listen.port, staticDir: CONSOLE_DIST, handlers, log });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    process.stderr.write(`parleyctl console: cannot listen on ${o.listen}: ${code === 'EADDRINUSE' ? 'the port is in use' : (err as Error).message}\n`);
+    process.stderr.write(
+      `parleyctl console: cannot listen on ${o.listen}: ${code === 'EADDRINUSE' ? 'the port is in use' : (err as Error).message}\n`,
+    );
     return 1;
   }
   // Stop handlers first: whoever reads the launch line may signal at once.

@@ -24,7 +24,11 @@ export function useNodeViews(view: TopView, opts: { everyMs?: number; only?: str
   const views: NodeView[] = nodes.map((node, i) => {
     const top = tops[i]!;
     const ready = readies[i]!;
-    const v: NodeView = { node, status: nodeStatus(top, now, topInterval), readyStatus: nodeStatus(ready, now, interval === false ? 0 : Math.max(interval, 5000)) };
+    const v: NodeView = {
+      node,
+      status: nodeStatus(top, now, topInterval),
+      readyStatus: nodeStatus(ready, now, interval === false ? 0 : Math.max(interval, 5000)),
+    };
     if (top.data) v.top = top.data;
     if (ready.data) v.ready = ready.data;
     return v;

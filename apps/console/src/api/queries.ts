@@ -65,7 +65,11 @@ export function useTopQueries(nodes: readonly ConsoleNode[], view: TopView, ever
     queries: nodes.map((node) => ({
       queryKey: ['top', node.id, view, controls.window],
       queryFn: async () =>
-        readReply('top', await host.ops.get({ node: node.id, path: '/top/v1/snapshot', query: { view, window: controls.window, limit: '100' } }), TopReading),
+        readReply(
+          'top',
+          await host.ops.get({ node: node.id, path: '/top/v1/snapshot', query: { view, window: controls.window, limit: '100' } }),
+          TopReading,
+        ),
       ...polling(every),
     })),
   });

@@ -52,7 +52,13 @@ export function Shell() {
             {t('nav.nodes')}
           </Text>
           {(nodes.data ?? []).map((n) => (
-            <NavLink key={n.id} component={RouterLink} to={`/nodes/${n.id}`} label={<Raw>{nameOf(n)}</Raw>} active={location.pathname === `/nodes/${n.id}`} />
+            <NavLink
+              key={n.id}
+              component={RouterLink}
+              to={`/nodes/${n.id}`}
+              label={<Raw>{nameOf(n)}</Raw>}
+              active={location.pathname === `/nodes/${n.id}`}
+            />
           ))}
         </AppShell.Section>
         <AppShell.Section>

@@ -65,7 +65,10 @@ export function TopBar() {
           data-testid="context-select"
           value={c.context}
           onChange={(e) => setControls({ context: e.currentTarget.value })}
-          data={[{ value: '', label: t('controls.allNodes', { n: nodes.data?.length ?? 0 }) }, ...c.contexts.map((x) => ({ value: x.name, label: x.name }))]}
+          data={[
+            { value: '', label: t('controls.allNodes', { n: nodes.data?.length ?? 0 }) },
+            ...c.contexts.map((x) => ({ value: x.name, label: x.name })),
+          ]}
         />
         <Tooltip label={t('controls.explain', { window: dur(windowSeconds(c.window)), range: dur(c.rangeSec) })}>
           <Group gap={4} wrap="nowrap">
@@ -104,16 +107,31 @@ export function TopBar() {
           onChange={(e) => setControls({ refreshMs: Number(e.currentTarget.value) })}
           data={REFRESH_CHOICES.map((r) => ({ value: String(r), label: r === 0 ? t('controls.off') : dur(r / 1000) }))}
         />
-        <Button size="xs" variant={c.paused ? 'filled' : 'default'} color={c.paused ? 'yellow' : undefined} onClick={() => setControls({ paused: !c.paused })} data-testid="pause">
+        <Button
+          size="xs"
+          variant={c.paused ? 'filled' : 'default'}
+          color={c.paused ? 'yellow' : undefined}
+          onClick={() => setControls({ paused: !c.paused })}
+          data-testid="pause"
+        >
           {c.paused ? t('controls.resume') : t('controls.pause')}
         </Button>
         <Tooltip label={t('controls.refreshNow')}>
-          <ActionIcon variant="default" size="md" aria-label={t('controls.refreshNow')} onClick={() => void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== 'nodes' })}>
+          <ActionIcon
+            variant="default"
+            size="md"
+            aria-label={t('controls.refreshNow')}
+            onClick={() => void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== 'nodes' })}
+          >
             ↻
           </ActionIcon>
         </Tooltip>
         <Text size="xs" c={c.paused ? 'yellow' : 'dimmed'} miw={110} ta="right" data-testid="updated-ago">
-          {c.paused ? t('controls.paused') : last === undefined ? t('controls.noData') : t('controls.updatedAgo', { n: Math.max(0, Math.round((now - last) / 1000)) })}
+          {c.paused
+            ? t('controls.paused')
+            : last === undefined
+              ? t('controls.noData')
+              : t('controls.updatedAgo', { n: Math.max(0, Math.round((now - last) / 1000)) })}
         </Text>
       </Group>
     </Group>

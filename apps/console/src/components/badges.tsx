@@ -10,7 +10,13 @@ export function LevelBadge({ level, size = 'sm' }: { level: string | undefined; 
   const { t } = useI18n();
   const known = level === undefined || level === 'unknown' || (VERDICT_LEVELS as readonly string[]).includes(level);
   return (
-    <Badge color={levelColor(level)} size={size} variant="filled" data-level={level ?? 'unknown'} style={{ flexShrink: 0, overflow: 'visible' }}>
+    <Badge
+      color={levelColor(level)}
+      size={size}
+      variant="filled"
+      data-level={level ?? 'unknown'}
+      style={{ flexShrink: 0, overflow: 'visible' }}
+    >
       {known ? t(`level.${level ?? 'unknown'}` as MessageKey) : <Raw>{level}</Raw>}
     </Badge>
   );

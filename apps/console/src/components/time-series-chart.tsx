@@ -40,14 +40,32 @@ const AXIS_FONT = '11px system-ui, sans-serif';
  * legend is HTML (node name and last value), so it is readable, translatable
  * and testable; the canvas only draws.
  */
-export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, scoreBands, incrs, height = 150, testId }: TimeSeriesChartProps) {
+export function TimeSeriesChart({
+  title,
+  lines,
+  format,
+  rangeSec,
+  now,
+  since,
+  scoreBands,
+  incrs,
+  height = 150,
+  testId,
+}: TimeSeriesChartProps) {
   const { t, f } = useI18n();
   const scheme = useComputedColorScheme('light');
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   // While the history is shorter than the range, the axis starts where it does, so lines fill the chart.
   const fromSec = Math.max(now / 1000 - rangeSec, Math.min(since ?? -Infinity, now / 1000 - 10));
-  const data = useMemo(() => alignSeries(lines.map((l) => l.points), fromSec) as uPlot.AlignedData, [lines, fromSec]);
+  const data = useMemo(
+    () =>
+      alignSeries(
+        lines.map((l) => l.points),
+        fromSec,
+      ) as uPlot.AlignedData,
+    [lines, fromSec],
+  );
   // The clock ticks once a second; a sample newer than it must still be inside the axis (and the y auto-range).
   const toSec = Math.max(now / 1000, data[0][data[0].length - 1] ?? 0);
   const range = useRef({ from: fromSec, to: toSec });
@@ -69,11 +87,28 @@ export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, sc
       cursor: { drag: { x: false, y: false } },
       scales: {
         x: { time: true, range: () => [range.current.from, range.current.to] },
-        y: scoreBands ? { auto: false, range: [0, 1] } : { auto: true, range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.15 : 1] },
+        y: scoreBands
+          ? { auto: false, range: [0, 1] }
+          : { auto: true, range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.15 : 1] },
       },
       axes: [
-        { stroke: axis, font: AXIS_FONT, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, splits) => splits.map((s) => fmt.current.time(s * 1000)), space: 70 },
-        { stroke: axis, font: AXIS_FONT, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: (_u, splits) => splits.map((s) => fmt.current.value(s)), size: 84, ...(incrs ? { incrs } : {}) },
+        {
+          stroke: axis,
+          font: AXIS_FONT,
+          grid: { stroke: grid, width: 1 },
+          ticks: { stroke: grid },
+          values: (_u, splits) => splits.map((s) => fmt.current.time(s * 1000)),
+          space: 70,
+        },
+        {
+          stroke: axis,
+          font: AXIS_FONT,
+          grid: { stroke: grid, width: 1 },
+          ticks: { stroke: grid },
+          values: (_u, splits) => splits.map((s) => fmt.current.value(s)),
+          size: 84,
+          ...(incrs ? { incrs } : {}),
+        },
       ],
       series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 1.5, spanGaps: true, points: { show: false } }))],
       hooks: scoreBands
@@ -116,7 +151,13 @@ export function TimeSeriesChart({ title, lines, format, rangeSec, now, since, sc
   const hasPoints = lines.some((l) => l.points.length > 0);
   const full = since !== undefined && now / 1000 - since >= rangeSec;
   return (
-    <Card withBorder padding="xs" data-testid={testId} className="chart-card" data-points={Math.max(0, ...lines.map((l) => l.points.length))}>
+    <Card
+      withBorder
+      padding="xs"
+      data-testid={testId}
+      className="chart-card"
+      data-points={Math.max(0, ...lines.map((l) => l.points.length))}
+    >
       <Group justify="space-between" gap={4} mb={2}>
         <Text size="sm" fw={600}>
           {title}

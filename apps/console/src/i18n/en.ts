@@ -84,7 +84,8 @@ export const en = {
   'state.refused': 'Refused by the console',
   'state.refused.hint': 'The console host refused this request.',
   'session.expired': 'Console session ended',
-  'session.expired.hint': 'The console server restarted or the session cookie is gone. Open the address parleyctl console printed when it started.',
+  'session.expired.hint':
+    'The console server restarted or the session cookie is gone. Open the address parleyctl console printed when it started.',
 
   'overview.verdict': 'Cluster verdict',
   'overview.noCurrentData': 'No node has current data',
@@ -269,12 +270,14 @@ export const en = {
   'diag.oneSelector': 'Give a client message number, or a channel key with a message seq.',
   'diag.tokenRequired': 'This node needs its token',
   'diag.tokenRejected': 'The node rejected the token',
-  'diag.tokenExplain': 'The node sets bench.api_token. Enter it once: the console host keeps it and sends it with this node’s debug requests; it is never shown again.',
+  'diag.tokenExplain':
+    'The node sets bench.api_token. Enter it once: the console host keeps it and sends it with this node’s debug requests; it is never shown again.',
   'diag.token': 'Token',
   'diag.useToken': 'Use token',
   'diag.forgetToken': 'Forget token',
 
-  'snapshots.intro': 'Save the nodes’ current snapshots as a JSON file, or open a saved one (or a single /top/v1/snapshot answer) read-only.',
+  'snapshots.intro':
+    'Save the nodes’ current snapshots as a JSON file, or open a saved one (or a single /top/v1/snapshot answer) read-only.',
   'snapshots.save': 'Save current snapshot',
   'snapshots.open': 'Open a saved snapshot',
   'snapshots.unreadable': 'This file is not a snapshot',
@@ -319,7 +322,8 @@ export const en = {
   'srv.topDisabled': 'top snapshot is not enabled on this node',
   'srv.tokenRequired': 'bearer token required',
   'srv.sessionErrors': 'gateway sessions closed for errors',
-  'srv.hintSessionErrors': 'see close_reason in the evidence: auth = clients present bad tokens, protocol = a client sends what the gateway cannot accept, backpressure = clients stop reading',
+  'srv.hintSessionErrors':
+    'see close_reason in the evidence: auth = clients present bad tokens, protocol = a client sends what the gateway cannot accept, backpressure = clients stop reading',
   'srv.listSeparator': ', ',
 } as const;
 

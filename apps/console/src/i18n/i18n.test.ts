@@ -15,7 +15,10 @@ describe('message catalogue', () => {
     // shows) stay as they are; so do config keys and paths (dotted or slashed).
     const allowed = /^(ms|MiB|JSON|P50|P99|Bearer|Cookie|true|parleyctl|console|auth|protocol|backpressure)$/;
     for (const [k, v] of Object.entries(zhCN)) {
-      const text = v.replace(/\{\w+\}/g, '').replace(/--[a-z-]+/g, '').replace(/[\w/-]*[._/][\w./-]*/g, '');
+      const text = v
+        .replace(/\{\w+\}/g, '')
+        .replace(/--[a-z-]+/g, '')
+        .replace(/[\w/-]*[._/][\w./-]*/g, '');
       const words = (text.match(/[A-Za-z]{2,}/g) ?? []).filter((w) => !allowed.test(w));
       expect(words, k).toEqual([]);
     }

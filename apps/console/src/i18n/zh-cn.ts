@@ -321,6 +321,7 @@ export const zhCN: Record<MessageKey, string> = {
   'srv.topDisabled': '该节点未启用快照接口',
   'srv.tokenRequired': '需要 Bearer 令牌',
   'srv.sessionErrors': '网关会话因错误被关闭',
-  'srv.hintSessionErrors': '查看证据中的 close_reason：auth 表示客户端令牌错误，protocol 表示客户端发送了网关无法接受的内容，backpressure 表示客户端停止读取',
+  'srv.hintSessionErrors':
+    '查看证据中的 close_reason：auth 表示客户端令牌错误，protocol 表示客户端发送了网关无法接受的内容，backpressure 表示客户端停止读取',
   'srv.listSeparator': '，',
 };

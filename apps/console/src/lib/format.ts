@@ -28,7 +28,15 @@ export function makeFormat(locale: string): Format {
     return f;
   };
   const time = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-  const dateTime = new Intl.DateTimeFormat(locale, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  const dateTime = new Intl.DateTimeFormat(locale, {
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hour12: false,
+  });
   const num = (n: number, maxDigits = 1) => nf(maxDigits).format(n);
   const small = (n: number) => (Math.abs(n) < 10 ? 2 : 1);
   return {

@@ -19,7 +19,11 @@ describe('chart history', () => {
     s.push('a', 11, { send: 2, cpu: 5 });
     s.push('a', 12, { send: 3 });
     s.push('a', 13, { send: 4 });
-    expect(s.series('a', 'send')).toEqual([{ t: 11, v: 2 }, { t: 12, v: 3 }, { t: 13, v: 4 }]);
+    expect(s.series('a', 'send')).toEqual([
+      { t: 11, v: 2 },
+      { t: 12, v: 3 },
+      { t: 13, v: 4 },
+    ]);
     expect(s.series('a', 'cpu')).toEqual([{ t: 11, v: 5 }]);
     expect(s.series('b', 'send')).toEqual([]);
     expect(calls).toBe(4);
@@ -35,9 +39,23 @@ describe('chart history', () => {
   });
 
   it('aligns lines on the union of their timestamps, with null gaps, from a start time', () => {
-    const a = [{ t: 1, v: 10 }, { t: 3, v: 30 }];
-    const b = [{ t: 2, v: 20 }, { t: 3, v: 31 }];
-    expect(alignSeries([a, b])).toEqual([[1, 2, 3], [10, null, 30], [null, 20, 31]]);
-    expect(alignSeries([a, b], 2)).toEqual([[2, 3], [null, 30], [20, 31]]);
+    const a = [
+      { t: 1, v: 10 },
+      { t: 3, v: 30 },
+    ];
+    const b = [
+      { t: 2, v: 20 },
+      { t: 3, v: 31 },
+    ];
+    expect(alignSeries([a, b])).toEqual([
+      [1, 2, 3],
+      [10, null, 30],
+      [null, 20, 31],
+    ]);
+    expect(alignSeries([a, b], 2)).toEqual([
+      [2, 3],
+      [null, 30],
+      [20, 31],
+    ]);
   });
 });

@@ -40,7 +40,8 @@ async function opsGet(req: OpsGetRequest): Promise<HostResult<OpsReply>> {
   }
   const body = await res.text();
   // The proxy marks a node's own answer; anything else is the console speaking.
-  if (res.headers.get('x-parley-upstream') === '1') return { ok: true, value: { status: res.status, content_type: res.headers.get('content-type') ?? '', body } };
+  if (res.headers.get('x-parley-upstream') === '1')
+    return { ok: true, value: { status: res.status, content_type: res.headers.get('content-type') ?? '', body } };
   return { ok: false, error: hostError(res.status, body) };
 }
 

@@ -3,7 +3,20 @@ import type { NodeStatus } from '../api/node-status.ts';
 import type { NodeView } from '../features/overview/view-model.ts';
 
 /** A valid overview snapshot of node `name` (the shape a Parley node sends), with overrides. */
-export function snapshot(name: string, o: { level?: string; ready?: boolean; reasons?: string[]; summary?: string; items?: TopPressureItem[]; active?: TopAlert[]; recent?: TopAlert[]; at?: string; send?: number } = {}): TopSnapshot {
+export function snapshot(
+  name: string,
+  o: {
+    level?: string;
+    ready?: boolean;
+    reasons?: string[];
+    summary?: string;
+    items?: TopPressureItem[];
+    active?: TopAlert[];
+    recent?: TopAlert[];
+    at?: string;
+    send?: number;
+  } = {},
+): TopSnapshot {
   const items = o.items ?? [];
   const scores: Record<string, number> = {};
   for (const it of items) scores[it.component] = Math.max(scores[it.component] ?? 0, it.score);
@@ -20,8 +33,22 @@ export function snapshot(name: string, o: { level?: string; ready?: boolean; rea
       ...(o.active ? { active: o.active } : {}),
       ...(o.recent ? { recent: o.recent } : {}),
     },
-    sources: { collector: { available: true, sample_count: 11 }, cluster_snapshot: { available: false }, metrics: { enabled: true, required: false } },
-    traffic: { send_per_sec: o.send ?? 5, sendack_per_sec: o.send ?? 5, sendack_error_per_sec: 0, sendack_error_rate: 0, append_per_sec: 5, append_p50_ms: 1, append_p99_ms: 4, deliver_per_sec: 5, fanout_rate: 1 },
+    sources: {
+      collector: { available: true, sample_count: 11 },
+      cluster_snapshot: { available: false },
+      metrics: { enabled: true, required: false },
+    },
+    traffic: {
+      send_per_sec: o.send ?? 5,
+      sendack_per_sec: o.send ?? 5,
+      sendack_error_per_sec: 0,
+      sendack_error_rate: 0,
+      append_per_sec: 5,
+      append_p50_ms: 1,
+      append_p99_ms: 4,
+      deliver_per_sec: 5,
+      fanout_rate: 1,
+    },
     clients: { connections: 3, connections_by_protocol: { jsonrpc: 3, wkproto: 0 }, auth_fail_per_sec: 0, close_per_sec: 0 },
     pressure: { overall_level: o.level ?? 'ok', component_scores: scores, top: items },
   };
@@ -32,7 +59,19 @@ export function item(component: string, pool: string, score: number, level: stri
 }
 
 export function alert(id: string, o: Partial<TopAlert> = {}): TopAlert {
-  return { id, fingerprint: `c|k|${id}`, severity: 'warn', component: 'c', kind: 'pressure_high', message: `${id} pressure`, first_seen: '2026-01-01T00:00:00Z', last_seen: '2026-01-01T00:00:05Z', count: 1, active: true, ...o };
+  return {
+    id,
+    fingerprint: `c|k|${id}`,
+    severity: 'warn',
+    component: 'c',
+    kind: 'pressure_high',
+    message: `${id} pressure`,
+    first_seen: '2026-01-01T00:00:00Z',
+    last_seen: '2026-01-01T00:00:05Z',
+    count: 1,
+    active: true,
+    ...o,
+  };
 }
 
 export const OK: NodeStatus = { kind: 'ok', stale: false, ageMs: 500 };

@@ -49,7 +49,10 @@ export const OpsGetRequest = Type.Object(
     node: NodeId,
     path: Type.String({ minLength: 1, maxLength: 512, description: '/healthz, /readyz, /top/v1/snapshot or /debug/...' }),
     query: Type.Optional(
-      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }), Type.String({ maxLength: MAX_OPS_QUERY_VALUE }), { maxProperties: MAX_OPS_QUERY_KEYS, additionalProperties: false }),
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }), Type.String({ maxLength: MAX_OPS_QUERY_VALUE }), {
+        maxProperties: MAX_OPS_QUERY_KEYS,
+        additionalProperties: false,
+      }),
     ),
   },
   { additionalProperties: false },

@@ -9,7 +9,14 @@ export function AlertDrawer({ row, onClose }: { row: AlertRow | undefined; onClo
   const time = (s: string | undefined) => (s ? f.dateTime(Date.parse(s)) : '–');
   const { key: _key, level: _level, nodeId: _nodeId, nodeName: _nodeName, ...alert } = row ?? ({} as AlertRow);
   return (
-    <Drawer opened={row !== undefined} onClose={onClose} position="right" size="lg" title={t('alerts.drawerTitle')} closeButtonProps={{ 'aria-label': t('common.close') }}>
+    <Drawer
+      opened={row !== undefined}
+      onClose={onClose}
+      position="right"
+      size="lg"
+      title={t('alerts.drawerTitle')}
+      closeButtonProps={{ 'aria-label': t('common.close') }}
+    >
       {row && (
         <Stack gap="sm" data-testid="alert-drawer">
           <Group gap="xs">
@@ -30,15 +37,21 @@ export function AlertDrawer({ row, onClose }: { row: AlertRow | undefined; onClo
             <Table.Tbody>
               <Table.Tr>
                 <Table.Th w={140}>{t('alerts.node')}</Table.Th>
-                <Table.Td><Raw>{row.nodeName}</Raw></Table.Td>
+                <Table.Td>
+                  <Raw>{row.nodeName}</Raw>
+                </Table.Td>
               </Table.Tr>
               <Table.Tr>
                 <Table.Th>{t('alerts.component')}</Table.Th>
-                <Table.Td><Raw>{row.component}</Raw></Table.Td>
+                <Table.Td>
+                  <Raw>{row.component}</Raw>
+                </Table.Td>
               </Table.Tr>
               <Table.Tr>
                 <Table.Th>{t('alerts.kind')}</Table.Th>
-                <Table.Td><Raw>{row.kind}</Raw></Table.Td>
+                <Table.Td>
+                  <Raw>{row.kind}</Raw>
+                </Table.Td>
               </Table.Tr>
               <Table.Tr>
                 <Table.Th>{t('alerts.firstSeen')}</Table.Th>
@@ -59,7 +72,9 @@ export function AlertDrawer({ row, onClose }: { row: AlertRow | undefined; onClo
               <Table.Tr>
                 <Table.Th>{t('alerts.fingerprint')}</Table.Th>
                 <Table.Td>
-                  <Code data-testid="alert-fingerprint" data-raw>{row.fingerprint ?? row.id}</Code>
+                  <Code data-testid="alert-fingerprint" data-raw>
+                    {row.fingerprint ?? row.id}
+                  </Code>
                 </Table.Td>
               </Table.Tr>
             </Table.Tbody>
@@ -69,8 +84,12 @@ export function AlertDrawer({ row, onClose }: { row: AlertRow | undefined; onClo
             <Table.Tbody>
               {evidencePairs(row).map(([k, v]) => (
                 <Table.Tr key={k} data-evidence={k}>
-                  <Table.Td ff="monospace" w={200}><Raw>{k}</Raw></Table.Td>
-                  <Table.Td ff="monospace"><Raw>{v}</Raw></Table.Td>
+                  <Table.Td ff="monospace" w={200}>
+                    <Raw>{k}</Raw>
+                  </Table.Td>
+                  <Table.Td ff="monospace">
+                    <Raw>{v}</Raw>
+                  </Table.Td>
                 </Table.Tr>
               ))}
               {evidencePairs(row).length === 0 && (

@@ -28,12 +28,33 @@ export function AlertsPage() {
           onChange={(v) => setFilter({ ...filter, state: v as AlertState })}
           data={(['all', 'active', 'recent'] as const).map((s) => ({ value: s, label: t(`alerts.state.${s}` as MessageKey) }))}
         />
-        <NativeSelect size="xs" aria-label={t('alerts.node')} value={filter.node} onChange={(e) => setFilter({ ...filter, node: e.currentTarget.value })}
-          data={[{ value: '', label: t('alerts.anyNode') }, ...facets.nodes.map((n) => ({ value: n.id, label: n.name }))]} />
-        <NativeSelect size="xs" aria-label={t('alerts.severity')} value={filter.severity} onChange={(e) => setFilter({ ...filter, severity: e.currentTarget.value })}
-          data={[{ value: '', label: t('alerts.anySeverity') }, ...facets.severities.map((s) => ({ value: s, label: ['warning', 'error', 'critical'].includes(s) ? t(`severity.${s}` as MessageKey) : s }))]} />
-        <NativeSelect size="xs" aria-label={t('alerts.component')} value={filter.component} onChange={(e) => setFilter({ ...filter, component: e.currentTarget.value })}
-          data={[{ value: '', label: t('alerts.anyComponent') }, ...facets.components.map((c) => ({ value: c, label: c }))]} />
+        <NativeSelect
+          size="xs"
+          aria-label={t('alerts.node')}
+          value={filter.node}
+          onChange={(e) => setFilter({ ...filter, node: e.currentTarget.value })}
+          data={[{ value: '', label: t('alerts.anyNode') }, ...facets.nodes.map((n) => ({ value: n.id, label: n.name }))]}
+        />
+        <NativeSelect
+          size="xs"
+          aria-label={t('alerts.severity')}
+          value={filter.severity}
+          onChange={(e) => setFilter({ ...filter, severity: e.currentTarget.value })}
+          data={[
+            { value: '', label: t('alerts.anySeverity') },
+            ...facets.severities.map((s) => ({
+              value: s,
+              label: ['warning', 'error', 'critical'].includes(s) ? t(`severity.${s}` as MessageKey) : s,
+            })),
+          ]}
+        />
+        <NativeSelect
+          size="xs"
+          aria-label={t('alerts.component')}
+          value={filter.component}
+          onChange={(e) => setFilter({ ...filter, component: e.currentTarget.value })}
+          data={[{ value: '', label: t('alerts.anyComponent') }, ...facets.components.map((c) => ({ value: c, label: c }))]}
+        />
         <Text size="xs" c="dimmed">
           {t('alerts.shown', { n: shown.length, total: rows.length })}
         </Text>
@@ -62,13 +83,30 @@ export function AlertsPage() {
               </Table.Tr>
             )}
             {shown.map((r) => (
-              <Table.Tr key={r.key} className="clickable" onClick={() => setOpenKey(r.key)} data-alert-row={r.kind} data-node={r.nodeId} data-active={r.active ? 'true' : 'false'}>
-                <Table.Td><SeverityBadge level={r.level} /></Table.Td>
-                <Table.Td><Raw>{r.nodeName}</Raw></Table.Td>
+              <Table.Tr
+                key={r.key}
+                className="clickable"
+                onClick={() => setOpenKey(r.key)}
+                data-alert-row={r.kind}
+                data-node={r.nodeId}
+                data-active={r.active ? 'true' : 'false'}
+              >
+                <Table.Td>
+                  <SeverityBadge level={r.level} />
+                </Table.Td>
+                <Table.Td>
+                  <Raw>{r.nodeName}</Raw>
+                </Table.Td>
                 <Table.Td>{r.active ? t('alerts.active') : t('alerts.resolved')}</Table.Td>
-                <Table.Td ta="right" className="num">{t('unit.seconds', { n: f.int(age(r.first_seen)) })}</Table.Td>
-                <Table.Td ta="right" className="num">{f.int(r.count)}</Table.Td>
-                <Table.Td><ServerText text={r.message} /></Table.Td>
+                <Table.Td ta="right" className="num">
+                  {t('unit.seconds', { n: f.int(age(r.first_seen)) })}
+                </Table.Td>
+                <Table.Td ta="right" className="num">
+                  {f.int(r.count)}
+                </Table.Td>
+                <Table.Td>
+                  <ServerText text={r.message} />
+                </Table.Td>
                 <Table.Td>{r.hint ? <ServerText text={r.hint} /> : '–'}</Table.Td>
               </Table.Tr>
             ))}

@@ -33,7 +33,8 @@ export function collectAlerts(views: readonly NodeView[]): AlertRow[] {
       const key = `${v.node.id}|${a.fingerprint ?? a.id}`;
       const row: AlertRow = { ...a, nodeId: v.node.id, nodeName: name, key, level: normaliseSeverity(a.severity) };
       const had = rows.get(key);
-      if (!had || (row.active && !had.active) || (row.active === had.active && Date.parse(row.last_seen) > Date.parse(had.last_seen))) rows.set(key, row);
+      if (!had || (row.active && !had.active) || (row.active === had.active && Date.parse(row.last_seen) > Date.parse(had.last_seen)))
+        rows.set(key, row);
     }
   }
   return sortAlerts([...rows.values()]);
@@ -51,7 +52,11 @@ export function filterAlerts(rows: readonly AlertRow[], f: AlertFilter): AlertRo
 }
 
 /** The values each filter can take, from the rows at hand. */
-export function alertFacets(rows: readonly AlertRow[]): { nodes: { id: string; name: string }[]; severities: string[]; components: string[] } {
+export function alertFacets(rows: readonly AlertRow[]): {
+  nodes: { id: string; name: string }[];
+  severities: string[];
+  components: string[];
+} {
   const nodes = new Map<string, string>();
   for (const r of rows) nodes.set(r.nodeId, r.nodeName);
   return {

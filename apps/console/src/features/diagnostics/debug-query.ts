@@ -17,7 +17,8 @@ export function useDebug<S extends TSchema>(node: ConsoleNode | undefined, path:
   return useQuery({
     queryKey: ['debug', node?.id, path, query],
     enabled: node !== undefined && query !== undefined,
-    queryFn: async (): Promise<Static<S>> => readReply('debug', await host.ops.get({ node: node!.id, path, query: query ?? {} }), open(schema)),
+    queryFn: async (): Promise<Static<S>> =>
+      readReply('debug', await host.ops.get({ node: node!.id, path, query: query ?? {} }), open(schema)),
     retry: false,
     staleTime: Infinity,
   });

@@ -30,7 +30,9 @@ export function DiagnosticsPage() {
           data={nodes.map((n) => ({ value: n.id, label: nameOf(n) }))}
         />
       </Group>
-      <Text size="sm" c="dimmed">{t('diag.intro')}</Text>
+      <Text size="sm" c="dimmed">
+        {t('diag.intro')}
+      </Text>
       {!node ? (
         <Text c="dimmed">{t('overview.noNodes')}</Text>
       ) : (

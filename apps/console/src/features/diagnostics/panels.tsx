@@ -38,9 +38,15 @@ export function ConfigPanel({ node }: { node: ConsoleNode }) {
         <Stack gap="xs" data-testid="debug-config">
           <Refresh q={q} />
           <Group gap="lg">
-            <Text size="sm">{t('diag.nodeId')}: <b className="num">{c.node_id}</b></Text>
-            <Text size="sm">{t('diag.dataDir')}: <Raw>{c.node_data_dir}</Raw></Text>
-            <Text size="sm">{t('diag.apiListen')}: <Raw>{c.api_listen}</Raw></Text>
+            <Text size="sm">
+              {t('diag.nodeId')}: <b className="num">{c.node_id}</b>
+            </Text>
+            <Text size="sm">
+              {t('diag.dataDir')}: <Raw>{c.node_data_dir}</Raw>
+            </Text>
+            <Text size="sm">
+              {t('diag.apiListen')}: <Raw>{c.api_listen}</Raw>
+            </Text>
           </Group>
           <Table striped withTableBorder verticalSpacing={3} data-testid="config-values">
             <Table.Thead>
@@ -52,8 +58,12 @@ export function ConfigPanel({ node }: { node: ConsoleNode }) {
             <Table.Tbody>
               {configPairs(c).map(([k, v]) => (
                 <Table.Tr key={k} data-config-key={k}>
-                  <Table.Td ff="monospace"><Raw>{k}</Raw></Table.Td>
-                  <Table.Td ff="monospace"><Raw>{v}</Raw></Table.Td>
+                  <Table.Td ff="monospace">
+                    <Raw>{k}</Raw>
+                  </Table.Td>
+                  <Table.Td ff="monospace">
+                    <Raw>{v}</Raw>
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
@@ -73,9 +83,13 @@ export function ClusterPanel({ node }: { node: ConsoleNode }) {
       {c && (
         <Stack gap="xs" data-testid="debug-cluster">
           <Refresh q={q} />
-          <Text size="sm">{t('diag.nodeId')}: <b className="num">{c.node_id}</b> · {t('diag.stateRevision')}: <b className="num">{c.state_revision}</b></Text>
+          <Text size="sm">
+            {t('diag.nodeId')}: <b className="num">{c.node_id}</b> · {t('diag.stateRevision')}: <b className="num">{c.state_revision}</b>
+          </Text>
           {c.slots.length === 0 ? (
-            <Text size="sm" c="dimmed">{t('diag.noSlots')}</Text>
+            <Text size="sm" c="dimmed">
+              {t('diag.noSlots')}
+            </Text>
           ) : (
             <Table striped withTableBorder verticalSpacing={3}>
               <Table.Thead>
@@ -109,12 +123,30 @@ function ResultView({ r }: { r: DiagnosticsResult }) {
   return (
     <Stack gap="xs">
       <Group gap="md">
-        <Badge color={r.status === 'ok' ? 'green' : r.status === 'not_found' ? 'gray' : 'orange'} tt="none" data-testid="lookup-status" data-status={r.status}>
+        <Badge
+          color={r.status === 'ok' ? 'green' : r.status === 'not_found' ? 'gray' : 'orange'}
+          tt="none"
+          data-testid="lookup-status"
+          data-status={r.status}
+        >
           {['ok', 'error', 'partial', 'not_found'].includes(r.status) ? t(`diag.status.${r.status}` as MessageKey) : <Raw>{r.status}</Raw>}
         </Badge>
-        {r.summary.slowest_stage && <Text size="sm">{t('diag.slowest')}: <Raw>{r.summary.slowest_stage}</Raw> ({f.ms(r.summary.slowest_duration_ms ?? 0)})</Text>}
-        {r.summary.error_stage && <Text size="sm" c="red">{t('diag.errorStage')}: <Raw>{r.summary.error_stage} {r.summary.error_code ?? ''}</Raw></Text>}
-        <Text size="sm" c="dimmed">{t('diag.events', { n: rows.length })}</Text>
+        {r.summary.slowest_stage && (
+          <Text size="sm">
+            {t('diag.slowest')}: <Raw>{r.summary.slowest_stage}</Raw> ({f.ms(r.summary.slowest_duration_ms ?? 0)})
+          </Text>
+        )}
+        {r.summary.error_stage && (
+          <Text size="sm" c="red">
+            {t('diag.errorStage')}:{' '}
+            <Raw>
+              {r.summary.error_stage} {r.summary.error_code ?? ''}
+            </Raw>
+          </Text>
+        )}
+        <Text size="sm" c="dimmed">
+          {t('diag.events', { n: rows.length })}
+        </Text>
       </Group>
       <Table striped withTableBorder verticalSpacing={3} data-testid="debug-events">
         <Table.Thead>
@@ -132,12 +164,26 @@ function ResultView({ r }: { r: DiagnosticsResult }) {
           {rows.slice(0, 200).map((e, i) => (
             <Table.Tr key={`${e.at}|${i}`}>
               <Table.Td className="num">{f.time(Date.parse(e.at))}</Table.Td>
-              <Table.Td ff="monospace"><Raw>{e.stage}</Raw></Table.Td>
-              <Table.Td><Badge size="xs" color={e.result === 'ok' ? 'green' : 'red'} variant="light"><Raw>{e.result}</Raw></Badge></Table.Td>
-              <Table.Td ta="right" className="num">{e.durationMs === undefined ? '–' : f.ms(e.durationMs)}</Table.Td>
-              <Table.Td ff="monospace"><Raw>{e.channel_key ?? '–'}</Raw></Table.Td>
-              <Table.Td ff="monospace"><Raw>{e.client_msg_no ?? (e.message_seq !== undefined ? `#${e.message_seq}` : '–')}</Raw></Table.Td>
-              <Table.Td ta="right" className="num">{e.record_count ?? '–'}</Table.Td>
+              <Table.Td ff="monospace">
+                <Raw>{e.stage}</Raw>
+              </Table.Td>
+              <Table.Td>
+                <Badge size="xs" color={e.result === 'ok' ? 'green' : 'red'} variant="light">
+                  <Raw>{e.result}</Raw>
+                </Badge>
+              </Table.Td>
+              <Table.Td ta="right" className="num">
+                {e.durationMs === undefined ? '–' : f.ms(e.durationMs)}
+              </Table.Td>
+              <Table.Td ff="monospace">
+                <Raw>{e.channel_key ?? '–'}</Raw>
+              </Table.Td>
+              <Table.Td ff="monospace">
+                <Raw>{e.client_msg_no ?? (e.message_seq !== undefined ? `#${e.message_seq}` : '–')}</Raw>
+              </Table.Td>
+              <Table.Td ta="right" className="num">
+                {e.record_count ?? '–'}
+              </Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
@@ -179,23 +225,57 @@ export function LookupPanel({ node, kind }: { node: ConsoleNode; kind: 'message'
   };
   return (
     <Stack gap="sm">
-      <form onSubmit={(e) => { e.preventDefault(); submit(); }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
         <Group align="flex-end">
           {kind === 'trace' ? (
-            <TextInput label={t('diag.traceId')} value={form.traceId} onChange={(e) => setForm({ ...form, traceId: e.currentTarget.value })} w={320} />
+            <TextInput
+              label={t('diag.traceId')}
+              value={form.traceId}
+              onChange={(e) => setForm({ ...form, traceId: e.currentTarget.value })}
+              w={320}
+            />
           ) : (
             <>
-              <TextInput label={t('diag.clientMsgNo')} value={form.clientMsgNo} onChange={(e) => setForm({ ...form, clientMsgNo: e.currentTarget.value })} />
-              <Text size="sm" pb={8}>{t('diag.or')}</Text>
-              <TextInput label={t('diag.channelKey')} placeholder="1&alice" value={form.channelKey} onChange={(e) => setForm({ ...form, channelKey: e.currentTarget.value })} />
-              <TextInput label={t('diag.messageSeq')} value={form.messageSeq} onChange={(e) => setForm({ ...form, messageSeq: e.currentTarget.value })} w={120} />
+              <TextInput
+                label={t('diag.clientMsgNo')}
+                value={form.clientMsgNo}
+                onChange={(e) => setForm({ ...form, clientMsgNo: e.currentTarget.value })}
+              />
+              <Text size="sm" pb={8}>
+                {t('diag.or')}
+              </Text>
+              <TextInput
+                label={t('diag.channelKey')}
+                placeholder="1&alice"
+                value={form.channelKey}
+                onChange={(e) => setForm({ ...form, channelKey: e.currentTarget.value })}
+              />
+              <TextInput
+                label={t('diag.messageSeq')}
+                value={form.messageSeq}
+                onChange={(e) => setForm({ ...form, messageSeq: e.currentTarget.value })}
+                w={120}
+              />
             </>
           )}
           <Button type="submit">{t('diag.lookup')}</Button>
         </Group>
       </form>
-      {formError && <Text size="sm" c="red">{formError}</Text>}
-      {submitted && <Gate node={node} q={q}>{q.data && <ResultView r={q.data} />}</Gate>}
+      {formError && (
+        <Text size="sm" c="red">
+          {formError}
+        </Text>
+      )}
+      {submitted && (
+        <Gate node={node} q={q}>
+          {q.data && <ResultView r={q.data} />}
+        </Gate>
+      )}
     </Stack>
   );
 }

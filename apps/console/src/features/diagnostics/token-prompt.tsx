@@ -33,7 +33,13 @@ export function TokenPrompt({ node }: { node: ConsoleNode }) {
     }
   };
   return (
-    <Alert color="yellow" variant="light" title={node.has_token ? t('diag.tokenRejected') : t('diag.tokenRequired')} data-state="unauthorized" data-testid="token-prompt">
+    <Alert
+      color="yellow"
+      variant="light"
+      title={node.has_token ? t('diag.tokenRejected') : t('diag.tokenRequired')}
+      data-state="unauthorized"
+      data-testid="token-prompt"
+    >
       <Text size="sm" mb="xs">
         {t('diag.tokenExplain')}
       </Text>
@@ -44,7 +50,14 @@ export function TokenPrompt({ node }: { node: ConsoleNode }) {
         }}
       >
         <Group align="flex-end">
-          <PasswordInput label={t('diag.token')} value={token} onChange={(e) => setToken(e.currentTarget.value)} w={320} autoComplete="off" data-testid="token-input" />
+          <PasswordInput
+            label={t('diag.token')}
+            value={token}
+            onChange={(e) => setToken(e.currentTarget.value)}
+            w={320}
+            autoComplete="off"
+            data-testid="token-input"
+          />
           <Button type="submit" loading={busy} disabled={!token} data-testid="token-save">
             {t('diag.useToken')}
           </Button>

@@ -8,7 +8,11 @@ export function configPairs(config: Pick<DebugConfig, 'values'>): [string, strin
 }
 
 /** A message lookup's query: a client message number, or a channel key with a sequence. */
-export function messageQuery(input: { clientMsgNo: string; channelKey: string; messageSeq: string }): Record<string, string> | { error: 'one_selector' } {
+export function messageQuery(input: {
+  clientMsgNo: string;
+  channelKey: string;
+  messageSeq: string;
+}): Record<string, string> | { error: 'one_selector' } {
   const clientMsgNo = input.clientMsgNo.trim();
   const channelKey = input.channelKey.trim();
   const seq = input.messageSeq.trim();

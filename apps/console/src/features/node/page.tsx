@@ -17,9 +17,13 @@ function Fact({ label, value, testId }: { label: React.ReactNode; value: React.R
   return (
     <Table.Tr>
       <Table.Th w="45%">
-        <Text size="sm" c="dimmed">{label}</Text>
+        <Text size="sm" c="dimmed">
+          {label}
+        </Text>
       </Table.Th>
-      <Table.Td className="num" data-testid={testId}>{value}</Table.Td>
+      <Table.Td className="num" data-testid={testId}>
+        {value}
+      </Table.Td>
     </Table.Tr>
   );
 }
@@ -36,7 +40,9 @@ export function NodePage() {
     return (
       <Stack data-page="node">
         <Title order={3}>{t('node.unknown')}</Title>
-        <Text c="dimmed"><Raw>{id}</Raw></Text>
+        <Text c="dimmed">
+          <Raw>{id}</Raw>
+        </Text>
       </Stack>
     );
   }
@@ -46,33 +52,48 @@ export function NodePage() {
   return (
     <Stack gap="sm" data-page="node">
       <Group gap="sm">
-        <Title order={3}><Raw>{nodeLabel(v)}</Raw></Title>
+        <Title order={3}>
+          <Raw>{nodeLabel(v)}</Raw>
+        </Title>
         <ReachBadge kind={reachability(v)} detail={v.status.detail} />
         {top && <LevelBadge level={top.verdict.level} />}
         <StaleMark status={v.status} />
-        <Text size="sm" c="dimmed"><Raw>{v.node.url}</Raw></Text>
+        <Text size="sm" c="dimmed">
+          <Raw>{v.node.url}</Raw>
+        </Text>
       </Group>
       {!top && <StateNotice status={v.status} />}
       {top && (
         <Text size="sm">
           <ServerText text={top.verdict.summary} />
           {(top.verdict.reasons ?? []).map((r) => (
-            <span key={r}> · <ServerText text={r} /></span>
+            <span key={r}>
+              {' '}
+              · <ServerText text={r} />
+            </span>
           ))}
         </Text>
       )}
       <SimpleGrid cols={{ base: 1, md: 3 }} spacing="sm">
         <Card withBorder padding="sm" data-testid="readiness-panel">
-          <Text fw={600} mb="xs">{t('node.readiness')}</Text>
+          <Text fw={600} mb="xs">
+            {t('node.readiness')}
+          </Text>
           <Group gap="xs" mb="xs">
             <Text size="sm">/readyz</Text>
             {v.ready ? (
-              <Badge color={v.ready.ready ? 'green' : 'red'} data-testid="readyz-state">{v.ready.ready ? t('reach.ready') : t('reach.not_ready')}</Badge>
+              <Badge color={v.ready.ready ? 'green' : 'red'} data-testid="readyz-state">
+                {v.ready.ready ? t('reach.ready') : t('reach.not_ready')}
+              </Badge>
             ) : (
               <StateNotice status={v.readyStatus ?? { kind: 'loading', stale: false }} />
             )}
           </Group>
-          {v.ready?.reason && <Text size="sm" c="red"><ServerText text={v.ready.reason} /></Text>}
+          {v.ready?.reason && (
+            <Text size="sm" c="red">
+              <ServerText text={v.ready.reason} />
+            </Text>
+          )}
           <Group gap={6} data-testid="ready-parts">
             {parts.map(([part, up]) => (
               <Badge key={part} tt="none" variant="light" color={up ? 'green' : 'red'} data-part={part} data-up={up}>
@@ -82,11 +103,19 @@ export function NodePage() {
           </Group>
           <Group gap="xs" mt="sm">
             <Text size="sm">/healthz</Text>
-            {health.data ? <Badge color="green" data-testid="healthz-state">{t('node.healthOk')}</Badge> : <StateNotice status={healthStatus} />}
+            {health.data ? (
+              <Badge color="green" data-testid="healthz-state">
+                {t('node.healthOk')}
+              </Badge>
+            ) : (
+              <StateNotice status={healthStatus} />
+            )}
           </Group>
         </Card>
         <Card withBorder padding="sm" data-testid="resources-panel">
-          <Text fw={600} mb="xs">{t('node.resources')}</Text>
+          <Text fw={600} mb="xs">
+            {t('node.resources')}
+          </Text>
           <Table withRowBorders={false} verticalSpacing={2}>
             <Table.Tbody>
               <Fact label={t('node.cpu')} value={top ? f.percent(top.resources.cpu_percent) : '–'} />
@@ -99,7 +128,9 @@ export function NodePage() {
           </Table>
         </Card>
         <Card withBorder padding="sm" data-testid="clients-panel">
-          <Text fw={600} mb="xs">{t('node.clients')}</Text>
+          <Text fw={600} mb="xs">
+            {t('node.clients')}
+          </Text>
           <Table withRowBorders={false} verticalSpacing={2}>
             <Table.Tbody>
               <Fact label={t('node.connections')} value={top?.clients ? f.int(top.clients.connections) : '–'} testId="node-connections" />

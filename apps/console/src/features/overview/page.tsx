@@ -21,7 +21,13 @@ export function OverviewPage() {
       <VerdictHero
         views={views}
         actions={
-          <Button size="xs" variant="default" onClick={() => downloadSnapshots(views, now)} disabled={!views.some((v) => v.top)} data-testid="export-snapshot">
+          <Button
+            size="xs"
+            variant="default"
+            onClick={() => downloadSnapshots(views, now)}
+            disabled={!views.some((v) => v.top)}
+            data-testid="export-snapshot"
+          >
             {t('overview.exportSnapshot')}
           </Button>
         }

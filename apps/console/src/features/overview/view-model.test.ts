@@ -34,13 +34,20 @@ describe('verdict roll-up', () => {
   it('is unknown with no data, and counts a not-ready node', () => {
     expect(rollup([]).level).toBe('unknown');
     expect(rollup([view('a', undefined, { kind: 'loading', stale: false })])).toMatchObject({ level: 'unknown', ready: 0, total: 1 });
-    const notReady = view('a', snapshot('a', { ready: false, level: 'critical', summary: 'cluster runtime is not ready', reasons: ['routes not ready'] }));
+    const notReady = view(
+      'a',
+      snapshot('a', { ready: false, level: 'critical', summary: 'cluster runtime is not ready', reasons: ['routes not ready'] }),
+    );
     expect(rollup([notReady])).toMatchObject({ level: 'critical', ready: 0, reasons: [{ node: 'a', text: 'routes not ready' }] });
     expect(reachability(notReady)).toBe('not_ready');
   });
 
   it('falls back to /readyz when top is disabled or warming up', () => {
-    const v = { ...view('a', undefined, { kind: 'disabled' as const, stale: false }), ready: { ready: true }, readyStatus: { kind: 'ok' as const, stale: false } };
+    const v = {
+      ...view('a', undefined, { kind: 'disabled' as const, stale: false }),
+      ready: { ready: true },
+      readyStatus: { kind: 'ok' as const, stale: false },
+    };
     expect(isReady(v)).toBe(true);
     expect(reachability(v)).toBe('ready');
     expect(reachability({ ...v, readyStatus: { kind: 'unreachable', stale: false } })).toBe('disabled');
@@ -50,8 +57,20 @@ describe('verdict roll-up', () => {
 
 describe('node rows', () => {
   it('carries the wkcli columns and the top pressure item', () => {
-    const r = nodeRow(view('a', snapshot('a', { send: 42, items: [item('storage', 'append', 0.2, 'ok'), item('runtime', 'event_loop', 0.7, 'busy')] })));
-    expect(r).toMatchObject({ name: 'a', reach: 'ready', stale: false, verdict: 'ok', connections: 3, sendPerSec: 42, appendP99Ms: 4, errorRate: 0, topPressure: { label: 'runtime/event_loop', score: 0.7, level: 'busy' } });
+    const r = nodeRow(
+      view('a', snapshot('a', { send: 42, items: [item('storage', 'append', 0.2, 'ok'), item('runtime', 'event_loop', 0.7, 'busy')] })),
+    );
+    expect(r).toMatchObject({
+      name: 'a',
+      reach: 'ready',
+      stale: false,
+      verdict: 'ok',
+      connections: 3,
+      sendPerSec: 42,
+      appendP99Ms: 4,
+      errorRate: 0,
+      topPressure: { label: 'runtime/event_loop', score: 0.7, level: 'busy' },
+    });
   });
 
   it('marks the last data of an unreachable node stale, with its age', () => {
@@ -75,9 +94,18 @@ describe('hot pressure and active alerts', () => {
   });
 
   it('orders active alerts by severity then last seen, across nodes', () => {
-    const a = snapshot('a', { active: [alert('w-old', { severity: 'warn', last_seen: '2026-01-01T00:00:01Z' }), alert('crit', { severity: 'critical' })] });
-    const b = snapshot('b', { active: [alert('w-new', { severity: 'warn', last_seen: '2026-01-01T00:00:09Z' }), alert('err', { severity: 'error' })] });
-    expect(activeAlerts([view('a', a), view('b', b)]).map((x) => `${x.nodeName}:${x.id}`)).toEqual(['a:crit', 'b:err', 'b:w-new', 'a:w-old']);
+    const a = snapshot('a', {
+      active: [alert('w-old', { severity: 'warn', last_seen: '2026-01-01T00:00:01Z' }), alert('crit', { severity: 'critical' })],
+    });
+    const b = snapshot('b', {
+      active: [alert('w-new', { severity: 'warn', last_seen: '2026-01-01T00:00:09Z' }), alert('err', { severity: 'error' })],
+    });
+    expect(activeAlerts([view('a', a), view('b', b)]).map((x) => `${x.nodeName}:${x.id}`)).toEqual([
+      'a:crit',
+      'b:err',
+      'b:w-new',
+      'a:w-old',
+    ]);
     expect(activeAlerts([view('a', a), view('b', b)], 2)).toHaveLength(2);
   });
 });

@@ -1,4 +1,13 @@
-import { pressureBand, sortAlerts, worstVerdict, type ConsoleNode, type Readyz, type TopAlert, type TopPressureItem, type TopSnapshot } from '@parley/shared';
+import {
+  pressureBand,
+  sortAlerts,
+  worstVerdict,
+  type ConsoleNode,
+  type Readyz,
+  type TopAlert,
+  type TopPressureItem,
+  type TopSnapshot,
+} from '@parley/shared';
 import type { NodeStatus } from '../../api/node-status.ts';
 
 /** Everything the console knows about one node right now. */
@@ -130,7 +139,14 @@ export function pressureLabel(it: TopPressureItem): string {
 }
 
 export function nodeRow(v: NodeView): NodeRow {
-  const row: NodeRow = { id: v.node.id, name: nodeLabel(v), url: v.node.url, reach: reachability(v), topState: v.status.kind, stale: v.status.stale || (v.status.kind !== 'ok' && v.top !== undefined) };
+  const row: NodeRow = {
+    id: v.node.id,
+    name: nodeLabel(v),
+    url: v.node.url,
+    reach: reachability(v),
+    topState: v.status.kind,
+    stale: v.status.stale || (v.status.kind !== 'ok' && v.top !== undefined),
+  };
   if (v.status.ageMs !== undefined) row.ageMs = v.status.ageMs;
   const t = v.top;
   if (!t) return row;
@@ -160,7 +176,9 @@ export interface HotItem {
 /** The `n` highest pressure scores across nodes, highest first. */
 export function hotPressure(views: readonly NodeView[], n = 5): HotItem[] {
   const all: HotItem[] = [];
-  for (const v of views) for (const item of v.top?.pressure?.top ?? []) all.push({ nodeId: v.node.id, nodeName: nodeLabel(v), item, band: pressureBand(item.score) });
+  for (const v of views)
+    for (const item of v.top?.pressure?.top ?? [])
+      all.push({ nodeId: v.node.id, nodeName: nodeLabel(v), item, band: pressureBand(item.score) });
   return all.sort((a, b) => b.item.score - a.item.score).slice(0, n);
 }
 

@@ -46,25 +46,61 @@ export function PressureTable({ rows, showNode = true }: { rows: PressureRow[]; 
             )}
             {rows.map((r) => (
               <Table.Tr key={r.key} data-pressure-row={r.label} data-level={r.item.level}>
-                <Table.Td><LevelBadge level={r.item.level} /></Table.Td>
-                {showNode && <Table.Td style={{ whiteSpace: 'nowrap' }}><Raw>{r.nodeName}</Raw></Table.Td>}
                 <Table.Td>
-                  <Text size="sm" ff="monospace"><Raw>{r.label}</Raw></Text>
+                  <LevelBadge level={r.item.level} />
+                </Table.Td>
+                {showNode && (
+                  <Table.Td style={{ whiteSpace: 'nowrap' }}>
+                    <Raw>{r.nodeName}</Raw>
+                  </Table.Td>
+                )}
+                <Table.Td>
+                  <Text size="sm" ff="monospace">
+                    <Raw>{r.label}</Raw>
+                  </Text>
                   {(r.item.queue || r.item.priority) && (
-                    <Text size="xs" c="dimmed" ff="monospace"><Raw>{[r.item.queue, r.item.priority].filter(Boolean).join(' · ')}</Raw></Text>
+                    <Text size="xs" c="dimmed" ff="monospace">
+                      <Raw>{[r.item.queue, r.item.priority].filter(Boolean).join(' · ')}</Raw>
+                    </Text>
                   )}
                 </Table.Td>
-                <Table.Td ta="right" className="num" data-col="score">{f.num(r.item.score, 3)}</Table.Td>
-                <Table.Td>
-                  <LimitBar fraction={r.depthFraction} width={120} label={r.depthFraction === undefined ? undefined : depthLabel(r.item, f)} />
+                <Table.Td ta="right" className="num" data-col="score">
+                  {f.num(r.item.score, 3)}
                 </Table.Td>
                 <Table.Td>
-                  <LimitBar fraction={r.inflightFraction} width={120} label={r.inflightFraction === undefined ? undefined : `${f.num(r.item.inflight ?? 0, 2)} / ${f.num(r.item.workers ?? 0, 0)}`} />
+                  <LimitBar
+                    fraction={r.depthFraction}
+                    width={120}
+                    label={r.depthFraction === undefined ? undefined : depthLabel(r.item, f)}
+                  />
                 </Table.Td>
-                <Table.Td ta="right" className="num">{opt(r.item.wait_p99_ms, f.ms)}</Table.Td>
-                <Table.Td ta="right" className="num">{opt(r.item.task_p99_ms, f.ms)}</Table.Td>
-                <Table.Td ta="right" className="num">{opt(r.item.admission_error_per_sec, f.rate)}</Table.Td>
-                <Table.Td>{r.item.hint ? <Text size="xs"><ServerText text={r.item.hint} /></Text> : '–'}</Table.Td>
+                <Table.Td>
+                  <LimitBar
+                    fraction={r.inflightFraction}
+                    width={120}
+                    label={
+                      r.inflightFraction === undefined ? undefined : `${f.num(r.item.inflight ?? 0, 2)} / ${f.num(r.item.workers ?? 0, 0)}`
+                    }
+                  />
+                </Table.Td>
+                <Table.Td ta="right" className="num">
+                  {opt(r.item.wait_p99_ms, f.ms)}
+                </Table.Td>
+                <Table.Td ta="right" className="num">
+                  {opt(r.item.task_p99_ms, f.ms)}
+                </Table.Td>
+                <Table.Td ta="right" className="num">
+                  {opt(r.item.admission_error_per_sec, f.rate)}
+                </Table.Td>
+                <Table.Td>
+                  {r.item.hint ? (
+                    <Text size="xs">
+                      <ServerText text={r.item.hint} />
+                    </Text>
+                  ) : (
+                    '–'
+                  )}
+                </Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>

@@ -3,8 +3,18 @@ import { item, snapshot, view } from '../../test/fixtures.ts';
 import { componentScores, limitFraction, pressureRows } from './view-model.ts';
 
 describe('pressure page', () => {
-  const a = snapshot('a', { items: [item('storage', 'append', 0.82, 'degraded', { depth: 3358, capacity: 4096 }), item('runtime', 'event_loop', 0.1, 'ok', { inflight: 0.1, workers: 1 })] });
-  const b = snapshot('b', { items: [item('storage', 'append', 0.6, 'busy', { depth: 60, capacity: 100 }), item('gateway', 'outbound', 0, 'ok', { depth: 0, capacity: 0 })] });
+  const a = snapshot('a', {
+    items: [
+      item('storage', 'append', 0.82, 'degraded', { depth: 3358, capacity: 4096 }),
+      item('runtime', 'event_loop', 0.1, 'ok', { inflight: 0.1, workers: 1 }),
+    ],
+  });
+  const b = snapshot('b', {
+    items: [
+      item('storage', 'append', 0.6, 'busy', { depth: 60, capacity: 100 }),
+      item('gateway', 'outbound', 0, 'ok', { depth: 0, capacity: 0 }),
+    ],
+  });
   const views = [view('a', a), view('b', b)];
 
   it('draws limits as fractions: a zero limit with a value is full', () => {

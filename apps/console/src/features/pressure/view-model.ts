@@ -38,7 +38,14 @@ export function pressureRows(views: readonly NodeView[], opts: { onlyPressured: 
       const band = pressureBand(item.score);
       if (opts.onlyPressured && verdictRank(band) === 0 && verdictRank(item.level) === 0) continue;
       const label = pressureLabel(item);
-      const row: PressureRow = { key: `${v.node.id}|${label}|${item.queue ?? ''}|${item.priority ?? ''}`, nodeId: v.node.id, nodeName, label, item, band };
+      const row: PressureRow = {
+        key: `${v.node.id}|${label}|${item.queue ?? ''}|${item.priority ?? ''}`,
+        nodeId: v.node.id,
+        nodeName,
+        label,
+        item,
+        band,
+      };
       const d = limitFraction(item.depth, item.capacity);
       if (d !== undefined) row.depthFraction = d;
       if (item.workers !== undefined || item.inflight !== undefined) row.inflightFraction = limitFraction(item.inflight, item.workers)!;

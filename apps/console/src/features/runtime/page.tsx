@@ -16,7 +16,12 @@ function Section({ tab, v }: { tab: RuntimeTab; v: NodeView }) {
   const top = v.top;
   if (!top) return <StateNotice status={v.status} />;
   const s = tab === 'traffic' ? top.traffic : tab === 'channel' ? top.channelv2 : tab === 'storage' ? top.storage : top.delivery;
-  if (!s) return <Text size="sm" c="dimmed">{t('runtime.sectionMissing')}</Text>;
+  if (!s)
+    return (
+      <Text size="sm" c="dimmed">
+        {t('runtime.sectionMissing')}
+      </Text>
+    );
   if (tab === 'traffic') return <TrafficSection s={top.traffic!} />;
   if (tab === 'channel') return <ChannelSection s={top.channelv2!} />;
   if (tab === 'storage') return <StorageSection s={top.storage!} />;
@@ -46,7 +51,9 @@ export function RuntimePage() {
         {views.map((v) => (
           <Card key={v.node.id} withBorder padding="sm" data-runtime-node={v.node.id}>
             <Group gap="xs" mb="xs">
-              <Text fw={600}><Raw>{nodeLabel(v)}</Raw></Text>
+              <Text fw={600}>
+                <Raw>{nodeLabel(v)}</Raw>
+              </Text>
               <ReachBadge kind={reachability(v)} detail={v.status.detail} />
               <StaleMark status={v.status} />
             </Group>

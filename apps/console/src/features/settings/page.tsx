@@ -50,9 +50,23 @@ function NodesCard() {
         <Table.Tbody>
           {(nodes.data ?? []).map((n) => (
             <Table.Tr key={n.id} data-node={n.id}>
-              <Table.Td><Raw>{nameOf(n)}</Raw></Table.Td>
-              <Table.Td ff="monospace"><Raw>{n.url}</Raw></Table.Td>
-              <Table.Td>{n.has_token ? <Badge size="xs" color="blue">{t('settings.tokenKept')}</Badge> : <Text size="xs" c="dimmed">{t('settings.noToken')}</Text>}</Table.Td>
+              <Table.Td>
+                <Raw>{nameOf(n)}</Raw>
+              </Table.Td>
+              <Table.Td ff="monospace">
+                <Raw>{n.url}</Raw>
+              </Table.Td>
+              <Table.Td>
+                {n.has_token ? (
+                  <Badge size="xs" color="blue">
+                    {t('settings.tokenKept')}
+                  </Badge>
+                ) : (
+                  <Text size="xs" c="dimmed">
+                    {t('settings.noToken')}
+                  </Text>
+                )}
+              </Table.Td>
               <Table.Td ta="right">
                 <Button size="xs" variant="subtle" color="red" onClick={() => void remove(n.id)} data-testid={`remove-${n.id}`}>
                   {t('settings.remove')}
@@ -62,16 +76,32 @@ function NodesCard() {
           ))}
         </Table.Tbody>
       </Table>
-      <form onSubmit={(e) => { e.preventDefault(); void add(); }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void add();
+        }}
+      >
         <Group align="flex-end" mt="sm">
-          <TextInput label={t('settings.nodeUrl')} placeholder="http://127.0.0.1:5001" value={url} onChange={(e) => setUrl(e.currentTarget.value)} w={300} data-testid="add-node-url" />
+          <TextInput
+            label={t('settings.nodeUrl')}
+            placeholder="http://127.0.0.1:5001"
+            value={url}
+            onChange={(e) => setUrl(e.currentTarget.value)}
+            w={300}
+            data-testid="add-node-url"
+          />
           <TextInput label={t('settings.nodeNameOptional')} value={name} onChange={(e) => setName(e.currentTarget.value)} w={180} />
           <Button type="submit" disabled={!url.trim()} data-testid="add-node">
             {t('settings.add')}
           </Button>
         </Group>
       </form>
-      {error && <Text size="sm" c="red" mt="xs" data-testid="add-node-error"><Raw>{error}</Raw></Text>}
+      {error && (
+        <Text size="sm" c="red" mt="xs" data-testid="add-node-error">
+          <Raw>{error}</Raw>
+        </Text>
+      )}
     </Card>
   );
 }
@@ -93,11 +123,22 @@ function ContextsCard() {
   return (
     <Card withBorder padding="sm">
       <Text fw={600}>{t('settings.contexts')}</Text>
-      <Text size="sm" c="dimmed" mb="xs">{t('settings.contextsExplain')}</Text>
+      <Text size="sm" c="dimmed" mb="xs">
+        {t('settings.contextsExplain')}
+      </Text>
       {c.contexts.map((x) => (
         <Group key={x.name} justify="space-between">
-          <Text size="sm"><Raw>{x.name}</Raw> · {t('settings.contextNodes', { n: x.nodeIds.length })}</Text>
-          <Button size="xs" variant="subtle" color="red" onClick={() => setControls({ contexts: c.contexts.filter((y) => y.name !== x.name), context: c.context === x.name ? '' : c.context })}>
+          <Text size="sm">
+            <Raw>{x.name}</Raw> · {t('settings.contextNodes', { n: x.nodeIds.length })}
+          </Text>
+          <Button
+            size="xs"
+            variant="subtle"
+            color="red"
+            onClick={() =>
+              setControls({ contexts: c.contexts.filter((y) => y.name !== x.name), context: c.context === x.name ? '' : c.context })
+            }
+          >
             {t('settings.remove')}
           </Button>
         </Group>
@@ -106,11 +147,17 @@ function ContextsCard() {
         <TextInput label={t('settings.contextName')} value={name} onChange={(e) => setName(e.currentTarget.value)} w={200} />
         <Group gap="xs">
           {(nodes.data ?? []).map((n) => (
-            <Checkbox key={n.id} label={<Raw>{nameOf(n)}</Raw>} checked={picked.includes(n.id)}
-              onChange={(e) => setPicked(e.currentTarget.checked ? [...picked, n.id] : picked.filter((p) => p !== n.id))} />
+            <Checkbox
+              key={n.id}
+              label={<Raw>{nameOf(n)}</Raw>}
+              checked={picked.includes(n.id)}
+              onChange={(e) => setPicked(e.currentTarget.checked ? [...picked, n.id] : picked.filter((p) => p !== n.id))}
+            />
           ))}
         </Group>
-        <Button onClick={save} disabled={!name.trim() || picked.length === 0}>{t('settings.saveContext')}</Button>
+        <Button onClick={save} disabled={!name.trim() || picked.length === 0}>
+          {t('settings.saveContext')}
+        </Button>
       </Group>
     </Card>
   );

@@ -4,10 +4,17 @@ import { buildSaved, readSaved, savedFileName, savedViews } from './view-model.t
 
 describe('saved snapshots', () => {
   it('round-trips the nodes’ snapshots, leaving out nodes without one', () => {
-    const saved = buildSaved([view('a', snapshot('a')), view('b', undefined, { kind: 'unreachable', stale: false })], Date.parse('2026-01-02T03:04:05.678Z'));
+    const saved = buildSaved(
+      [view('a', snapshot('a')), view('b', undefined, { kind: 'unreachable', stale: false })],
+      Date.parse('2026-01-02T03:04:05.678Z'),
+    );
     expect(saved.nodes.map((n) => n.id)).toEqual(['a']);
     const back = readSaved(JSON.stringify(saved));
-    expect(back.ok && savedViews(back.value)[0]).toMatchObject({ node: { id: 'a' }, status: { kind: 'ok', stale: false }, top: { node: { name: 'a' } } });
+    expect(back.ok && savedViews(back.value)[0]).toMatchObject({
+      node: { id: 'a' },
+      status: { kind: 'ok', stale: false },
+      top: { node: { name: 'a' } },
+    });
     expect(savedFileName(saved.saved_at)).toBe('parley-snapshots-20260102T030405Z.json');
   });
 
@@ -18,7 +25,13 @@ describe('saved snapshots', () => {
 
   it('refuses anything else with the first schema error', () => {
     expect(readSaved('{')).toEqual({ ok: false, error: 'not JSON' });
-    const r = readSaved(JSON.stringify({ format: 'parley-console-snapshots/v1', saved_at: 'x', nodes: [{ id: 'a', url: '', snapshot: { version: 'top/v0' } }] }));
+    const r = readSaved(
+      JSON.stringify({
+        format: 'parley-console-snapshots/v1',
+        saved_at: 'x',
+        nodes: [{ id: 'a', url: '', snapshot: { version: 'top/v0' } }],
+      }),
+    );
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(/^\/nodes\/0\/snapshot/);
   });

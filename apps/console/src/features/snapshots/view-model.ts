@@ -47,7 +47,14 @@ export function readSaved(text: string): { ok: true; value: SavedSnapshots } | {
   }
   if (Value.Check(SavedSnapshots, json)) return { ok: true, value: json };
   if (Value.Check(TopReading, json)) {
-    return { ok: true, value: { format: 'parley-console-snapshots/v1', saved_at: json.generated_at, nodes: [{ id: `node-${json.node.id}`, url: '', name: json.node.name, snapshot: json }] } };
+    return {
+      ok: true,
+      value: {
+        format: 'parley-console-snapshots/v1',
+        saved_at: json.generated_at,
+        nodes: [{ id: `node-${json.node.id}`, url: '', name: json.node.name, snapshot: json }],
+      },
+    };
   }
   const first = Value.Errors(SavedSnapshots, json).First();
   return { ok: false, error: first ? `${first.path || '/'}: ${first.message}` : 'not a snapshot file' };

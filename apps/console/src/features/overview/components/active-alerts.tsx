@@ -14,7 +14,10 @@ export function ActiveAlertsCard({ views }: { views: NodeView[] }) {
     <Card withBorder padding="sm" h="100%" data-testid="active-alerts">
       <Group justify="space-between" mb="xs">
         <Text fw={600}>
-          {t('overview.activeAlerts')} <Text span c="dimmed">({f.int(total)})</Text>
+          {t('overview.activeAlerts')}{' '}
+          <Text span c="dimmed">
+            ({f.int(total)})
+          </Text>
         </Text>
         <Anchor component={Link} to="/alerts" size="sm">
           {t('overview.allAlerts')}

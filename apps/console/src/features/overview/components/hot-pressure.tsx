@@ -24,7 +24,13 @@ export function HotPressureCard({ views }: { views: NodeView[] }) {
           </Text>
         )}
         {items.map((h) => (
-          <Group key={`${h.nodeId}|${pressureLabel(h.item)}|${h.item.queue}`} justify="space-between" wrap="nowrap" data-hot-item={pressureLabel(h.item)} data-level={h.item.level}>
+          <Group
+            key={`${h.nodeId}|${pressureLabel(h.item)}|${h.item.queue}`}
+            justify="space-between"
+            wrap="nowrap"
+            data-hot-item={pressureLabel(h.item)}
+            data-level={h.item.level}
+          >
             <Group gap={6} wrap="nowrap">
               <LevelBadge level={h.item.level} size="xs" />
               <Text size="sm" ff="monospace">

@@ -75,13 +75,27 @@ export function NodeTable({ views, readOnly }: { views: NodeView[]; readOnly?: b
                   {r.stale && <StaleMark status={{ stale: true, ageMs: r.ageMs }} />}
                 </Table.Td>
                 <Table.Td>{r.verdict ? <LevelBadge level={r.verdict} /> : dash}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="conn">{n(r.connections, f.int)}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="cpu">{n(r.cpuPercent, f.percent)}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="rss">{n(r.rssBytes, f.bytes)}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="send">{n(r.sendPerSec, f.rate)}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="ack">{n(r.ackPerSec, f.rate)}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="append">{n(r.appendP99Ms, f.ms)}</Table.Td>
-                <Table.Td ta="right" className="num" data-col="err">{n(r.errorRate, f.ratio)}</Table.Td>
+                <Table.Td ta="right" className="num" data-col="conn">
+                  {n(r.connections, f.int)}
+                </Table.Td>
+                <Table.Td ta="right" className="num" data-col="cpu">
+                  {n(r.cpuPercent, f.percent)}
+                </Table.Td>
+                <Table.Td ta="right" className="num" data-col="rss">
+                  {n(r.rssBytes, f.bytes)}
+                </Table.Td>
+                <Table.Td ta="right" className="num" data-col="send">
+                  {n(r.sendPerSec, f.rate)}
+                </Table.Td>
+                <Table.Td ta="right" className="num" data-col="ack">
+                  {n(r.ackPerSec, f.rate)}
+                </Table.Td>
+                <Table.Td ta="right" className="num" data-col="append">
+                  {n(r.appendP99Ms, f.ms)}
+                </Table.Td>
+                <Table.Td ta="right" className="num" data-col="err">
+                  {n(r.errorRate, f.ratio)}
+                </Table.Td>
                 <Table.Td>
                   {r.topPressure ? (
                     <Group gap={4} wrap="nowrap">

@@ -11,7 +11,12 @@ export function SourcesNote({ views }: { views: NodeView[] }) {
         const s = v.top?.sources;
         const text = (
           <Text size="xs" c="dimmed">
-            <Raw>{nodeLabel(v)}</Raw>: {v.status.kind === 'warming_up' ? t('sources.warmingUp') : s ? t('sources.samples', { n: s.collector.sample_count ?? 0, window: v.top!.window_seconds }) : '–'}
+            <Raw>{nodeLabel(v)}</Raw>:{' '}
+            {v.status.kind === 'warming_up'
+              ? t('sources.warmingUp')
+              : s
+                ? t('sources.samples', { n: s.collector.sample_count ?? 0, window: v.top!.window_seconds })
+                : '–'}
           </Text>
         );
         const notes = s?.notes ?? [];

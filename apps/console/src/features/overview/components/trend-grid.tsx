@@ -32,10 +32,7 @@ const TITLES: Record<TrendMetric, MessageKey> = {
 export function TrendGrid({ nodes, rangeSec, now, cols = 4 }: { nodes: TrendNode[]; rangeSec: number; now: number; cols?: number }) {
   const { t, f } = useI18n();
   const version = useSeriesVersion();
-  const formats = useMemo(
-    () => ({ rate: f.rate, ms: f.ms, count: f.int, percent: f.percent, bytes: f.bytes }),
-    [f],
-  );
+  const formats = useMemo(() => ({ rate: f.rate, ms: f.ms, count: f.int, percent: f.percent, bytes: f.bytes }), [f]);
   return (
     <SimpleGrid cols={{ base: 1, md: 2, xl: cols }} spacing="sm" data-testid="trend-grid" data-version={version}>
       {TREND_METRICS.map((m) => (
@@ -48,7 +45,11 @@ export function TrendGrid({ nodes, rangeSec, now, cols = 4 }: { nodes: TrendNode
           rangeSec={rangeSec}
           now={now}
           since={seriesStore.collectingSince()}
-          lines={nodes.map((n, i) => ({ label: n.label, color: NODE_COLORS[i % NODE_COLORS.length]!, points: seriesStore.series(n.id, m) }))}
+          lines={nodes.map((n, i) => ({
+            label: n.label,
+            color: NODE_COLORS[i % NODE_COLORS.length]!,
+            points: seriesStore.series(n.id, m),
+          }))}
         />
       ))}
     </SimpleGrid>

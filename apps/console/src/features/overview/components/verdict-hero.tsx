@@ -19,7 +19,14 @@ export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: R
   const color = `var(--mantine-color-${allReady || r.total === 0 ? levelColor(r.level) : 'red'}-6)`;
   const verdictColor = `var(--mantine-color-${levelColor(r.level)}-6)`;
   return (
-    <Card withBorder padding="md" className="verdict-hero" style={{ ['--verdict-color' as string]: color }} data-testid="verdict-hero" data-level={r.level}>
+    <Card
+      withBorder
+      padding="md"
+      className="verdict-hero"
+      style={{ ['--verdict-color' as string]: color }}
+      data-testid="verdict-hero"
+      data-level={r.level}
+    >
       <Group justify="space-between" align="flex-start" wrap="nowrap">
         <Stack gap={4}>
           <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
@@ -90,7 +97,9 @@ export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: R
                 <Raw>{nodeLabel(v)}</Raw>
               </Text>
               <Text size="sm" c="dimmed">
-                {v.status.ageMs !== undefined ? t('overview.lastDataAge', { age: Math.round(v.status.ageMs / 1000) }) : t('overview.neverSeen')}
+                {v.status.ageMs !== undefined
+                  ? t('overview.lastDataAge', { age: Math.round(v.status.ageMs / 1000) })
+                  : t('overview.neverSeen')}
               </Text>
             </Group>
           ))}
