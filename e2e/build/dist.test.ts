@@ -100,6 +100,38 @@ describe('the bins, from dist/', () => {
     expect(await exited).toBe(0);
   });
 
+  it('`parleyctl console` serves the built console on loopback, behind its launch token, and stops on SIGTERM', async () => {
+    const proc = spawn(process.execPath, [PARLEYCTL, 'console', '--no-open', '--listen', '127.0.0.1:0'], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((done) => proc.on('exit', (code) => done(code)));
+    try {
+      const url = await new Promise<string>((done, fail) => {
+        let out = '';
+        proc.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n').find((l) => l.includes('"event":"console"'));
+          if (line) done((JSON.parse(line) as { url: string }).url);
+        });
+        void exited.then((code) => fail(new Error(`parleyctl console exited (${code}):\n${stderr}`)));
+      });
+      const { origin } = new URL(url);
+      expect((await fetch(`${origin}/overview`)).status).toBe(401);
+      const login = await fetch(url, { redirect: 'manual' });
+      expect(login.status).toBe(302);
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const page = await fetch(`${origin}/overview`, { headers: { cookie } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="root">');
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+
   it('`parleyctl` says how to build when dist/ is missing', () => {
     const copy = join(temp, 'unbuilt');
     const bin = join(copy, 'bin', 'parleyctl.js');

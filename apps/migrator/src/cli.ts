@@ -79,6 +79,17 @@ program
     else process.stdout.write(`parleyctl ${info.version} (${info.commit.slice(0, 12)}, ${info.build_time})\n`);
   });
 
+program
+  .command('console')
+  .description("serve the operator console on loopback and proxy the nodes' ops routes (apps/console/README.md)")
+  .option('--node <url>', "a node's HTTP API base URL; repeat for more nodes", (v: string, all: string[]) => [...all, v], [] as string[])
+  .option('--listen <addr>', 'loopback host:port to serve on', '127.0.0.1:5301')
+  .option('--no-open', 'do not open a browser')
+  .action(async (o: { node: string[]; listen: string; open: boolean }) => {
+    const { runConsole } = await import('./console-command.ts');
+    process.exitCode = await runConsole(o);
+  });
+
 const db = program.command('db').description('data directory tools');
 db.command('info')
   .description('format of a directory: a Pebble database (format major version) or a Parley data dir (data format, creating tool)')

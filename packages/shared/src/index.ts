@@ -14,3 +14,5 @@ export * from './http/top.schema.ts';
 export * from './migrate/data-dir.schema.ts';
 export * from './http/ops.schema.ts';
 export * from './http/bench.schema.ts';
+export * from './top-read.ts';
+export * from './console/host.schema.ts';

@@ -1,0 +1,48 @@
+import { Button, Grid, Stack } from '@mantine/core';
+import { useNodeViews } from '../../api/node-views.ts';
+import { useControls } from '../../app/controls.ts';
+import { useI18n } from '../../i18n/i18n.tsx';
+import { downloadSnapshots } from '../snapshots/download.ts';
+import { ActiveAlertsCard } from './components/active-alerts.tsx';
+import { HotPressureCard } from './components/hot-pressure.tsx';
+import { NodeTable } from './components/node-table.tsx';
+import { SourcesNote } from './components/sources-note.tsx';
+import { TrendGrid } from './components/trend-grid.tsx';
+import { VerdictHero } from './components/verdict-hero.tsx';
+import { nodeLabel } from './view-model.ts';
+
+/** `/overview`: the cluster verdict and where the pressure is. */
+export function OverviewPage() {
+  const { t } = useI18n();
+  const { views, now } = useNodeViews('overview');
+  const { rangeSec } = useControls();
+  return (
+    <Stack gap="sm" data-page="overview">
+      <VerdictHero
+        views={views}
+        actions={
+          <Button
+            size="xs"
+            variant="default"
+            onClick={() => downloadSnapshots(views, now)}
+            disabled={!views.some((v) => v.top)}
+            data-testid="export-snapshot"
+          >
+            {t('overview.exportSnapshot')}
+          </Button>
+        }
+      />
+      <NodeTable views={views} />
+      <Grid gap="sm">
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <HotPressureCard views={views} />
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 6 }}>
+          <ActiveAlertsCard views={views} />
+        </Grid.Col>
+      </Grid>
+      <TrendGrid nodes={views.map((v) => ({ id: v.node.id, label: nodeLabel(v) }))} rangeSec={rangeSec} now={now} />
+      <SourcesNote views={views} />
+    </Stack>
+  );
+}
