@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Finding } from '../prepare/findings.ts';
+import type { Finding, PatchOp } from '../prepare/findings.ts';
+import { attachResolutions } from '../prepare/resolutions.ts';
 import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
 import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
 import type { FileDigests } from './records-dir.ts';
@@ -18,6 +19,10 @@ export interface PrepareReport extends ReportBase {
   blockers: Finding[];
   warnings: Finding[];
   warning_totals?: Record<string, number>;
+  /** Live memberships without a v2 conversation, hidden until a new message (seed: `hidden_memberships`). */
+  hidden_memberships?: number;
+  /** Every blocker's resolution patch, in order: applied to the plan, it resolves them all. */
+  resolution_patch?: PatchOp[];
 }
 
 /** The seal binding the prepare report to the records export may publish. */
@@ -52,7 +57,9 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     blockers: outcome.blockers,
     warnings: outcome.warnings,
     warning_totals: outcome.warning_totals,
+    hidden_memberships: outcome.hidden_memberships,
   });
+  report.resolution_patch = attachResolutions(loaded.plan, outcome.blockers, outcome.warnings);
   if (outcome.blockers.length > 0) {
     report.status = 'blocked';
     report.errors.push(`${outcome.blockers.length} blockers: the strict default path cannot carry this data over exactly; nothing may be exported`);

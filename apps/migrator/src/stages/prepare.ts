@@ -2,7 +2,9 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
+import { findMissingConversations } from '../prepare/missing.ts';
 import { writeResolved } from '../prepare/resolve.ts';
+import { policyOf } from '../policy.ts';
 import { fingerprintTree, hashTree, listTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
@@ -34,6 +36,8 @@ export interface PrepareOutcome {
   blockers: Finding[];
   warnings: Finding[];
   warning_totals: Record<string, number>;
+  /** Live memberships without a v2 conversation the target hides until a new message. */
+  hidden_memberships: number;
 }
 
 /**
@@ -141,6 +145,18 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
   const c = collector!;
   writeResolved(c, writers);
   const files = await closeRecordWriters(writers);
+  const missing = findMissingConversations(recordsDir, policyOf(loaded.plan));
+  if (missing.problems.length > 0) throw new StageError(missing.problems);
+  for (const m of missing.missing) {
+    const entry = { capture_digest: m.capture_digest, uid_sha256: m.uid_sha256, channel_sha256: m.channel_sha256, retained_tail: m.retained_tail };
+    c.findings.warn({
+      code: 'missing_conversation',
+      detail: m.hidden
+        ? `live member without a v2 conversation (deleted, or joined after the last message): hidden until a new message, its history up to seq ${m.retained_tail} no longer pulled`
+        : 'live member without a v2 conversation: kept visible (metadata.missing_conversations)',
+      uid: m.uid, channel_id: m.channel_id, channel_type: m.channel_type, evidence: { ...entry, hidden: m.hidden },
+    });
+  }
   const now = await after;
   for (const [i, s] of loaded.plan.sources.entries()) {
     const changes = treeChanges(fingerprints[String(s.node_id)]!, now[i]!);
@@ -156,6 +172,7 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
     blockers: c.findings.blockers,
     warnings: c.findings.warnings,
     warning_totals: c.findings.warningTotals(),
+    hidden_memberships: missing.missing.filter((m) => m.hidden).length,
   };
 }
 

@@ -25,6 +25,11 @@ export const TABLES: Array<{ table: string; columns: string[]; order: string }> 
   },
   { table: 'channel_log', columns: ['channel_id', 'channel_type', 'tail_seq'], order: 'channel_id, channel_type' },
   { table: 'system_uids', columns: ['uid'], order: 'uid' },
+  {
+    table: 'cmd_bindings',
+    columns: ['uid', 'channel_id', 'channel_type', 'start_seq', 'ack_seq', 'removed', 'updated_at'],
+    order: 'uid, channel_id, channel_type',
+  },
 ];
 
 function cell(v: unknown): string {

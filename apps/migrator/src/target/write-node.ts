@@ -6,6 +6,7 @@ import {
   type ClusterMeta, type DataFormat, type MigrationMarker,
 } from '@parley/shared';
 import { openSqlite } from '@parley/server';
+import type { Policy } from '../policy.ts';
 import { readJsonFile, StageError, toolIdentity } from '../stages/common.ts';
 import { contentDigest } from './content-digest.ts';
 import { deriveInto } from './derive.ts';
@@ -23,6 +24,8 @@ export interface NodeResult {
   reused: boolean;
   content_sha256: string;
   rows: Record<string, number>;
+  /** What the derivation did beyond copying rows (hidden memberships, bindings, archived unread counts). */
+  derived: Record<string, number>;
 }
 
 /** File written first into a directory under construction, so a rerun knows it may discard it. */
@@ -51,7 +54,7 @@ function checkExisting(dir: string, identity: ImportIdentity): NodeResult {
   try {
     const got = contentDigest(raw);
     if (got.sha256 !== marker.content_sha256) throw new StageError([`target ${dir}: store content differs from its migration marker (fingerprint mismatch)`]);
-    return { node_id: marker.node_id, data_dir: dir, reused: true, content_sha256: got.sha256, rows: got.rows };
+    return { node_id: marker.node_id, data_dir: dir, reused: true, content_sha256: got.sha256, rows: got.rows, derived: marker.derived ?? {} };
   } finally {
     raw.close();
   }
@@ -68,6 +71,7 @@ export async function writeNode(
   cluster: ClusterMeta,
   identity: ImportIdentity,
   records: string,
+  policy: Policy,
 ): Promise<NodeResult> {
   if (existsSync(dir)) return checkExisting(dir, identity);
   const work = partialDir(dir);
@@ -82,10 +86,11 @@ export async function writeNode(
   await store.destroy();
   const raw = new Database(join(work, 'parley.db'));
   let digest: { sha256: string; rows: Record<string, number> };
+  let derived: Record<string, number>;
   try {
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = NORMAL');
-    deriveInto(raw, records);
+    derived = deriveInto(raw, records, policy);
     raw.pragma('wal_checkpoint(TRUNCATE)');
     // a single-file store: read-only openers (verify, db info) then leave no -wal/-shm files behind
     raw.pragma('journal_mode = DELETE');
@@ -98,9 +103,9 @@ export async function writeNode(
   const format: DataFormat = { data_format: DATA_FORMAT_VERSION, created_by: tool, created_at: now };
   json(join(work, DATA_FORMAT_FILE), format);
   json(join(work, CLUSTER_META_FILE), cluster);
-  const marker: MigrationMarker = { identity: 'parley-migration', node_id: nodeId, cluster, ...identity, content_sha256: digest.sha256, imported_at: now, tool };
+  const marker: MigrationMarker = { identity: 'parley-migration', node_id: nodeId, cluster, ...identity, content_sha256: digest.sha256, derived, imported_at: now, tool };
   json(join(work, MIGRATION_MARKER_FILE), marker);
   rmSync(join(work, PARTIAL_MARK));
   renameSync(work, dir);
-  return { node_id: nodeId, data_dir: dir, reused: false, content_sha256: digest.sha256, rows: digest.rows };
+  return { node_id: nodeId, data_dir: dir, reused: false, content_sha256: digest.sha256, rows: digest.rows, derived };
 }

@@ -52,6 +52,8 @@ export const MigrationMarker = Type.Object({
   selection_digest: Type.String(),
   /** SHA-256 over the store's rows in key order (see apps/migrator README). */
   content_sha256: Type.String(),
+  /** Counts of what the import derived beyond copying rows (hidden memberships, command bindings, archived unread counts). */
+  derived: Type.Optional(Type.Record(Type.String(), Type.Integer())),
   imported_at: Type.String(),
   tool: Tool,
 });
