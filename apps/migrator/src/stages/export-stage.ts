@@ -8,7 +8,8 @@ import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '
 import { lockHolders, readLockTable, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { RECORD_FILES } from '../v2/records.ts';
-import { createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
+import { loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
+import { claimArchive, releaseArchive, type ExportIdentity } from './archive-claim.ts';
 import type { ArchiveSeal } from './prepare-stage.ts';
 import { recordPath, type FileDigests } from './records-dir.ts';
 
@@ -17,6 +18,8 @@ export interface ExportReport extends ReportBase {
   plan_sha256?: string;
   selection_digest?: string;
   complete?: boolean;
+  /** The archive was already complete for this seal (a rerun): rechecked, not written again. */
+  reused?: boolean;
   files?: FileDigests;
   retained_messages?: number;
 }
@@ -103,12 +106,18 @@ export async function runExport(planFile: string, workspace: string, archive: st
   now.catch(() => undefined);
   if (problems.length > 0) throw new StageError([...problems, ...(await checkSources(workspace, seal, now, locks))]);
   report.selection_digest = seal.selection_digest;
-  createFreshDir(archive, 'archive');
-  try {
-    await writeArchive(workspace, archive, seal, now, locks, loaded.sha256);
-  } catch (err) {
-    rmSync(archive, { recursive: true, force: true });
-    throw err;
+  const id: ExportIdentity = { plan_sha256: loaded.sha256, seal_sha256: sha256(readFileSync(join(workspace, 'archive_seal.json'))), tool_commit: toolIdentity().commit };
+  const done = await claimArchive(archive, id);
+  if (done) {
+    report.reused = true;
+  } else {
+    try {
+      await writeArchive(workspace, archive, seal, now, locks, loaded.sha256);
+    } catch (err) {
+      rmSync(archive, { recursive: true, force: true });
+      throw err;
+    }
+    await releaseArchive(archive);
   }
   const retained = seal.files.messages.count;
   report.files = seal.files;
@@ -121,6 +130,8 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
   const t0 = Date.now();
   const records = archiveRecords(archive);
   mkdirSync(records, { mode: 0o700 });
+  const bytes = RECORD_FILES.reduce((n, f) => n + seal.files[f].bytes, 0);
+  progress(`export: copying ${RECORD_FILES.length} record files (${(bytes / 1048576).toFixed(1)} MiB) into ${archive}`);
   const { digests: copies, fds } = await copyRecords(join(workspace, 'records'), records);
   const sealText = readFileSync(join(workspace, 'archive_seal.json'));
   fds.push(createFile(join(archive, 'archive_seal.json'), sealText));

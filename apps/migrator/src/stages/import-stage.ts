@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import type { ClusterMeta } from '@parley/shared';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
 import { policyOf } from '../policy.ts';
+import { openStageWorkspace } from './workspace.ts';
 import type { StageContext } from '../run-stage.ts';
 import { writeNode, type NodeResult } from '../target/write-node.ts';
-import { createFreshDir, loadPlan, progress, rate, sha256, StageError, type ReportBase } from './common.ts';
+import { loadPlan, progress, rate, sha256, StageError, type ReportBase } from './common.ts';
 
 export interface ImportReport extends ReportBase {
   stage: 'import';
@@ -27,7 +28,7 @@ export interface ImportReport extends ReportBase {
 export async function runImport(planFile: string, workspace: string, archive: string, report: ImportReport, ctx: StageContext): Promise<void> {
   const loaded = loadPlan(planFile, { workspace, archive }, 'import');
   report.plan_sha256 = loaded.sha256;
-  createFreshDir(workspace, 'workspace');
+  openStageWorkspace(workspace, 'import', loaded, archive);
   ctx.ownsWorkspace = true;
   const manifest = openArchive(archive, loaded.sha256);
   report.selection_digest = manifest.selection_digest;

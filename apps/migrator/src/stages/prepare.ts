@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
@@ -10,8 +10,9 @@ import { lockHolders, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { SCAN_WORKERS_MIN_BYTES, ShardScan } from '../v2/scan-pool.ts';
 import {
-  createFreshDir, progress, rate, readJsonFile, StageError, toolIdentity, writeJsonFile, type LoadedPlan,
+  progress, rate, StageError, type LoadedPlan,
 } from './common.ts';
+import { openStageWorkspace } from './workspace.ts';
 import { closeRecordWriters, openRecordWriters, selectionDigest, type FileDigests } from './records-dir.ts';
 
 /** What prepare learned about one source node. */
@@ -176,31 +177,11 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
   };
 }
 
-/** Identity of a prepare workspace: a rerun may reuse it only for the same plan and tool. */
-interface WorkspaceIdentity {
-  stage: 'prepare';
-  plan_sha256: string;
-  tool: { version: string; commit: string };
-}
-
 /**
  * Creates the prepare workspace, or reuses one left by an interrupted prepare
  * of the same plan and tool (its partial records are discarded; a sealed
  * workspace is never reused).
  */
 export function openPrepareWorkspace(workspace: string, loaded: LoadedPlan): void {
-  const identity: WorkspaceIdentity = { stage: 'prepare', plan_sha256: loaded.sha256, tool: toolIdentity() };
-  const idFile = join(workspace, 'identity.json');
-  if (existsSync(workspace)) {
-    const prior = existsSync(idFile) ? readJsonFile<WorkspaceIdentity>(idFile) : undefined;
-    const same = prior && prior.stage === 'prepare' && prior.plan_sha256 === identity.plan_sha256 && prior.tool.commit === identity.tool.commit;
-    if (!same || existsSync(join(workspace, 'archive_seal.json')) || existsSync(join(workspace, 'report.json'))) {
-      throw new StageError([`workspace ${workspace} already exists; every stage needs a new one`]);
-    }
-    progress(`prepare: reusing the workspace of an interrupted prepare (${readdirSync(workspace).length} entries); rechecking from the start`);
-    rmSync(join(workspace, 'records'), { recursive: true, force: true });
-    return;
-  }
-  createFreshDir(workspace, 'workspace');
-  writeJsonFile(idFile, identity);
+  if (openStageWorkspace(workspace, 'prepare', loaded)) rmSync(join(workspace, 'records'), { recursive: true, force: true });
 }

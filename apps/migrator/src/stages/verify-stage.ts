@@ -7,10 +7,11 @@ import {
 } from '@parley/shared';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
 import { policyOf } from '../policy.ts';
+import { openStageWorkspace } from './workspace.ts';
 import type { StageContext } from '../run-stage.ts';
 import { contentDigest } from '../target/content-digest.ts';
 import { compareTarget, type Mismatch } from '../verify/compare.ts';
-import { canonicalJson, createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, type ReportBase } from './common.ts';
+import { canonicalJson, loadPlan, progress, rate, readJsonFile, sha256, StageError, type ReportBase } from './common.ts';
 
 export interface VerifyReport extends ReportBase {
   stage: 'verify';
@@ -33,7 +34,7 @@ export interface VerifyReport extends ReportBase {
 export function runVerify(planFile: string, workspace: string, archive: string, report: VerifyReport, ctx: StageContext): void {
   const loaded = loadPlan(planFile, { workspace, archive }, 'verify');
   report.plan_sha256 = loaded.sha256;
-  createFreshDir(workspace, 'workspace');
+  openStageWorkspace(workspace, 'verify', loaded, archive);
   ctx.ownsWorkspace = true;
   const manifest = openArchive(archive, loaded.sha256);
   report.selection_digest = manifest.selection_digest;

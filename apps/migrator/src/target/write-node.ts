@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  CLUSTER_META_FILE, DATA_FORMAT_FILE, DATA_FORMAT_VERSION, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
+  CLUSTER_META_FILE, DATA_FORMAT_FILE, DATA_FORMAT_VERSION, IMPORT_PARTIAL_FILE, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
   type ClusterMeta, type DataFormat, type MigrationMarker,
 } from '@parley/shared';
 import { openSqlite } from '@parley/server';
 import type { Policy } from '../policy.ts';
-import { readJsonFile, StageError, toolIdentity } from '../stages/common.ts';
+import { progress, readJsonFile, StageError, toolIdentity } from '../stages/common.ts';
 import { contentDigest } from './content-digest.ts';
 import { deriveInto } from './derive.ts';
 
@@ -28,10 +28,11 @@ export interface NodeResult {
   derived: Record<string, number>;
 }
 
-/** File written first into a directory under construction, so a rerun knows it may discard it. */
-const PARTIAL_MARK = '.parley-import-partial';
+/** File written first into a directory under construction, so a rerun knows it may discard it (and the server refuses it). */
+const PARTIAL_MARK = IMPORT_PARTIAL_FILE;
 
-function partialDir(dir: string): string {
+/** The directory an import builds beside the target before renaming it into place. */
+export function partialDir(dir: string): string {
   return join(dirname(dir), `.${basename(dir)}.importing`);
 }
 
@@ -76,7 +77,13 @@ export async function writeNode(
   if (existsSync(dir)) return checkExisting(dir, identity);
   const work = partialDir(dir);
   if (existsSync(work)) {
-    if (!existsSync(join(work, PARTIAL_MARK))) throw new StageError([`${work} exists and is not an interrupted import of this tool`]);
+    // an interrupted import of this tool: killed before its partial mark was written (empty), while building
+    // (the mark), or between removing the mark and the rename (a marker of this same import)
+    const entries = readdirSync(work);
+    const marker = existsSync(join(work, MIGRATION_MARKER_FILE)) ? readJsonFile<MigrationMarker>(join(work, MIGRATION_MARKER_FILE)) : undefined;
+    const ours = entries.length === 0 || entries.includes(PARTIAL_MARK) || (marker !== undefined && marker.plan_sha256 === identity.plan_sha256 && marker.archive_manifest_sha256 === identity.archive_manifest_sha256);
+    if (!ours || existsSync(join(work, STARTED_MARKER_FILE))) throw new StageError([`${work} exists and is not an interrupted import of this plan and archive; remove it or use another target`]);
+    progress(`import: discarding the interrupted import in ${work}; starting the node again`);
     rmSync(work, { recursive: true });
   }
   mkdirSync(dirname(work), { recursive: true });

@@ -14,6 +14,12 @@ export const MIGRATION_MARKER_FILE = 'migration.json';
 export const CLUSTER_META_FILE = 'cluster.json';
 /** `<data_dir>/started.json`: written by the server on the first start of an imported directory. */
 export const STARTED_MARKER_FILE = 'started.json';
+/**
+ * `<dir>/.parley-import-partial`: written first into a directory `parleyctl
+ * migrate import` is still building (beside the target, renamed into place
+ * once complete). The server refuses to start a directory holding it.
+ */
+export const IMPORT_PARTIAL_FILE = '.parley-import-partial';
 /** The data format this release reads and writes. */
 export const DATA_FORMAT_VERSION = 1;
 
