@@ -1,6 +1,8 @@
+import Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import { createLogger, loadConfig, startServer, type RunningServer } from '@parley/server';
-import { post } from '../../server/test/helpers.ts';
+import { connectRpc, post } from '../../server/test/helpers.ts';
+import type { MappingRecord } from '../src/v2/records.ts';
 import { v3ChannelId } from '../src/prepare/channel-id.ts';
 import { v2ConversationSync, v3Deletes } from './v2-views.ts';
 
@@ -70,4 +72,97 @@ export async function checkConversations(server: RunningServer, api: string, exp
 /** The Parley id of the person chat between `uid` and `peer`. */
 function v3Person(uid: string, peer: string): string {
   return v3(`${uid}@${peer}`, 1);
+}
+
+/** Every stored token connects (a wrong one does not); a banned user is refused whatever the token, as in v2 (reason 19). */
+export async function checkTokens(ws: string, exp: any): Promise<void> {
+  const banned = new Set(exp.channels.filter((c: any) => c.channel_type === 1 && c.info?.ban).map((c: any) => c.channel_id));
+  for (const u of exp.users) {
+    for (const d of u.devices) {
+      if (d.token === '') continue;
+      if (banned.has(u.uid)) {
+        await expect(connectRpc(ws, u.uid, d.token, Number(d.device_flag))).rejects.toThrow(/"reasonCode":19/);
+        continue;
+      }
+      const client = await connectRpc(ws, u.uid, d.token, Number(d.device_flag));
+      client.close();
+      await expect(connectRpc(ws, u.uid, `${d.token}-wrong`, Number(d.device_flag))).rejects.toThrow(/connect failed/);
+    }
+  }
+}
+
+/** A live member with no deletion floor, to pull a channel's whole history as. */
+function readerOf(dbFile: string, channelId: string, type: number): string | undefined {
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    const row = db.prepare('select uid from memberships where channel_id = ? and channel_type = ? and removed = 0 order by deleted_to_seq, uid limit 1').get(channelId, type) as { uid: string } | undefined;
+    return row?.uid;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Every message channel's history as the server serves it (`/channel/messagesync`
+ * as a member; command logs and disbanded channels, which v3 pulls refuse,
+ * through the store): ids, seqs, client message numbers, senders, payloads,
+ * times and red dots exactly as `exp` says.
+ */
+export async function checkMessages(server: RunningServer, api: string, exp: any, dbFile: string): Promise<number> {
+  let n = 0;
+  for (const c of exp.message_channels) {
+    const id = v3(c.channel_id, c.channel_type);
+    const disbanded = exp.channels.some((x: any) => x.channel_id === c.channel_id && x.channel_type === c.channel_type && x.info?.disband);
+    if (id.endsWith('____cmd') || disbanded) {
+      const page = await server.store.messages.range(id, c.channel_type, 1, Number.MAX_SAFE_INTEGER, 10_000, false);
+      expect(page.messages.map((m) => [m.messageSeq, m.messageId.toString()]), c.channel_id).toEqual(c.messages.map((m: any) => [Number(m.message_seq), m.message_id]));
+      n += c.messages.length;
+      continue;
+    }
+    const login = readerOf(dbFile, id, c.channel_type) ?? c.channel_id.split('@')[0];
+    const channelId = c.channel_type === 1 ? (c.channel_id.split('@').find((x: string) => x !== login) ?? login) : c.channel_id;
+    const r = await post(api, '/channel/messagesync', { login_uid: login, channel_id: channelId, channel_type: c.channel_type, start_message_seq: 0, end_message_seq: 0, limit: 10_000, pull_mode: 1 });
+    expect(r.status, r.text).toBe(200);
+    const got = r.json.messages.map((m: any) => ({
+      id: m.message_idstr, seq: m.message_seq, cmn: m.client_msg_no, from: m.from_uid, payload: m.payload, ts: m.timestamp, red: m.header.red_dot,
+    }));
+    const want = c.messages.map((m: any) => ({
+      id: m.message_id, seq: Number(m.message_seq), cmn: m.client_msg_no, from: m.from_uid, payload: m.payload_base64, ts: m.timestamp, red: m.header.red_dot ? 1 : 0,
+    }));
+    expect(got, `${c.channel_id}`).toEqual(want);
+    n += want.length;
+  }
+  return n;
+}
+
+/**
+ * `expected.json` as the target must show it after `compact_sequences`: the
+ * rows the mapping leaves out (target seq 0) gone, every seq the target seq,
+ * every read/delete position and tail its boundary.
+ */
+export function applyMapping(exp: any, mapping: MappingRecord[]): any {
+  const out = structuredClone(exp);
+  const byChannel = new Map<string, MappingRecord[]>();
+  for (const m of mapping) byChannel.set(`${m.channel_type}:${m.v2_channel_id}`, [...(byChannel.get(`${m.channel_type}:${m.v2_channel_id}`) ?? []), m]);
+  const boundary = (type: number, ch: string, pos: number) => {
+    const rows = byChannel.get(`${type}:${ch}`);
+    if (!rows || pos <= 0) return pos;
+    return rows.filter((r) => r.v2_seq <= pos && r.target_seq > 0).length;
+  };
+  for (const c of out.message_channels) {
+    const rows = new Map((byChannel.get(`${c.channel_type}:${c.channel_id}`) ?? []).map((r) => [r.v2_seq, r]));
+    c.messages = c.messages.filter((m: any) => (rows.get(Number(m.message_seq))?.target_seq ?? 1) > 0);
+    for (const m of c.messages) {
+      const r = rows.get(Number(m.message_seq));
+      if (r) m.message_seq = r.target_seq;
+    }
+    c.last_msg_seq = String(boundary(c.channel_type, c.channel_id, Number(c.last_msg_seq)));
+  }
+  for (const u of out.users) {
+    for (const cv of u.conversations) {
+      cv.readed_to_msg_seq = String(boundary(cv.channel_type, cv.channel_id, Number(cv.readed_to_msg_seq)));
+      cv.deleted_at_msg_seq = String(boundary(cv.channel_type, cv.channel_id, Number(cv.deleted_at_msg_seq)));
+    }
+  }
+  return out;
 }

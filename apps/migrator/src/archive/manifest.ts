@@ -7,7 +7,7 @@ import { digestFile } from './file-digest.ts';
 
 /** Archive format identifier and version (see README "Archive format"). */
 export const ARCHIVE_FORMAT = 'parley-v2-archive';
-export const ARCHIVE_FORMAT_VERSION = 1;
+export const ARCHIVE_FORMAT_VERSION = 2;
 
 /** `manifest.json` of an archive. */
 export interface Manifest {

@@ -7,6 +7,7 @@ import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prep
 import type { FileDigests } from './records-dir.ts';
 import type { StageContext } from '../run-stage.ts';
 import { readLockTable } from '../source/lock.ts';
+import { sequenceMappingReport, type SequenceMappingReport } from './mapping-report.ts';
 
 export interface PrepareReport extends ReportBase {
   stage: 'prepare';
@@ -21,6 +22,12 @@ export interface PrepareReport extends ReportBase {
   warning_totals?: Record<string, number>;
   /** Live memberships without a v2 conversation, hidden until a new message (seed: `hidden_memberships`). */
   hidden_memberships?: number;
+  /** Stored unread counts `derive_unread_from_boundaries` leaves in the archive (seed: `archived_unread`). */
+  archived_unread?: number;
+  /** Rows left out of the target and kept complete in the archive's excluded records, per reason. */
+  excluded?: Record<string, number>;
+  /** With `compact_sequences`: the mapping files and their digests (seed: `sequence_mapping`). */
+  sequence_mapping?: SequenceMappingReport;
   /** Every blocker's resolution patch, in order: applied to the plan, it resolves them all. */
   resolution_patch?: PatchOp[];
 }
@@ -58,6 +65,9 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     warnings: outcome.warnings,
     warning_totals: outcome.warning_totals,
     hidden_memberships: outcome.hidden_memberships,
+    archived_unread: outcome.archived_unread,
+    excluded: outcome.excluded,
+    ...(loaded.plan.messages?.compact_sequences ? { sequence_mapping: sequenceMappingReport(outcome.files) } : {}),
   });
   report.resolution_patch = attachResolutions(loaded.plan, outcome.blockers, outcome.warnings);
   if (outcome.blockers.length > 0) {

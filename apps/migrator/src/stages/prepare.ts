@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
 import { findMissingConversations } from '../prepare/missing.ts';
-import { writeResolved } from '../prepare/resolve.ts';
+import { finishRecords, type FinishContext } from '../prepare/finish.ts';
+import { planRefusals } from '../prepare/plan-checks.ts';
+import { Quarantine } from '../prepare/quarantine.ts';
+import { RowReader } from '../prepare/raw-row.ts';
 import { policyOf } from '../policy.ts';
 import { fingerprintTree, hashTree, listTree, treeChanges, treeDigest, type FileFingerprint } from '../source/fingerprint.ts';
 import { lockHolders, type LockTable } from '../source/lock.ts';
@@ -39,6 +42,10 @@ export interface PrepareOutcome {
   warning_totals: Record<string, number>;
   /** Live memberships without a v2 conversation the target hides until a new message. */
   hidden_memberships: number;
+  /** Conversations whose stored unread count `derive_unread_from_boundaries` leaves in the archive. */
+  archived_unread: number;
+  /** Rows left out of the target (kept in the archive's excluded records), per reason. */
+  excluded: Record<string, number>;
 }
 
 /**
@@ -94,6 +101,23 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
     hashed = Promise.all(trees.map((t, i) => hashTree(loaded.plan.sources[i]!.data_dir, t)));
     hashed.catch(() => undefined); // awaited once the shards are read
   });
+  const policy = policyOf(loaded.plan);
+  const refused = planRefusals(loaded.plan);
+  if (refused.length > 0) throw new StageError(refused);
+  const reader = new RowReader((node, shard) => shardDirs[loaded.plan.sources.findIndex((s) => s.node_id === node)]?.[shard]);
+  try {
+    const shardCounts = new Map(loaded.plan.sources.map((s, i) => [s.node_id, shardDirs[i]!.length]));
+    const bound = Quarantine.bind(loaded.plan, policy, shardCounts, reader);
+    if (bound.problems.length > 0) throw new StageError(bound.problems);
+    return await scanAndFinish(loaded, recordsDir, shardDirs, bytes, hashed, { plan: loaded.plan, policy, quarantine: bound.quarantine, reader });
+  } finally {
+    reader.close();
+  }
+}
+
+async function scanAndFinish(
+  loaded: LoadedPlan, recordsDir: string, shardDirs: string[][], bytes: number[], hashed: Promise<FileFingerprint[][]>, ctx: FinishContext,
+): Promise<PrepareOutcome> {
   const writers = openRecordWriters(recordsDir);
   const sources: SourceSummary[] = [];
   const problems: string[] = [];
@@ -101,9 +125,7 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
   const started = Date.now();
   for (const [i, s] of loaded.plan.sources.entries()) {
     const dirs = shardDirs[i]!;
-    const c = new Collector(s.node_id, dirs.length, writers.messages, writers.archived, {
-      excludeLegacyStreams: loaded.plan.exclusions?.legacy_stream_storage === true,
-    });
+    const c = new Collector(s.node_id, dirs.length, writers.messages, writers.archived, { policy: ctx.policy, quarantine: ctx.quarantine, excludedOut: writers.excluded });
     collector = c;
     const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys_read: 0, fingerprint_sha256: '' };
     const scan = new ShardScan(dirs, bytes[i]! >= SCAN_WORKERS_MIN_BYTES);
@@ -142,11 +164,12 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
   // synced while the rest is written
   const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir)));
   after.catch(() => undefined);
-  for (const done of [writers.messages, writers.archived]) done.close().catch(() => undefined);
+  writers.archived.close().catch(() => undefined);
   const c = collector!;
-  writeResolved(c, writers);
+  const finished = await finishRecords(c, writers, recordsDir, ctx);
   const files = await closeRecordWriters(writers);
-  const missing = findMissingConversations(recordsDir, policyOf(loaded.plan));
+  if (finished.problems.length > 0) throw new StageError(finished.problems);
+  const missing = findMissingConversations(recordsDir, ctx.policy);
   if (missing.problems.length > 0) throw new StageError(missing.problems);
   for (const m of missing.missing) {
     const entry = { capture_digest: m.capture_digest, uid_sha256: m.uid_sha256, channel_sha256: m.channel_sha256, retained_tail: m.retained_tail };
@@ -174,6 +197,8 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
     warnings: c.findings.warnings,
     warning_totals: c.findings.warningTotals(),
     hidden_memberships: missing.missing.filter((m) => m.hidden).length,
+    archived_unread: finished.archived_unread,
+    excluded: finished.excluded,
   };
 }
 
