@@ -46,7 +46,12 @@ export interface PrepareOutcome {
   archived_unread: number;
   /** Rows left out of the target (kept in the archive's excluded records), per reason. */
   excluded: Record<string, number>;
+  /** Shards that could not be read (diagnose goes on without them; prepare stops). */
+  unreadable: string[];
 }
+
+/** `diagnose` reads on past unreadable shards and reports them; `prepare` stops at them. */
+export type ScanMode = 'prepare' | 'diagnose';
 
 /**
  * Refuses sources that are in use (their LOCK held in `locks`), mis-sized or
@@ -91,7 +96,7 @@ async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () 
  * tables and writes the record files into `recordsDir`. `locks`: the lock
  * table, read when the stage started.
  */
-export async function collectRecords(loaded: LoadedPlan, recordsDir: string, locks: LockTable): Promise<PrepareOutcome> {
+export async function collectRecords(loaded: LoadedPlan, recordsDir: string, locks: LockTable, mode: ScanMode = 'prepare'): Promise<PrepareOutcome> {
   // the sources are listed, then hashed on the hashing thread while they are read here
   const bytes: number[] = [];
   let hashed: Promise<FileFingerprint[][]> = Promise.resolve([]);
@@ -109,14 +114,14 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
     const shardCounts = new Map(loaded.plan.sources.map((s, i) => [s.node_id, shardDirs[i]!.length]));
     const bound = Quarantine.bind(loaded.plan, policy, shardCounts, reader);
     if (bound.problems.length > 0) throw new StageError(bound.problems);
-    return await scanAndFinish(loaded, recordsDir, shardDirs, bytes, hashed, { plan: loaded.plan, policy, quarantine: bound.quarantine, reader });
+    return await scanAndFinish(loaded, recordsDir, shardDirs, bytes, hashed, { plan: loaded.plan, policy, quarantine: bound.quarantine, reader }, mode);
   } finally {
     reader.close();
   }
 }
 
 async function scanAndFinish(
-  loaded: LoadedPlan, recordsDir: string, shardDirs: string[][], bytes: number[], hashed: Promise<FileFingerprint[][]>, ctx: FinishContext,
+  loaded: LoadedPlan, recordsDir: string, shardDirs: string[][], bytes: number[], hashed: Promise<FileFingerprint[][]>, ctx: FinishContext, mode: ScanMode,
 ): Promise<PrepareOutcome> {
   const writers = openRecordWriters(recordsDir);
   const sources: SourceSummary[] = [];
@@ -150,7 +155,7 @@ async function scanAndFinish(
     }
     sources.push(summary);
   }
-  if (problems.length > 0) {
+  if (problems.length > 0 && mode === 'prepare') {
     await closeRecordWriters(writers);
     throw new StageError(problems);
   }
@@ -199,6 +204,7 @@ async function scanAndFinish(
     hidden_memberships: missing.missing.filter((m) => m.hidden).length,
     archived_unread: finished.archived_unread,
     excluded: finished.excluded,
+    unreadable: problems,
   };
 }
 

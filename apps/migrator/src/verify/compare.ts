@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { readJsonl } from '../archive/jsonl.ts';
 import type { Policy } from '../policy.ts';
 import { recordPath } from '../stages/records-dir.ts';
-import type { ChannelRecord, CredentialRecord, MemberRecord, MessageRecord, SystemUidRecord, TailRecord } from '../v2/records.ts';
+import type { ChannelRecord, CredentialRecord, MappingRecord, MemberRecord, MessageRecord, SystemUidRecord, TailRecord } from '../v2/records.ts';
 import { compareConversations } from './compare-conversations.ts';
 import { Positions } from './positions.ts';
 
@@ -148,5 +148,15 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
   c.count('channel_log', logs);
 
   compareConversations(c, records, policy, { positions, tails, live, lastSend, subscribers });
+  if (policy.compactSequences) {
+    // the archive's mapping, written at prepare, against the target: every retained row at its target seq
+    const at = db.prepare('select cast(message_id as text) as id from messages where channel_id = ? and channel_type = ? and message_seq = ?');
+    for (const m of readJsonl<MappingRecord>(recordPath(records, 'sequence_mapping'))) {
+      const k = `${m.channel_type}/${m.channel_id}/${m.v2_seq}`;
+      c.eq('sequence_mapping', k, 'target_seq (own count)', positions.targetSeq(m.channel_type, m.channel_id, m.v2_seq) === m.target_seq || m.target_seq === 0 ? 'agrees' : `own ${positions.targetSeq(m.channel_type, m.channel_id, m.v2_seq)}`, 'agrees');
+      if (m.target_seq > 0) c.eq('sequence_mapping', k, 'message_id at target_seq', m.message_id, (at.get(m.channel_id, m.channel_type, m.target_seq) as { id: string } | undefined)?.id ?? 'missing');
+      c.eq('sequence_mapping', k, 'boundary_seq', positions.position(m.channel_type, m.channel_id, m.v2_seq), m.boundary_seq);
+    }
+  }
   return { mismatches, checked };
 }
