@@ -56,6 +56,8 @@ export interface CollectOptions {
   policy: Policy;
   quarantine: Quarantine;
   excludedOut: JsonlWriter;
+  /** Several source nodes: keep each channel's log (message id and term per seq) and the channel cluster configs, to choose replicas. */
+  keepLog?: boolean;
 }
 
 const b64 = (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
@@ -87,12 +89,17 @@ export class Collector {
   private readonly firstShard: number[] = [];
   private readonly firstCh: string[] = [];
   private readonly firstTimestamp: number[] = [];
+  private readonly firstNode: number[] = [];
   /** Duplicate pairs inside a channel, resolved once every shard is read (`resolveDuplicates`). */
   readonly duplicates: DupEdge[] = [];
   /** Rows left out by `exclude_cmd`/`exclude_streams`/quarantine, per reason. */
   readonly excludedCounts: Record<string, number> = {};
   /** Channels (hash) with a message left out from inside their log: without `compact_sequences` they would have gaps. */
-  readonly gapped = new Map<string, { shard: number; channel_id: string; channel_type: number; seq: number }>();
+  readonly gapped = new Map<string, { node_id: number; shard: number; channel_id: string; channel_type: number; seq: number }>();
+  /** With `keepLog`: per channel hash, `<message id>:<term>` of every seq up to the tail (index seq - 1). */
+  readonly logs = new Map<string, string[]>();
+  /** With `keepLog`: per channel hash, the columns of its channel cluster config row (0B). */
+  readonly configs = new Map<string, Map<number, Uint8Array>>();
   /** Client message numbers of the current channel's carried rows and of its left-out stream rows (`exclude_streams`). */
   private readonly carriedCmns = new Set<string>();
   private readonly streamCmns = new Set<string>();
@@ -238,6 +245,12 @@ export class Collector {
       },
       archived(kind, key, value) {
         self.count(archivedKey(kind));
+        if (kind === 'cluster_config' && self.options.keepLog && key.length === 14) {
+          const ch = Buffer.from(key.buffer, key.byteOffset + 4, 8).toString('hex');
+          let cols = self.configs.get(ch);
+          if (!cols) self.configs.set(ch, (cols = new Map()));
+          cols.set((key[12]! << 8) | key[13]!, value.slice());
+        }
         const rec: ArchivedRecord = { kind, node_id, shard, key: b64(key), value: b64(value) };
         writeArchivedLine(self.archivedOut, rec);
         self.archivedOut.endLine();
@@ -270,6 +283,11 @@ export class Collector {
       if (tail) tail.clipped++;
       else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...this.place(m, shard) });
       return;
+    }
+    if (this.options.keepLog) {
+      let log = this.logs.get(m.ch);
+      if (!log) this.logs.set(m.ch, (log = []));
+      log[m.seq - 1] = `${m.message_id}:${m.term}`;
     }
     const q = this.options.quarantine.hasMessages(this.nodeId, shard) ? this.options.quarantine.message(this.nodeId, shard, m.ch, m.seq) : undefined;
     if (q) {
@@ -342,36 +360,46 @@ export class Collector {
 
   /** Finds a repeated message id (blocking across channels) and duplicate pairs inside the channel (resolved later). */
   private duplicateChecks(m: CheckedMessage, shard: number): void {
-    const prior = this.messageIds.addOrGet(m.message_id, this.firstSeq.length);
-    if (prior >= 0) {
-      if (this.firstCh[prior] === m.ch) {
-        this.duplicates.push({ node_id: this.nodeId, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: this.firstSeq[prior]!, newer: m.seq, relation: 'message_id' });
-      } else {
-        // the row written later takes the blame (the first one held the id): it is the one a quarantine entry takes out
-        const first = { node_id: this.nodeId, shard: this.firstShard[prior]!, channel_id: this.firstChannel[prior]!, channel_type: this.firstType[prior]!, message_seq: this.firstSeq[prior]!, key: b64(aggregateKey.message(this.firstCh[prior]!, this.firstSeq[prior]!)), timestamp: this.firstTimestamp[prior]! };
-        const second = { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq, key: b64(aggregateKey.message(m.ch, m.seq)), timestamp: m.timestamp };
-        const blame = second.timestamp >= first.timestamp ? second : first;
-        this.findings.block({
-          code: 'duplicate_message_id',
-          detail: `message id ${m.message_id} is also used by ${first.channel_id}/${first.channel_type} seq ${first.message_seq} (shard ${first.shard})`,
-          ...this.place(m, shard),
-          evidence: { message_id: m.message_id, clash: [first, second], quarantine: { node_id: blame.node_id, shard: blame.shard, key: blame.key } },
-        });
-      }
-    } else {
-      this.firstChannel.push(m.channel_id);
-      this.firstType.push(m.channel_type);
-      this.firstSeq.push(m.seq);
-      this.firstShard.push(shard);
-      this.firstCh.push(m.ch);
-      this.firstTimestamp.push(m.timestamp);
-    }
+    this.registerId(this.nodeId, shard, m);
     if (m.from_uid !== '' && m.client_msg_no !== '') {
       const seen = this.clientMsgNos.addOrGet(m.from_uid, m.client_msg_no, m.seq);
       if (seen !== undefined) {
         this.duplicates.push({ node_id: this.nodeId, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: seen, newer: m.seq, relation: 'client_msg_no' });
       }
     }
+  }
+
+  /**
+   * Registers a carried message's id: a second use in the same channel is a
+   * duplicate pair (resolved later), in another channel a blocker. Also used
+   * when several nodes' rows are merged (`node`: where the row was read).
+   */
+  registerId(node: number, shard: number, m: Pick<CheckedMessage, 'message_id' | 'ch' | 'seq' | 'channel_id' | 'channel_type' | 'timestamp'>): void {
+    const prior = this.messageIds.addOrGet(m.message_id, this.firstSeq.length);
+    if (prior < 0) {
+      this.firstChannel.push(m.channel_id);
+      this.firstType.push(m.channel_type);
+      this.firstSeq.push(m.seq);
+      this.firstShard.push(shard);
+      this.firstCh.push(m.ch);
+      this.firstTimestamp.push(m.timestamp);
+      this.firstNode.push(node);
+      return;
+    }
+    if (this.firstCh[prior] === m.ch) {
+      this.duplicates.push({ node_id: node, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: this.firstSeq[prior]!, newer: m.seq, relation: 'message_id' });
+      return;
+    }
+    // the row written later takes the blame (the first one held the id): it is the one a quarantine entry takes out
+    const first = { node_id: this.firstNode[prior]!, shard: this.firstShard[prior]!, channel_id: this.firstChannel[prior]!, channel_type: this.firstType[prior]!, message_seq: this.firstSeq[prior]!, key: b64(aggregateKey.message(this.firstCh[prior]!, this.firstSeq[prior]!)), timestamp: this.firstTimestamp[prior]! };
+    const second = { node_id: node, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq, key: b64(aggregateKey.message(m.ch, m.seq)), timestamp: m.timestamp };
+    const blame = second.timestamp >= first.timestamp ? second : first;
+    this.findings.block({
+      code: 'duplicate_message_id',
+      detail: `message id ${m.message_id} is also used by ${first.channel_id}/${first.channel_type} seq ${first.message_seq} (shard ${first.shard})`,
+      node_id: node, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq,
+      evidence: { message_id: m.message_id, clash: [first, second], quarantine: { node_id: blame.node_id, shard: blame.shard, key: blame.key } },
+    });
   }
 
   private sharedStream(m: CheckedMessage, shard: number): void {
@@ -384,7 +412,7 @@ export class Collector {
 
   /** Notes a message left out from inside its channel's log. */
   private gap(m: CheckedMessage, shard: number): void {
-    if (!this.gapped.has(m.ch)) this.gapped.set(m.ch, { shard, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq });
+    if (!this.gapped.has(m.ch)) this.gapped.set(m.ch, { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq });
   }
 
   /** Writes a message the plan leaves out, complete, to the excluded records. */

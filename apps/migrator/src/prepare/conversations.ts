@@ -17,6 +17,8 @@ export interface ConversationContext {
   policy: Policy;
   quarantine: Quarantine;
   reader: RowReader;
+  /** Shards per source node (the unique index lives in the uid's shard). */
+  shardCounts: Map<number, number>;
   out: JsonlWriter;
   excluded: JsonlWriter;
 }
@@ -83,7 +85,7 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
       const lk = logicalKey(keep.uid, keep.channel_type, keep.channel_id);
       const shas = rows.map((r) => ctx.reader.row(r.node_id, r.shard, aggregateKey.conversation(r.uid, r.v2_id))?.sha256 ?? '');
       const rowsSha = sha([...shas].sort().join('\n'));
-      const indexed = ctx.reader.db(keep.node_id, stringShard(keep.uid, c.shardCountOf()))?.get(aggregateKey.conversationIndex(keep.uid, channelHash(keep.channel_id, keep.channel_type)));
+      const indexed = ctx.reader.db(keep.node_id, stringShard(keep.uid, ctx.shardCounts.get(keep.node_id) ?? 1))?.get(aggregateKey.conversationIndex(keep.uid, channelHash(keep.channel_id, keep.channel_type)));
       const indexedId = indexed && indexed.length >= 8 ? Buffer.from(indexed).readBigUInt64BE(0).toString() : undefined;
       const indexedAt = rows.findIndex((r) => r.v2_id === indexedId);
       const entry = recoveries.get(`${keep.node_id} ${lk}`);

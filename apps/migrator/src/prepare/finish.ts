@@ -16,6 +16,8 @@ export interface FinishContext {
   policy: Policy;
   quarantine: Quarantine;
   reader: RowReader;
+  /** Shards per source node. */
+  shardCounts: Map<number, number>;
 }
 
 /** What the plan's rules did after the scan. */
@@ -49,12 +51,12 @@ export async function finishRecords(c: Collector, writers: Record<RecordFile, Js
   }
   if (!policy.compactSequences) {
     const gaps = new Map(c.gapped);
-    for (const e of c.duplicates) if (dup.drops.get(`${e.node_id}:${e.ch}`)?.size && !gaps.has(e.ch)) gaps.set(e.ch, { shard: e.shard, channel_id: e.v2_channel_id, channel_type: e.channel_type, seq: e.older });
+    for (const e of c.duplicates) if (dup.drops.get(`${e.node_id}:${e.ch}`)?.size && !gaps.has(e.ch)) gaps.set(e.ch, { node_id: e.node_id, shard: e.shard, channel_id: e.v2_channel_id, channel_type: e.channel_type, seq: e.older });
     for (const g of gaps.values()) {
       c.findings.block({
         code: 'sequence_gap',
         detail: `messages left out from inside this channel's log (first at seq ${g.seq}) would leave gaps; renumbering needs messages.compact_sequences`,
-        node_id: c.nodeIdOf(), shard: g.shard, channel_id: g.channel_id, channel_type: g.channel_type, message_seq: g.seq,
+        node_id: g.node_id, shard: g.shard, channel_id: g.channel_id, channel_type: g.channel_type, message_seq: g.seq,
       });
     }
   }

@@ -18,16 +18,18 @@ import { aggregateKey } from './raw-row.ts';
 
 /**
  * Completes the hash → channel dictionary with synthetic candidates (spec
- * v2-storage §4.4): `(uid, 1)` for every known uid, `X____cmd` for every
- * known channel.
+ * v2-storage §4.4): `(uid, 1)` for every known uid (of `c`, or of `from`
+ * when several nodes' rows are merged), `X____cmd` for every known channel.
  */
-function completeDictionary(c: Collector): void {
+export function completeDictionary(c: Collector, from: readonly Collector[] = [c]): void {
   const uids = new Set<string>();
-  for (const r of c.users) uids.add(r.uid);
-  for (const r of c.devices) uids.add(r.uid);
-  for (const r of c.members) uids.add(r.uid);
-  for (const r of c.conversations) uids.add(r.uid);
-  for (const r of c.systemUids) uids.add(r.uid);
+  for (const x of from) {
+    for (const r of x.users) uids.add(r.uid);
+    for (const r of x.devices) uids.add(r.uid);
+    for (const r of x.members) uids.add(r.uid);
+    for (const r of x.conversations) uids.add(r.uid);
+    for (const r of x.systemUids) uids.add(r.uid);
+  }
   for (const uid of uids) if (uid !== '' && !c.dictionary.has(channelHash(uid, 1))) c.learn(uid, 1, {});
   for (const { id, type } of [...c.dictionary.values()]) {
     if (!id.endsWith(CMD_SUFFIX)) {

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Finding, PatchOp } from '../prepare/findings.ts';
+import type { AuthorityReport } from '../prepare/merge.ts';
 import { attachResolutions } from '../prepare/resolutions.ts';
 import type { StageContext } from '../run-stage.ts';
 import { readLockTable } from '../source/lock.ts';
@@ -25,6 +26,7 @@ export interface DiagnoseReport extends ReportBase {
   hidden_memberships?: number;
   archived_unread?: number;
   excluded?: Record<string, number>;
+  authority?: AuthorityReport;
   resolution_patch?: PatchOp[];
 }
 
@@ -55,6 +57,7 @@ export async function runDiagnose(planFile: string, workspace: string, report: D
     hidden_memberships: outcome.hidden_memberships,
     archived_unread: outcome.archived_unread,
     excluded: outcome.excluded,
+    ...(outcome.authority ? { authority: outcome.authority } : {}),
   });
   report.resolution_patch = attachResolutions(loaded.plan, outcome.blockers, outcome.warnings);
   if (outcome.unreadable.length > 0) {

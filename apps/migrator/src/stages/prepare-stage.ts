@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Finding, PatchOp } from '../prepare/findings.ts';
+import type { AuthorityReport } from '../prepare/merge.ts';
 import { attachResolutions } from '../prepare/resolutions.ts';
 import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
 import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
@@ -28,6 +29,8 @@ export interface PrepareReport extends ReportBase {
   excluded?: Record<string, number>;
   /** With `compact_sequences`: the mapping files and their digests (seed: `sequence_mapping`). */
   sequence_mapping?: SequenceMappingReport;
+  /** Several source nodes: the replica choice (topology, slots, channels, rows that differ). */
+  authority?: AuthorityReport;
   /** Every blocker's resolution patch, in order: applied to the plan, it resolves them all. */
   resolution_patch?: PatchOp[];
 }
@@ -67,6 +70,7 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     hidden_memberships: outcome.hidden_memberships,
     archived_unread: outcome.archived_unread,
     excluded: outcome.excluded,
+    ...(outcome.authority ? { authority: outcome.authority } : {}),
     ...(loaded.plan.messages?.compact_sequences ? { sequence_mapping: sequenceMappingReport(outcome.files) } : {}),
   });
   report.resolution_patch = attachResolutions(loaded.plan, outcome.blockers, outcome.warnings);

@@ -1,9 +1,11 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Collector } from '../prepare/collector.ts';
 import type { Finding } from '../prepare/findings.ts';
 import { findMissingConversations } from '../prepare/missing.ts';
 import { finishRecords, type FinishContext } from '../prepare/finish.ts';
+import { mergeNodes, type AuthorityReport, type NodeScan } from '../prepare/merge.ts';
+import { readSlotLogs, readTopology, type Topology } from '../source/cluster.ts';
 import { planRefusals } from '../prepare/plan-checks.ts';
 import { Quarantine } from '../prepare/quarantine.ts';
 import { RowReader } from '../prepare/raw-row.ts';
@@ -48,6 +50,8 @@ export interface PrepareOutcome {
   excluded: Record<string, number>;
   /** Shards that could not be read (diagnose goes on without them; prepare stops). */
   unreadable: string[];
+  /** Several source nodes: which replicas were taken and why. */
+  authority?: AuthorityReport;
 }
 
 /** `diagnose` reads on past unreadable shards and reports them; `prepare` stops at them. */
@@ -59,10 +63,12 @@ export type ScanMode = 'prepare' | 'diagnose';
  * on sources that passed the other checks) runs before the lock table is
  * awaited; what it throws is thrown after the lock problems.
  */
-async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () => void): Promise<string[][]> {
+async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () => void): Promise<{ shardDirs: string[][]; topology?: Topology }> {
   const problems: string[] = [];
   const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
-  const shapeOk = loaded.plan.sources.length <= 1 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
+  const topo = readTopology(loaded.plan.sources);
+  problems.push(...topo.problems);
+  const shapeOk = topo.problems.length === 0 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
   let failure: unknown;
   if (shapeOk) {
     try {
@@ -71,24 +77,30 @@ async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () 
       failure = err;
     }
   }
-  const holders = await lockHolders(all.flatMap(({ shards }) => shards.map((dir) => join(dir, 'LOCK'))), locks);
+  const clusterDbs = loaded.plan.sources.map((s) => clusterDbDirs(s.data_dir));
+  const holders = await lockHolders([...all.flatMap(({ shards }) => shards), ...clusterDbs.flat()].map((dir) => join(dir, 'LOCK')), locks);
   for (const [i, s] of loaded.plan.sources.entries()) {
     const { shards, problem } = all[i]!;
     if (problem) problems.push(`source node ${s.node_id}: ${problem}`);
     else if (shards.length !== s.shard_count) {
       problems.push(`source node ${s.node_id}: plan says shard_count ${s.shard_count} but ${s.data_dir} has ${shards.length} shard directories`);
     }
-    for (const dir of shards) {
+    for (const dir of [...shards, ...clusterDbs[i]!]) {
       const holder = holders.get(join(dir, 'LOCK'));
       if (holder) problems.push(`source node ${s.node_id}: ${join(dir, 'LOCK')} is held by ${holder}; stop the v2 node first`);
     }
   }
-  if (loaded.plan.sources.length > 1) {
-    problems.push(`${loaded.plan.sources.length} source nodes: choosing authoritative replicas across nodes is not in this release; migrate single-node sources`);
-  }
   if (problems.length > 0) throw new StageError(problems);
   if (failure !== undefined) throw failure;
-  return all.map(({ shards }) => shards);
+  return { shardDirs: all.map(({ shards }) => shards), topology: topo.topology };
+}
+
+/** The cluster Pebble DBs of a node data dir (slot logs, config log), for the LOCK check. */
+function clusterDbDirs(dataDir: string): string[] {
+  const logdb = join(dataDir, 'cluster', 'logdb');
+  const out = existsSync(logdb) ? readdirSync(logdb).filter((n) => /^shard\d{3}$/.test(n)).map((n) => join(logdb, n)) : [];
+  const cfg = join(dataDir, 'cluster', 'config', 'cfglogdb');
+  return existsSync(cfg) ? [...out, cfg] : out;
 }
 
 /**
@@ -100,7 +112,7 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
   // the sources are listed, then hashed on the hashing thread while they are read here
   const bytes: number[] = [];
   let hashed: Promise<FileFingerprint[][]> = Promise.resolve([]);
-  const shardDirs = await checkSources(loaded, locks, () => {
+  const { shardDirs, topology } = await checkSources(loaded, locks, () => {
     const trees = loaded.plan.sources.map((s) => listTree(s.data_dir));
     for (const t of trees) bytes.push(t.reduce((n, f) => n + f.size, 0));
     hashed = Promise.all(trees.map((t, i) => hashTree(loaded.plan.sources[i]!.data_dir, t)));
@@ -114,7 +126,8 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
     const shardCounts = new Map(loaded.plan.sources.map((s, i) => [s.node_id, shardDirs[i]!.length]));
     const bound = Quarantine.bind(loaded.plan, policy, shardCounts, reader);
     if (bound.problems.length > 0) throw new StageError(bound.problems);
-    return await scanAndFinish(loaded, recordsDir, shardDirs, bytes, hashed, { plan: loaded.plan, policy, quarantine: bound.quarantine, reader }, mode);
+    const ctx: FinishContext = { plan: loaded.plan, policy, quarantine: bound.quarantine, reader, shardCounts };
+    return await scanAndFinish(loaded, recordsDir, shardDirs, bytes, hashed, ctx, mode, topology);
   } finally {
     reader.close();
   }
@@ -122,16 +135,24 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
 
 async function scanAndFinish(
   loaded: LoadedPlan, recordsDir: string, shardDirs: string[][], bytes: number[], hashed: Promise<FileFingerprint[][]>, ctx: FinishContext, mode: ScanMode,
+  topology: Topology | undefined,
 ): Promise<PrepareOutcome> {
   const writers = openRecordWriters(recordsDir);
+  const multi = topology !== undefined && loaded.plan.sources.length > 1;
+  const scans: NodeScan[] = [];
   const sources: SourceSummary[] = [];
   const problems: string[] = [];
   let collector: Collector | undefined;
   const started = Date.now();
   for (const [i, s] of loaded.plan.sources.entries()) {
     const dirs = shardDirs[i]!;
-    const c = new Collector(s.node_id, dirs.length, writers.messages, writers.archived, { policy: ctx.policy, quarantine: ctx.quarantine, excludedOut: writers.excluded });
+    // several nodes: each is read into records of its own, merged once every replica is known
+    const nodeRecords = join(recordsDir, '..', 'nodes', `node-${s.node_id}`);
+    if (multi) mkdirSync(dirname(nodeRecords), { recursive: true, mode: 0o700 });
+    const out = multi ? openRecordWriters(nodeRecords) : writers;
+    const c = new Collector(s.node_id, dirs.length, out.messages, out.archived, { policy: ctx.policy, quarantine: ctx.quarantine, excludedOut: out.excluded, keepLog: multi });
     collector = c;
+    if (multi) scans.push({ node_id: s.node_id, collector: c, records: nodeRecords, writers: out });
     const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys_read: 0, fingerprint_sha256: '' };
     const scan = new ShardScan(dirs, bytes[i]! >= SCAN_WORKERS_MIN_BYTES);
     try {
@@ -169,8 +190,18 @@ async function scanAndFinish(
   // synced while the rest is written
   const after = Promise.all(loaded.plan.sources.map((s) => fingerprintTree(s.data_dir)));
   after.catch(() => undefined);
+  let c = collector!;
+  let authority: AuthorityReport | undefined;
+  if (multi) {
+    for (const sc of scans) await closeRecordWriters(sc.writers!);
+    const slotLogs = new Map(loaded.plan.sources.map((s) => [s.node_id, readSlotLogs(s.data_dir, topology.slot_count)]));
+    c = new Collector(0, 0, writers.messages, writers.archived, { policy: ctx.policy, quarantine: ctx.quarantine, excludedOut: writers.excluded });
+    const merged = mergeNodes(topology, slotLogs, scans, c, writers, loaded.plan.metadata?.conversation_replicas ?? []);
+    if (merged.problems.length > 0) throw new StageError(merged.problems);
+    authority = merged.report;
+    progress(`prepare: ${scans.length} nodes merged: ${merged.report.channels.length} channels, ${c.retained} committed messages, ${merged.report.slots_diverging.length} slots diverging`);
+  }
   writers.archived.close().catch(() => undefined);
-  const c = collector!;
   const finished = await finishRecords(c, writers, recordsDir, ctx);
   const files = await closeRecordWriters(writers);
   if (finished.problems.length > 0) throw new StageError(finished.problems);
@@ -205,6 +236,7 @@ async function scanAndFinish(
     archived_unread: finished.archived_unread,
     excluded: finished.excluded,
     unreadable: problems,
+    ...(authority ? { authority } : {}),
   };
 }
 

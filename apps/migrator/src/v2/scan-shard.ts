@@ -86,7 +86,7 @@ export interface RawConversation {
 /** The columns of a message row the checks read; a scan worker sends the others only inside the encoded tail. */
 export type CheckedMessage = Pick<
   RawMessage,
-  'ch' | 'seq' | 'column_seq' | 'header' | 'channel_id' | 'channel_type' | 'message_id' | 'from_uid' | 'client_msg_no' | 'stream_no' | 'setting' | 'timestamp'
+  'ch' | 'seq' | 'column_seq' | 'header' | 'channel_id' | 'channel_type' | 'message_id' | 'from_uid' | 'client_msg_no' | 'stream_no' | 'setting' | 'timestamp' | 'term'
 >;
 
 /** Receives the decoded content of one shard, in key order. */
