@@ -4,7 +4,7 @@ import { createLogger, loadConfig, startServer, type RunningServer } from '@parl
 import { connectRpc, post } from '../../server/test/helpers.ts';
 import type { MappingRecord } from '../src/v2/records.ts';
 import { v3ChannelId } from '../src/prepare/channel-id.ts';
-import { v2ConversationSync, v3Deletes } from './v2-views.ts';
+import { v2ChatOrder, v2ConversationSync, v3Deletes } from './v2-views.ts';
 
 export function v3(id: string, type: number): string {
   const r = v3ChannelId(id, type);
@@ -31,13 +31,15 @@ const order = (a: { channel_type: number; channel_id: string }, b: { channel_typ
  * directory moves to `deletes` (disbanded channels, groups the user left);
  * command conversations are command bindings, and `/message/sync` returns
  * exactly the commands v2's would (above the conversation's read position).
- * `skip(channel_id, type)`: Parley channel ids the plan's policies changed (compared elsewhere).
+ * `skip(channel_id, type)`: Parley channel ids the plan's policies changed (compared elsewhere); `limit`: the v2 list limit.
  */
-export async function checkConversations(server: RunningServer, api: string, exp: any, skip: (channelId: string, type: number) => boolean = () => false): Promise<number> {
+export async function checkConversations(server: RunningServer, api: string, exp: any, skip: (channelId: string, type: number) => boolean = () => false, limit = 1000): Promise<number> {
   let compared = 0;
   const cmdChannels = new Map<string, any>(exp.message_channels.filter((c: any) => c.channel_id.endsWith('____cmd')).map((c: any) => [`${c.channel_type}:${c.channel_id}`, c]));
+  const tails = new Map<string, string>(exp.message_channels.map((c: any) => [`${c.channel_type}:${c.channel_id}`, c.last_msg_seq]));
   for (const u of exp.users) {
     const wantCmd: string[] = [];
+    const beyond = new Set(v2ChatOrder(u).slice(limit).map((c: any) => `${c.channel_type}:${c.channel_id}`));
     for (const cv of u.conversations) {
       const id = v3(cv.channel_id, cv.channel_type);
       if (skip(id, cv.channel_type)) continue;
@@ -51,12 +53,14 @@ export async function checkConversations(server: RunningServer, api: string, exp
       }
       const m = await server.store.memberships.get(id, cv.channel_type, u.uid);
       expect(m, `${u.uid} ${cv.channel_id}`).toBeDefined();
-      expect([m!.readSeq, m!.deletedToSeq], `${u.uid} ${cv.channel_id}`).toEqual([Number(cv.readed_to_msg_seq), Number(cv.deleted_at_msg_seq)]);
+      // beyond the list limit v2 hid the conversation: the target hides it up to the tail
+      const hidden = beyond.has(`${cv.channel_type}:${cv.channel_id}`) ? Number(tails.get(`${cv.channel_type}:${cv.channel_id}`) ?? 0) : 0;
+      expect([m!.readSeq, m!.deletedToSeq], `${u.uid} ${cv.channel_id}`).toEqual([Number(cv.readed_to_msg_seq), Math.max(Number(cv.deleted_at_msg_seq), hidden)]);
     }
     const sync = await post(api, '/conversation/sync', { uid: u.uid, msg_count: 1, limit: 500 });
     expect(sync.status, `${u.uid}: ${sync.text}`).toBe(200);
     const gone = v3Deletes(exp, u.uid);
-    const want = v2ConversationSync(exp, u.uid).filter((i) => !gone(i) && !skip(i.channel_type === 1 ? v3Person(u.uid, i.channel_id) : i.channel_id, i.channel_type));
+    const want = v2ConversationSync(exp, u.uid, limit).filter((i) => !gone(i) && !skip(i.channel_type === 1 ? v3Person(u.uid, i.channel_id) : i.channel_id, i.channel_type));
     const got = (sync.json as any[])
       .map((i) => ({ channel_id: i.channel_id, channel_type: i.channel_type, last_msg_seq: i.last_msg_seq, unread: i.unread }))
       .filter((i) => !skip(i.channel_type === 1 ? v3Person(u.uid, i.channel_id) : i.channel_id, i.channel_type));

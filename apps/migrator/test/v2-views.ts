@@ -13,6 +13,19 @@ export interface V2SyncItem {
 
 const CMD = '____cmd';
 
+/** A user's chat conversations (type 0) in v2's list order: newest update first, rows without one last. */
+export function v2ChatOrder(user: any): any[] {
+  const ns = (t: any) => (t ? BigInt(t.unix_nano) : undefined);
+  const convs = user.conversations.filter((c: any) => c.type === 0);
+  return convs.sort((a: any, b: any) => {
+    const x = ns(a.updated_at);
+    const y = ns(b.updated_at);
+    if (x === undefined) return y === undefined ? 0 : 1;
+    if (y === undefined) return -1;
+    return x > y ? -1 : x < y ? 1 : 0;
+  });
+}
+
 /**
  * v2's `POST /conversation/sync {uid, msg_count: 1}` (internal/api/conversation.go
  * `syncUserConversation`): the user's chat conversations (type 0) by update
@@ -26,15 +39,7 @@ export function v2ConversationSync(exp: any, uid: string, limit = 1000): V2SyncI
   const user = exp.users.find((u: any) => u.uid === uid);
   if (!user) return [];
   const channels = new Map<string, any>(exp.message_channels.map((c: any) => [`${c.channel_type}:${c.channel_id}`, c]));
-  const ns = (t: any) => (t ? BigInt(t.unix_nano) : undefined);
-  const convs = user.conversations.filter((c: any) => c.type === 0);
-  convs.sort((a: any, b: any) => {
-    const x = ns(a.updated_at);
-    const y = ns(b.updated_at);
-    if (x === undefined) return y === undefined ? 0 : 1;
-    if (y === undefined) return -1;
-    return x > y ? -1 : x < y ? 1 : 0;
-  });
+  const convs = v2ChatOrder(user);
   const seen = new Set<string>();
   const out: V2SyncItem[] = [];
   for (const c of convs.slice(0, limit)) {

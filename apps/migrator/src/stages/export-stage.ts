@@ -1,6 +1,6 @@
-import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createFile, syncAndClose } from '../archive/durable.ts';
 import { digestFile, type FileDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
@@ -11,6 +11,7 @@ import { RECORD_FILES } from '../v2/records.ts';
 import { loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
 import { claimArchive, releaseArchive, type ExportIdentity } from './archive-claim.ts';
 import type { ArchiveSeal } from './prepare-stage.ts';
+import { fileSha256 } from '../prepare/plugins.ts';
 import { recordPath, type FileDigests } from './records-dir.ts';
 
 export interface ExportReport extends ReportBase {
@@ -91,6 +92,29 @@ async function copyRecords(from: string, to: string): Promise<{ digests: FileDig
 }
 
 /**
+ * Copies the plugin programs the plan names into the archive
+ * (`plugins/node-<id>/...`, owner-only), each checked against its prepare
+ * digest before and after the copy ("source and plugin files unchanged").
+ */
+function copyArtifacts(archive: string, seal: ArchiveSeal): { fds: number[]; problems: string[] } {
+  const fds: number[] = [];
+  const problems: string[] = [];
+  for (const a of seal.plugin_artifacts ?? []) {
+    const to = join(archive, a.archived_as);
+    mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+    if (fileSha256(a.path) !== a.sha256) {
+      problems.push(`plugin program ${a.path} changed since prepare`);
+      continue;
+    }
+    copyFileSync(a.path, to, constants.COPYFILE_EXCL);
+    chmodSync(to, 0o600);
+    if (fileSha256(to) !== a.sha256) problems.push(`plugin program ${a.path}: the archived copy differs`);
+    fds.push(openSync(to, 'r'), openSync(dirname(to), 'r'));
+  }
+  return { fds, problems };
+}
+
+/**
  * `migrate export`: rechecks the seal, the sources and every record digest,
  * copies the records into a new owner-only archive, writes the manifest and
  * publishes `COMPLETE` only when every copied file matches the seal, once
@@ -133,6 +157,8 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
   const bytes = RECORD_FILES.reduce((n, f) => n + seal.files[f].bytes, 0);
   progress(`export: copying ${RECORD_FILES.length} record files (${(bytes / 1048576).toFixed(1)} MiB) into ${archive}`);
   const { digests: copies, fds } = await copyRecords(join(workspace, 'records'), records);
+  const plugins = copyArtifacts(archive, seal);
+  fds.push(...plugins.fds);
   const sealText = readFileSync(join(workspace, 'archive_seal.json'));
   fds.push(createFile(join(archive, 'archive_seal.json'), sealText));
   fds.push(createFile(join(archive, 'prepare-report.json'), readFileSync(join(workspace, 'prepare-report.json'))));
@@ -148,13 +174,14 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
     retained_messages: seal.files.messages.count,
     sources: seal.sources,
     files: seal.files,
+    plugin_artifacts: seal.plugin_artifacts ?? [],
   };
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
   fds.push(createFile(join(archive, 'manifest.json'), manifestText));
   // every file and directory entry goes to disk at once (libuv thread pool) while the sources are checked
   const flushed = syncAndClose([...fds, openSync(records, 'r'), openSync(archive, 'r')]);
   flushed.catch(() => undefined);
-  const problems = await checkSources(workspace, seal, now, locks);
+  const problems = [...plugins.problems, ...(await checkSources(workspace, seal, now, locks))];
   for (const [i, name] of RECORD_FILES.entries()) {
     const got = copies[i]!;
     const want = seal.files[name];

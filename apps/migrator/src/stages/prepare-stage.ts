@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Finding, PatchOp } from '../prepare/findings.ts';
 import type { AuthorityReport } from '../prepare/merge.ts';
+import type { ArtifactRecord, PluginReport } from '../prepare/plugins.ts';
 import { attachResolutions } from '../prepare/resolutions.ts';
 import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
 import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
@@ -29,6 +30,8 @@ export interface PrepareReport extends ReportBase {
   excluded?: Record<string, number>;
   /** With `compact_sequences`: the mapping files and their digests (seed: `sequence_mapping`). */
   sequence_mapping?: SequenceMappingReport;
+  /** Parley runs no v2 plugins: what the sources hold and the plan maps, archived and reported. */
+  plugins?: PluginReport;
   /** Several source nodes: the replica choice (topology, slots, channels, rows that differ). */
   authority?: AuthorityReport;
   /** Every blocker's resolution patch, in order: applied to the plan, it resolves them all. */
@@ -43,6 +46,8 @@ export interface ArchiveSeal {
   report_sha256: string;
   files: FileDigests;
   sources: Array<{ node_id: number; data_dir: string; fingerprint_sha256: string }>;
+  /** Plugin programs the plan names, checked at prepare; export copies them into the archive. */
+  plugin_artifacts: ArtifactRecord[];
 }
 
 /**
@@ -70,6 +75,7 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     hidden_memberships: outcome.hidden_memberships,
     archived_unread: outcome.archived_unread,
     excluded: outcome.excluded,
+    plugins: outcome.plugins,
     ...(outcome.authority ? { authority: outcome.authority } : {}),
     ...(loaded.plan.messages?.compact_sequences ? { sequence_mapping: sequenceMappingReport(outcome.files) } : {}),
   });
@@ -89,6 +95,7 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     report_sha256: sha256(reportText),
     files: outcome.files,
     sources: outcome.sources.map((s) => ({ node_id: s.node_id, data_dir: s.data_dir, fingerprint_sha256: s.fingerprint_sha256 })),
+    plugin_artifacts: outcome.plugins.artifacts,
   };
   writeJsonFile(join(workspace, 'archive_seal.json'), seal);
 }

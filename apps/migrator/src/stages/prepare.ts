@@ -7,6 +7,7 @@ import { finishRecords, type FinishContext } from '../prepare/finish.ts';
 import { mergeNodes, type AuthorityReport, type NodeScan } from '../prepare/merge.ts';
 import { readSlotLogs, readTopology, type Topology } from '../source/cluster.ts';
 import { planRefusals } from '../prepare/plan-checks.ts';
+import { pluginReport, type PluginReport } from '../prepare/plugins.ts';
 import { Quarantine } from '../prepare/quarantine.ts';
 import { RowReader } from '../prepare/raw-row.ts';
 import { policyOf } from '../policy.ts';
@@ -52,6 +53,7 @@ export interface PrepareOutcome {
   unreadable: string[];
   /** Several source nodes: which replicas were taken and why. */
   authority?: AuthorityReport;
+  plugins: PluginReport;
 }
 
 /** `diagnose` reads on past unreadable shards and reports them; `prepare` stops at them. */
@@ -205,6 +207,8 @@ async function scanAndFinish(
   const finished = await finishRecords(c, writers, recordsDir, ctx);
   const files = await closeRecordWriters(writers);
   if (finished.problems.length > 0) throw new StageError(finished.problems);
+  const plugins = pluginReport(loaded.plan, recordsDir);
+  if (plugins.problems.length > 0) throw new StageError(plugins.problems);
   const missing = findMissingConversations(recordsDir, ctx.policy);
   if (missing.problems.length > 0) throw new StageError(missing.problems);
   for (const m of missing.missing) {
@@ -236,6 +240,7 @@ async function scanAndFinish(
     archived_unread: finished.archived_unread,
     excluded: finished.excluded,
     unreadable: problems,
+    plugins: plugins.report,
     ...(authority ? { authority } : {}),
   };
 }

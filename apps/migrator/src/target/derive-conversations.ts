@@ -52,9 +52,9 @@ export function isCmdConversation(c: Pick<ConversationRecord, 'type' | 'channel_
  * them: a command conversation (its sync position) becomes a command binding
  * acknowledged up to its read position, never a membership; a chat
  * conversation sets read/delete positions and is listed (activated) only
- * when v2 would list it (a retained message above its delete position,
- * within the newest `conversation_list_limit` of its user unless
- * `preserve_all_conversations`). A live membership v2 keeps no conversation
+ * when v2 would list it: among the newest `conversation_list_limit` chat
+ * conversations of its user (unless `preserve_all_conversations`), with a
+ * retained message above its delete position. A live membership v2 keeps no conversation
  * for (a deleted conversation, a member who joined after the last message)
  * is hidden until a new message, unless `missing_conversations[]` keeps it
  * visible. Returns the bindings; counts go into `ctx.counts`.
@@ -82,14 +82,10 @@ export function applyConversations(records: string, policy: Policy, ctx: Convers
       m.unread_count = c.unread_count;
     }
     const tail = ctx.tails.get(ck) ?? 0;
-    if (tail > m.deleted_to_seq) {
-      m.activated_at = Math.max(1, updatedMs);
-      let list = listed.get(c.uid);
-      if (!list) listed.set(c.uid, (list = []));
-      list.push({ m, updated: BigInt(c.updated_at_ns) });
-    } else {
-      m.activated_at = 0;
-    }
+    m.activated_at = tail > m.deleted_to_seq ? Math.max(1, updatedMs) : 0;
+    let list = listed.get(c.uid);
+    if (!list) listed.set(c.uid, (list = []));
+    list.push({ m, updated: BigInt(c.updated_at_ns) });
   }
   for (const list of listed.values()) {
     if (list.length <= policy.listLimit || policy.preserveAll) continue;

@@ -60,7 +60,7 @@ export function compareConversations(c: Checker, records: string, policy: Policy
       activated: listed ? Math.max(1, ms(cv.updated_at_ns) || ms(cv.created_at_ns)) : 0,
       updatedNs: BigInt(cv.updated_at_ns),
     });
-    if (listed) byUid.set(cv.uid, [...(byUid.get(cv.uid) ?? []), id]);
+    byUid.set(cv.uid, [...(byUid.get(cv.uid) ?? []), id]);
   }
   c.count('cmd_bindings', bindings);
   if (!policy.preserveAll) {
