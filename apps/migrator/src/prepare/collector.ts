@@ -1,6 +1,7 @@
 import type { JsonlWriter } from '../archive/jsonl.ts';
 import { CMD_SUFFIX } from '@parley/shared';
-import { jsonString, messageHead, writeArchivedLine, writeMessageTail } from '../archive/record-json.ts';
+import { messageHead, writeArchivedLine, writeMessageTail } from '../archive/record-json.ts';
+import { writeExcludedMessage } from './excluded-line.ts';
 import type { Policy } from '../policy.ts';
 import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
@@ -10,7 +11,7 @@ import { v3ChannelId } from './channel-id.ts';
 import { ClientMsgNos } from './client-msg-nos.ts';
 import type { DupEdge } from './dedupe.ts';
 import { Findings } from './findings.ts';
-import { MessageIdTable } from './message-ids.ts';
+import { CarriedIds } from './carried-ids.ts';
 import type { BoundEntry, Quarantine } from './quarantine.ts';
 import { aggregateKey } from './raw-row.ts';
 
@@ -81,15 +82,8 @@ export class Collector {
   readonly dictionary = new Map<string, { id: string; type: number }>();
   readonly counts: Record<string, number> = {};
   retained = 0;
-  /** Message ids seen, each with its first row's index into the `first*` columns (the place a second use names). */
-  private readonly messageIds = new MessageIdTable();
-  private readonly firstChannel: string[] = [];
-  private readonly firstType: number[] = [];
-  private readonly firstSeq: number[] = [];
-  private readonly firstShard: number[] = [];
-  private readonly firstCh: string[] = [];
-  private readonly firstTimestamp: number[] = [];
-  private readonly firstNode: number[] = [];
+  /** Message ids of the carried messages, with their first rows. */
+  private readonly carriedIds = new CarriedIds();
   /** Duplicate pairs inside a channel, resolved once every shard is read (`resolveDuplicates`). */
   readonly duplicates: DupEdge[] = [];
   /** Rows left out by `exclude_cmd`/`exclude_streams`/quarantine, per reason. */
@@ -123,17 +117,7 @@ export class Collector {
 
   /** Whether a carried message of a channel other than `ch` holds `messageId`. */
   idUsedElsewhere(messageId: string, ch: string): boolean {
-    const at = this.messageIds.get(messageId);
-    return at >= 0 && this.firstCh[at] !== ch;
-  }
-
-  nodeIdOf(): number {
-    return this.nodeId;
-  }
-
-  /** The node's shard count (for routing checks after the scan). */
-  shardCountOf(): number {
-    return this.shardCount;
+    return this.carriedIds.usedElsewhere(messageId, ch);
   }
 
   private count(what: string): void {
@@ -375,24 +359,17 @@ export class Collector {
    * when several nodes' rows are merged (`node`: where the row was read).
    */
   registerId(node: number, shard: number, m: Pick<CheckedMessage, 'message_id' | 'ch' | 'seq' | 'channel_id' | 'channel_type' | 'timestamp'>): void {
-    const prior = this.messageIds.addOrGet(m.message_id, this.firstSeq.length);
-    if (prior < 0) {
-      this.firstChannel.push(m.channel_id);
-      this.firstType.push(m.channel_type);
-      this.firstSeq.push(m.seq);
-      this.firstShard.push(shard);
-      this.firstCh.push(m.ch);
-      this.firstTimestamp.push(m.timestamp);
-      this.firstNode.push(node);
-      return;
-    }
-    if (this.firstCh[prior] === m.ch) {
-      this.duplicates.push({ node_id: node, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: this.firstSeq[prior]!, newer: m.seq, relation: 'message_id' });
+    const row = { node_id: node, shard, ch: m.ch, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq, timestamp: m.timestamp };
+    const prior = this.carriedIds.register(m.message_id, row);
+    if (!prior) return;
+    if (prior.ch === m.ch) {
+      this.duplicates.push({ node_id: node, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: prior.seq, newer: m.seq, relation: 'message_id' });
       return;
     }
     // the row written later takes the blame (the first one held the id): it is the one a quarantine entry takes out
-    const first = { node_id: this.firstNode[prior]!, shard: this.firstShard[prior]!, channel_id: this.firstChannel[prior]!, channel_type: this.firstType[prior]!, message_seq: this.firstSeq[prior]!, key: b64(aggregateKey.message(this.firstCh[prior]!, this.firstSeq[prior]!)), timestamp: this.firstTimestamp[prior]! };
-    const second = { node_id: node, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq, key: b64(aggregateKey.message(m.ch, m.seq)), timestamp: m.timestamp };
+    const place = (r: typeof row) => ({ node_id: r.node_id, shard: r.shard, channel_id: r.channel_id, channel_type: r.channel_type, message_seq: r.seq, key: b64(aggregateKey.message(r.ch, r.seq)), timestamp: r.timestamp });
+    const first = place(prior);
+    const second = place(row);
     const blame = second.timestamp >= first.timestamp ? second : first;
     this.findings.block({
       code: 'duplicate_message_id',
@@ -418,16 +395,6 @@ export class Collector {
   /** Writes a message the plan leaves out, complete, to the excluded records. */
   private exclude(reason: string, shard: number, m: CheckedMessage, row: RawMessage | Uint8Array, channelId: string, q?: BoundEntry): void {
     this.excludedCounts[reason] = (this.excludedCounts[reason] ?? 0) + 1;
-    const o = this.options.excludedOut;
-    const key = q ? q.key : b64(aggregateKey.message(m.ch, m.seq));
-    o.text(`{"kind":"message","reason":${jsonString(reason)},"node_id":${this.nodeId},"shard":${shard},"key":"${key}"${q ? `,"sha256":"${q.sha256}"` : ''},"record":`);
-    o.text(messageHead(this.nodeId, shard, channelId));
-    if (row instanceof Uint8Array) o.bytes(row.subarray(0, row.length - 1));
-    else {
-      writeMessageTail(o, row);
-      o.used--; // the tail's newline: the record closes first
-    }
-    o.text('}\n');
-    o.endLine();
+    writeExcludedMessage(this.options.excludedOut, { reason, node_id: this.nodeId, shard, key: q ? q.key : b64(aggregateKey.message(m.ch, m.seq)), sha256: q?.sha256, head: messageHead(this.nodeId, shard, channelId) }, row);
   }
 }
