@@ -79,7 +79,7 @@ export function compareConversations(c: Checker, records: string, policy: Policy
 
   const members = new Set<string>([...k.live, ...expected.keys()]);
   for (const t of readJsonl<TailRecord>(recordPath(records, 'tails'))) {
-    if (t.channel_type !== 1 || t.channel_id.endsWith(CMD) || k.positions.retained(t.channel_type, t.channel_id) === 0) continue;
+    if (t.channel_type !== 1 || t.channel_id.endsWith(CMD) || t.messages === 0) continue;
     for (const uid of personParticipants(t.channel_id) ?? []) {
       const id = mk(t.channel_type, t.channel_id, uid);
       members.add(id);

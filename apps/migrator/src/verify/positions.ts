@@ -44,8 +44,4 @@ export class Positions {
     if (!this.compact || pos <= 0) return pos;
     return this.atOrBefore(this.seqs.get(`${channelType}\u0000${channelId}`) ?? [], pos);
   }
-
-  retained(channelType: number, channelId: string): number {
-    return this.seqs.get(`${channelType}\u0000${channelId}`)?.length ?? 0;
-  }
 }
