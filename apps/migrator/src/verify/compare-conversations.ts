@@ -39,11 +39,13 @@ export function compareConversations(c: Checker, records: string, policy: Policy
   const expected = new Map<string, Expected>();
   const byUid = new Map<string, string[]>();
   let bindings = 0;
+  const cmdRows = new Map<string, Row>();
+  for (const r of c.db.prepare('select * from cmd_bindings').iterate() as Iterable<Row>) cmdRows.set(`${String(r.uid)}\u0000${String(r.channel_id)}\u0000${String(r.channel_type)}`, r);
   for (const cv of readJsonl<ConversationRecord>(recordPath(records, 'conversations'))) {
     const key = `${cv.channel_type}/${cv.channel_id}/${cv.uid}`;
     if (cv.type === 1 || cv.channel_id.endsWith(CMD)) {
       bindings++;
-      const r = c.one('select * from cmd_bindings where uid = ? and channel_id = ? and channel_type = ?', cv.uid, cv.channel_id, cv.channel_type);
+      const r = cmdRows.get(`${cv.uid}\u0000${cv.channel_id}\u0000${cv.channel_type}`);
       if (!r) { c.miss({ table: 'cmd_bindings', key, field: 'command conversation', expected: 'present', actual: 'missing' }); continue; }
       c.eq('cmd_bindings', key, 'start_seq', 1, r.start_seq);
       c.eq('cmd_bindings', key, 'ack_seq (v2 read position)', k.positions.position(cv.channel_type, cv.channel_id, cv.readed_to_msg_seq), r.ack_seq);
@@ -88,11 +90,13 @@ export function compareConversations(c: Checker, records: string, policy: Policy
   }
   for (const [id, e] of expected) if (id.startsWith('1\u0000')) k.live.add(id);
   c.count('memberships', members.size);
+  const present = new Set<string>();
   for (const r of c.db.prepare('select * from memberships').iterate() as Iterable<Row>) {
     const type = Number(r.channel_type);
     const channel = String(r.channel_id);
     const key = `${type}/${channel}/${String(r.uid)}`;
     const id = mk(type, channel, String(r.uid));
+    present.add(id);
     if (channel.endsWith(CMD)) c.miss({ table: 'memberships', key, field: 'command log membership', expected: 'none (command conversations are bindings)', actual: 'present' });
     if (k.live.has(id)) c.eq('memberships', key, 'removed (subscriber or chat participant)', 0, r.removed);
     c.eq('memberships', key, 'last_send_seq', k.lastSend.get(id) ?? 0, r.last_send_seq);
@@ -116,7 +120,7 @@ export function compareConversations(c: Checker, records: string, policy: Policy
     c.eq('memberships', key, 'deleted_to_seq (no conversation: hidden until a new message)', hidden ? tail : 0, r.deleted_to_seq);
   }
   for (const m of k.subscribers) {
-    if (!c.one('select 1 as x from memberships where channel_id = ? and channel_type = ? and uid = ?', m.channel_id, m.channel_type, m.uid)) {
+    if (!present.has(mk(m.channel_type, m.channel_id, m.uid))) {
       c.miss({ table: 'memberships', key: `${m.channel_type}/${m.channel_id}/${m.uid}`, field: 'subscriber', expected: 'present', actual: 'missing' });
     }
   }
