@@ -41,7 +41,9 @@ export async function runDiagnose(planFile: string, workspace: string, report: D
   const locks = readLockTable();
   const loaded = loadPlan(planFile, { workspace }, 'prepare');
   report.plan_sha256 = loaded.sha256;
-  if (openStageWorkspace(workspace, 'diagnose', loaded)) rmSync(join(workspace, 'records'), { recursive: true, force: true });
+  if (openStageWorkspace(workspace, 'diagnose', loaded)) {
+    for (const d of ['records', 'nodes']) rmSync(join(workspace, d), { recursive: true, force: true });
+  }
   ctx.ownsWorkspace = true;
   const outcome = await collectRecords(loaded, join(workspace, 'records'), locks, 'diagnose');
   Object.assign(report, {

@@ -251,5 +251,7 @@ async function scanAndFinish(
  * workspace is never reused).
  */
 export function openPrepareWorkspace(workspace: string, loaded: LoadedPlan): void {
-  if (openStageWorkspace(workspace, 'prepare', loaded)) rmSync(join(workspace, 'records'), { recursive: true, force: true });
+  if (openStageWorkspace(workspace, 'prepare', loaded)) {
+    for (const d of ['records', 'nodes']) rmSync(join(workspace, d), { recursive: true, force: true });
+  }
 }
