@@ -106,14 +106,14 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
 
   // without renumbering every seq is its own: no extra pass over the messages
   const positions = Positions.fromMessages(policy.compactSequences ? readJsonl<MessageRecord>(recordPath(records, 'messages')) : [], policy.compactSequences);
-  const msgStmt = db.prepare('select cast(message_id as text) as id, * from messages where channel_id = ? and channel_type = ? and message_seq = ?');
+  const target = new ChannelCursor(db);
   const lastSend = new Map<string, number>();
   let messages = 0;
   for (const m of readJsonl<MessageRecord>(recordPath(records, 'messages'))) {
     messages++;
     const seq = positions.targetSeq(m.channel_type, m.channel_id, m.message_seq);
     const k = `${m.channel_type}/${m.channel_id}/${m.message_seq}→${seq}`;
-    const r = msgStmt.get(m.channel_id, m.channel_type, seq) as Row | undefined;
+    const r = target.at(m.channel_id, m.channel_type, seq);
     if (!r) { c.miss({ table: 'messages', key: k, field: 'row', expected: 'present', actual: 'missing' }); continue; }
     c.eq('messages', k, 'message_id', m.message_id, r.id);
     c.eq('messages', k, 'client_msg_no', m.client_msg_no, r.client_msg_no);
@@ -129,6 +129,7 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
       lastSend.set(lk, Math.max(lastSend.get(lk) ?? 0, seq));
     }
   }
+  target.close();
   c.count('messages', messages);
   // every message id is carried once (one query over the id index, not one per message)
   const reused = db.prepare('select cast(message_id as text) as id, count(*) as n from messages group by message_id having count(*) > 1 limit 5').all() as Array<{ id: string; n: number }>;
@@ -161,4 +162,48 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
     }
   }
   return { mismatches, checked };
+}
+
+/**
+ * The target's messages read channel by channel in seq order, in step with
+ * the archive's (whose channels come one after another, each in seq order):
+ * one query per channel instead of one per message. Any order still works,
+ * a channel met again is read again from its start.
+ */
+class ChannelCursor {
+  private readonly stmt: Database.Statement;
+  private key = '';
+  private it: Iterator<Row> | undefined;
+  private pending: Row | undefined;
+
+  constructor(db: Database.Database) {
+    this.stmt = db.prepare('select cast(message_id as text) as id, * from messages where channel_id = ? and channel_type = ? order by message_seq');
+  }
+
+  at(channelId: string, channelType: number, seq: number): Row | undefined {
+    const key = `${channelType}\u0000${channelId}`;
+    if (key !== this.key || (this.pending !== undefined && Number(this.pending.message_seq) > seq)) {
+      this.close();
+      this.key = key;
+      this.it = (this.stmt.iterate(channelId, channelType) as IterableIterator<Row>)[Symbol.iterator]();
+      this.pending = this.next();
+    }
+    while (this.pending !== undefined && Number(this.pending.message_seq) < seq) this.pending = this.next();
+    if (this.pending === undefined || Number(this.pending.message_seq) !== seq) return undefined;
+    const r = this.pending;
+    this.pending = this.next();
+    return r;
+  }
+
+  private next(): Row | undefined {
+    const n = this.it?.next();
+    return n && !n.done ? n.value : undefined;
+  }
+
+  close(): void {
+    this.it?.return?.();
+    this.it = undefined;
+    this.pending = undefined;
+    this.key = '';
+  }
 }
