@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';
-import { createLogger } from './log.ts';
-import { startServer } from './server.ts';
 import { versionInfo } from './version.ts';
+
+// `start` loads the server (Fastify, the store, the gateway) when it runs, so
+// `version` and `config validate` answer without loading it.
 
 function load(file: string | undefined): Config {
   return loadConfig(file ?? process.env.PARLEY_CONFIG);
@@ -27,6 +28,7 @@ program
     } catch (err) {
       fail(err);
     }
+    const [{ createLogger }, { startServer }] = await Promise.all([import('./log.ts'), import('./server.ts')]);
     const log = createLogger(config.log.level);
     const server = await startServer(config, log).catch(fail);
     const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;

@@ -7,7 +7,7 @@ import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
-import type { GatewayMetrics } from './gateway/services.ts';
+import { GatewayMetrics } from './gateway/metrics.ts';
 import { SystemUidService } from './identity/system-uid.service.ts';
 import { TokenService } from './identity/token.service.ts';
 import { AppendQueue } from './messaging/append-queue.ts';
@@ -24,7 +24,7 @@ import { createSnowflake } from './messaging/snowflake.ts';
 import { SyncService } from './messaging/sync.service.ts';
 import { openEmbeddedStore, type Store } from './store/store.ts';
 import { prepareDataDir } from './store/data-dir.ts';
-import type { Readiness } from './http/deps.ts';
+import { checkReadiness, type Readiness } from './observe/readiness.ts';
 import { createOps, type Ops } from './observe/ops.ts';
 import { createWebhooks, type Webhooks } from './webhook/webhooks.ts';
 
@@ -46,6 +46,9 @@ export interface RunningServer {
 }
 
 const WILDCARD = new Set(['0.0.0.0', '::', '']);
+
+/** Longest a readiness check waits for the store's write lock, ms (held by another connection = not ready). */
+export const READINESS_LOCK_WAIT_MS = 200;
 
 function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefined): string {
   const host = 'address' in listener ? listener.address : listener.host;
@@ -83,22 +86,16 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const tokens = new TokenService(store.devices, presence, config.gateway.tokenAuthOn);
   const channels = new ChannelService(store, queue, cache);
   const sync = new SyncService(store);
-  const metrics: GatewayMetrics = { authFailures: 0, closes: 0 };
+  const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
 
   let ws: WsGateway | undefined;
   let tcp: TcpGateway | undefined;
-  const readiness = async (): Promise<Readiness> => {
-    let storeOk = true;
-    try {
-      await store.ping();
-    } catch {
-      storeOk = false;
-    }
-    const gatewayUp = ws !== undefined && tcp !== undefined;
-    const parts = { store: storeOk, gateway: gatewayUp };
-    const ready = storeOk && gatewayUp;
-    return ready ? { ready, parts } : { ready, parts, reason: storeOk ? 'gateway not started' : 'store unavailable' };
-  };
+  const readiness = (): Promise<Readiness> =>
+    checkReadiness({
+      gatewaysListening: () => ws?.listening === true && tcp?.listening === true,
+      storeReadable: () => store.ping(),
+      storeWritable: () => store.probeWrite(READINESS_LOCK_WAIT_MS),
+    });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
     ws_addr: config.api.externalWsAddr || (ws ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
@@ -117,6 +114,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     presence,
     connections: () => registry.counts(),
     readiness,
+    pendingAcks: () => registry.pendingAcks(),
+    webhooks,
     routeAddresses,
   });
 
@@ -139,7 +138,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     maxBodyBytes: config.api.maxBodyBytes,
     ops,
   });
-  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs);
+  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics);
+  metrics.outbound.current = () => registry.maxOutboundBytes();
   const gatewayServices = {
     nodeId: config.node.id,
     tokens,

@@ -148,7 +148,7 @@ describe('POST /channel/messagesync', () => {
 describe('ops and routing', () => {
   it('health, readiness, route, CORS and unknown paths', async () => {
     expect((await get(t.api, '/healthz')).json).toEqual({ status: 'ok' });
-    expect((await get(t.api, '/readyz')).json).toEqual({ ready: true, parts: { store: true, gateway: true } });
+    expect((await get(t.api, '/readyz')).json).toEqual({ ready: true, parts: { routes: true, slots: true, channels: true } });
     const route = await get(t.api, '/route?uid=alice');
     expect(route.json).toEqual({ tcp_addr: expect.stringMatching(/^127\.0\.0\.1:\d+$/), ws_addr: t.ws, wss_addr: '' });
     expect((await get(t.api, '/route?node_id=9')).json).toEqual(legacy('节点参数有误！'));

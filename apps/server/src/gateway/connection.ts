@@ -1,4 +1,5 @@
 import type { WebSocket } from 'ws';
+import type { OutboundMeter } from './metrics.ts';
 
 /** Inbound-side bookkeeping the gateway's sweep reads to enforce deadlines. */
 export interface Deadlines {
@@ -19,27 +20,45 @@ export const CloseCode = {
   TryAgainLater: 1013,
 } as const;
 
-/** A thin wrapper over one WebSocket: bounded outbound buffering, idempotent close. */
+/**
+ * A thin wrapper over one WebSocket: bounded outbound buffering, measured for
+ * top pressure, and an idempotent close.
+ */
 export class WsConnection {
   private closed = false;
 
+  /**
+   * @param maxOutboundBytes `gateway.max_outbound_bytes`: past this the client is not reading and is closed.
+   * @param meter sees the buffer after every write.
+   * @param onOverflow called once, just before a client that does not read is closed.
+   */
   constructor(
     readonly socket: WebSocket,
     private readonly maxOutboundBytes: number,
+    private readonly meter: OutboundMeter,
+    private readonly onOverflow: () => void,
   ) {}
 
   get isOpen(): boolean {
     return !this.closed && this.socket.readyState === this.socket.OPEN;
   }
 
+  /** Bytes sent but not yet taken by the client. */
+  get outboundBytes(): number {
+    return this.socket.bufferedAmount;
+  }
+
   /** Sends a text (JSON-RPC) or binary (WKProto) frame; a client that cannot keep up is closed. */
   send(data: string | Uint8Array): void {
     if (!this.isOpen) return;
     if (this.socket.bufferedAmount > this.maxOutboundBytes) {
+      this.meter.observe(this.socket.bufferedAmount);
+      this.onOverflow();
       this.close(CloseCode.TryAgainLater, 'outbound buffer full');
       return;
     }
     this.socket.send(data);
+    this.meter.observe(this.socket.bufferedAmount);
   }
 
   close(code: number, reason: string): void {

@@ -21,10 +21,17 @@ import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import { CloseCode, type WsConnection } from './connection.ts';
+import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 
-
+/** Close reasons of the JSON-RPC error codes, as `session_error` alerts report them. */
+const ERROR_REASONS: Record<number, string> = {
+  [JsonRpcErrorCode.ParseError]: 'parse_error',
+  [JsonRpcErrorCode.InvalidRequest]: 'invalid_request',
+  [JsonRpcErrorCode.MethodNotFound]: 'method_not_found',
+  [JsonRpcErrorCode.InvalidParams]: 'invalid_params',
+};
 
 /**
  * One JSON-RPC session over WebSocket: `connect` first, then `send`, `ping`
@@ -121,6 +128,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
       return;
     }
+    // recvack needs an authenticated session; before that it is ignored, not an error (realtime.md §3.2).
+    if (!this.authenticated && frame.kind === 'notification' && frame.method === 'recvack') return;
     if (this.state === 'awaiting-connect') {
       if (frame.kind !== 'request' || frame.method !== 'connect') {
         this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InvalidRequest, 'connect must be the first request');
@@ -143,7 +152,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         await this.send(frame.id, frame.params);
         return;
       case 'ping':
-        this.withParams(frame.id, () => checkPingParams(frame.params)) && this.conn.send(encodeResult(frame.id, null));
+        if (this.withParams(frame.id, () => checkPingParams(frame.params))) this.conn.send(encodeResult(frame.id, null));
         return;
       case 'connect':
         this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'already connected');
@@ -185,7 +194,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.log.info({ uid: params.uid, deviceFlag: params.deviceFlag, session: this.id }, 'connect refused');
       this.conn.send(encodeResult(id, { ...base, reasonCode: auth.reason, reason_code: auth.reason }));
       this.conn.send(encodeNotification('disconnect', { reasonCode: auth.reason, reason: reasonName(auth.reason) }));
-      this.closeWith(CloseCode.PolicyViolation, reasonName(auth.reason));
+      this.closeWith(CloseCode.PolicyViolation, reasonName(auth.reason), [refusalReason(auth.reason), SessionErrorClass.auth]);
       return;
     }
     this.uid = params.uid;
@@ -254,17 +263,21 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     }
   }
 
-  /** Answers with a JSON-RPC error object, then closes the session. */
+  /** Answers with a JSON-RPC error object, then closes the session (a protocol error for top alerts). */
   private fail(id: JsonRpcId | null, code: number, message: string): void {
     this.conn.send(encodeError(id, { code, message }));
-    this.closeWith(CloseCode.PolicyViolation, message.slice(0, 120));
+    const error: [string, SessionErrorClass] =
+      code === JsonRpcErrorCode.InternalError ? ['internal_error', SessionErrorClass.internal] : [ERROR_REASONS[code] ?? 'invalid_request', SessionErrorClass.protocol];
+    this.closeWith(CloseCode.PolicyViolation, message.slice(0, 120), error);
   }
 
   close(reason: string): void {
     this.closeWith(CloseCode.Normal, reason);
   }
 
-  private closeWith(code: number, reason: string): void {
+  private closeWith(code: number, reason: string, error?: [string, SessionErrorClass]): void {
+    if (this.state === 'closed') return;
+    if (error) this.services.metrics.sessionError('jsonrpc', error[0], error[1]);
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';
     this.conn.close(code, reason);

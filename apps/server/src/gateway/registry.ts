@@ -1,10 +1,15 @@
 import type { Deadlines } from './connection.ts';
+import { SessionErrorClass, type GatewayMetrics } from './metrics.ts';
 
 /** One live connection as the gateways track it. */
 export interface LiveConnection {
   deadlines: Deadlines;
   /** Known once the first data arrives (WebSocket) or at accept (TCP). */
   protocol: 'jsonrpc' | 'wkproto' | undefined;
+  /** Bytes written but not yet taken by the client (TCP writable length, WebSocket `bufferedAmount`). */
+  outboundBytes(): number;
+  /** RECVs delivered and not yet acknowledged (0 before the protocol is known). */
+  pendingAcks(): number;
   terminate(): void;
 }
 
@@ -18,11 +23,15 @@ const SWEEP_MS = 1000;
  */
 export class ConnectionRegistry {
   private readonly live = new Set<LiveConnection>();
+  /** Connections already told to close by the sweep (closing can take a few seconds). */
+  private readonly expired = new WeakSet<LiveConnection>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly authTimeoutMs: number,
     private readonly idleTimeoutMs: number,
+    /** Counts auth timeouts as session errors; idle timeouts are ordinary departures and are not counted. */
+    private readonly metrics?: GatewayMetrics,
   ) {}
 
   add(c: LiveConnection): void {
@@ -49,6 +58,20 @@ export class ConnectionRegistry {
     return { total: this.live.size, jsonrpc, wkproto, pending };
   }
 
+  /** The largest outbound buffer of any live connection, bytes. */
+  maxOutboundBytes(): number {
+    let max = 0;
+    for (const c of this.live) max = Math.max(max, c.outboundBytes());
+    return max;
+  }
+
+  /** Un-acknowledged RECVs remembered across every live session. */
+  pendingAcks(): number {
+    let sum = 0;
+    for (const c of this.live) sum += c.pendingAcks();
+    return sum;
+  }
+
   closeAll(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
@@ -58,9 +81,17 @@ export class ConnectionRegistry {
 
   private sweep(): void {
     const now = Date.now();
-    for (const { deadlines: d } of this.live) {
-      if (!d.authenticated && now - d.openedAt > this.authTimeoutMs) d.expire('auth timeout');
-      else if (now - d.lastInboundAt > this.idleTimeoutMs) d.expire('idle timeout');
+    for (const c of this.live) {
+      if (this.expired.has(c)) continue;
+      const d = c.deadlines;
+      if (!d.authenticated && now - d.openedAt > this.authTimeoutMs) {
+        this.expired.add(c);
+        this.metrics?.sessionError(c.protocol ?? 'unknown', 'auth_timeout', SessionErrorClass.timeout);
+        d.expire('auth timeout');
+      } else if (now - d.lastInboundAt > this.idleTimeoutMs) {
+        this.expired.add(c);
+        d.expire('idle timeout');
+      }
     }
   }
 }

@@ -1,18 +1,7 @@
 import type { TokenService } from '../identity/token.service.ts';
 import type { Presence } from '../messaging/presence.ts';
 import type { SendService } from '../messaging/send.service.ts';
-
-/** Counters the gateway keeps for the operations surface. */
-export interface GatewayMetrics {
-  authFailures: number;
-  closes: number;
-  /**
-   * Largest outbound buffer (WebSocket `bufferedAmount` / TCP writable
-   * length) of any live session, bytes, as of the gateway's last deadline
-   * sweep. Scored against `gateway.max_outbound_bytes` for top pressure.
-   */
-  outboundBytesMax?: number;
-}
+import type { GatewayMetrics } from './metrics.ts';
 
 /** What a session needs from the rest of the server. */
 export interface GatewayServices {

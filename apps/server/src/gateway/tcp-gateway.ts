@@ -1,6 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection } from './registry.ts';
+import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession } from './wkproto-session.ts';
 
@@ -12,6 +13,8 @@ export interface TcpGatewayOptions {
 
 export interface TcpGateway {
   address: AddressInfo;
+  /** True while the listener accepts connections (readiness `routes`). */
+  readonly listening: boolean;
   close(): Promise<void>;
 }
 
@@ -28,6 +31,7 @@ export async function startTcpGateway(
   log: Logger,
 ): Promise<TcpGateway> {
   const sockets = new Set<Socket>();
+  const metrics = services.metrics;
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
@@ -37,11 +41,14 @@ export async function startTcpGateway(
         send(packet) {
           if (closing || socket.destroyed) return;
           if (socket.writableLength > opts.maxOutboundBytes) {
+            metrics.outbound.observe(socket.writableLength);
+            metrics.sessionError('wkproto', 'outbound_overflow', SessionErrorClass.backpressure);
             log.info({ session: session.id }, 'closing a client that does not read');
             socket.destroy();
             return;
           }
           socket.write(packet);
+          metrics.outbound.observe(socket.writableLength);
         },
         close() {
           if (closing) return;
@@ -54,7 +61,13 @@ export async function startTcpGateway(
       log,
       MAX_PACKET,
     );
-    const entry: LiveConnection = { deadlines: session, protocol: 'wkproto', terminate: () => socket.destroy() };
+    const entry: LiveConnection = {
+      deadlines: session,
+      protocol: 'wkproto',
+      outboundBytes: () => socket.writableLength,
+      pendingAcks: () => session.pendingAckCount,
+      terminate: () => socket.destroy(),
+    };
     registry.add(entry);
     socket.on('data', (chunk) => session.onData(chunk));
     socket.on('error', (err) => log.debug({ err: err.message }, 'tcp socket error'));
@@ -71,6 +84,9 @@ export async function startTcpGateway(
   });
   return {
     address: server.address() as AddressInfo,
+    get listening() {
+      return server.listening;
+    },
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

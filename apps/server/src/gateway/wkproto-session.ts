@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
+import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 
@@ -63,7 +64,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.decoder.push(chunk, this.onPacketBound);
     } catch (err) {
       this.log.debug({ err: (err as Error).message, session: this.id }, 'wkproto decode failed');
-      this.closeWith('protocol error');
+      this.closeWith('protocol error', ['decode_error', SessionErrorClass.protocol]);
     }
   }
 
@@ -119,15 +120,15 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       case 'closed':
         return;
       case 'awaiting-connect':
-        if (p.type !== PacketType.CONNECT) return this.closeWith('CONNECT must be the first packet');
+        if (p.type !== PacketType.CONNECT) return this.closeWith('CONNECT must be the first packet', ['connect_required', SessionErrorClass.protocol]);
         this.state = 'authenticating';
         this.connect(p).catch((err: unknown) => {
           this.log.error({ err, session: this.id }, 'wkproto connect failed');
-          this.closeWith('internal error');
+          this.closeWith('internal error', ['internal_error', SessionErrorClass.internal]);
         });
         return;
       case 'authenticating':
-        return this.closeWith('packet before CONNACK');
+        return this.closeWith('packet before CONNACK', ['packet_before_connack', SessionErrorClass.protocol]);
     }
     switch (p.type) {
       case PacketType.SEND:
@@ -139,13 +140,15 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
         this.sink.send(encodePacket({ type: PacketType.PONG }, this.version));
         return;
       default:
-        this.closeWith(`packet type ${p.type} is not accepted`);
+        this.closeWith(`packet type ${p.type} is not accepted`, ['unsupported_packet', SessionErrorClass.protocol]);
     }
   }
 
   private async connect(p: ConnectPacket): Promise<void> {
     const version = negotiateVersion(p.version);
-    const connack = (reasonCode: number, serverKey = '', salt = '') =>
+    // The session's version applies from a successful CONNECT on; a refusal is
+    // written before that, at V=5 for every client (so it carries node_id).
+    const connack = (reasonCode: number, encodeVersion: number, serverKey = '', salt = '') =>
       encodePacket(
         {
           type: PacketType.CONNACK,
@@ -156,13 +159,13 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
           salt,
           nodeId: BigInt(this.services.nodeId),
         },
-        version,
+        encodeVersion,
       );
     const refuse = (reasonCode: number) => {
       if (reasonCode === ReasonCode.AuthFail) this.services.metrics.authFailures++;
       this.log.info({ uid: p.uid, deviceFlag: p.deviceFlag, reasonCode, session: this.id }, 'connect refused');
-      this.sink.send(connack(reasonCode));
-      this.closeWith('connect refused');
+      this.sink.send(connack(reasonCode, PRE_CONNECT_VERSION));
+      this.closeWith('connect refused', [refusalReason(reasonCode), SessionErrorClass.auth]);
     };
 
     const auth = p.uid === '' ? { reason: ReasonCode.AuthFail, deviceLevel: 0 } : await this.services.tokens.authenticate(p.uid, p.deviceFlag, p.token);
@@ -192,7 +195,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.state = 'open';
     this.authenticated = true;
     this.services.presence.add(this);
-    this.sink.send(connack(ReasonCode.Success, exchange.serverKey, exchange.salt));
+    this.sink.send(connack(ReasonCode.Success, version, exchange.serverKey, exchange.salt));
   }
 
   private send(p: SendPacket): void {
@@ -252,8 +255,10 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.closeWith(reason);
   }
 
-  private closeWith(reason: string): void {
+  /** Closes the session; `error` (close reason, class) counts it as a session error for top alerts. */
+  private closeWith(reason: string, error?: [string, SessionErrorClass]): void {
     if (this.state === 'closed') return;
+    if (error) this.services.metrics.sessionError('wkproto', error[0], error[1]);
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';
     this.sink.close(reason);

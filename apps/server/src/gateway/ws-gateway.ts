@@ -5,6 +5,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { CloseCode, WsConnection } from './connection.ts';
 import { JsonRpcSession } from './jsonrpc-session.ts';
 import type { ConnectionRegistry, LiveConnection } from './registry.ts';
+import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession } from './wkproto-session.ts';
 
@@ -17,6 +18,8 @@ export interface WsGatewayOptions {
 
 export interface WsGateway {
   address: AddressInfo;
+  /** True while the listener accepts connections (readiness `routes`). */
+  readonly listening: boolean;
   /** Live connections of every gateway listener, by protocol once known. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
   close(): Promise<void>;
@@ -57,8 +60,14 @@ export async function startWsGateway(
   });
 
   function accept(ws: WebSocket): void {
-    const conn = new WsConnection(ws, opts.maxOutboundBytes);
+    const metrics = services.metrics;
+    const conn = new WsConnection(ws, opts.maxOutboundBytes, metrics.outbound, () => {
+      log.info({ protocol: entry.protocol, session: (jsonrpc ?? wkproto)?.id }, 'closing a client that does not read');
+      metrics.sessionError(entry.protocol ?? 'unknown', 'outbound_overflow', SessionErrorClass.backpressure);
+    });
     const openedAt = Date.now();
+    let jsonrpc: JsonRpcSession | undefined;
+    let wkproto: WkprotoSession | undefined;
     const entry: LiveConnection = {
       deadlines: {
         openedAt,
@@ -67,11 +76,11 @@ export async function startWsGateway(
         expire: (reason) => conn.close(CloseCode.PolicyViolation, reason),
       },
       protocol: undefined,
+      outboundBytes: () => conn.outboundBytes,
+      pendingAcks: () => (jsonrpc ?? wkproto)?.pendingAckCount ?? 0,
       terminate: () => ws.terminate(),
     };
     registry.add(entry);
-    let jsonrpc: JsonRpcSession | undefined;
-    let wkproto: WkprotoSession | undefined;
 
     ws.on('message', (data: RawData) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -102,9 +111,12 @@ export async function startWsGateway(
       jsonrpc?.onClose();
       wkproto?.onClose();
     });
+    // ws emits 'error' for frames that break RFC 6455 (socket failures just close).
     ws.on('error', (err) => {
       log.debug({ err: err.message }, 'websocket error');
-      if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return;
+      const tooBig = (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
+      metrics.sessionError(entry.protocol ?? 'unknown', tooBig ? 'frame_too_large' : 'websocket_protocol_error', SessionErrorClass.protocol);
+      if (tooBig) return;
       ws.terminate();
     });
   }
@@ -116,6 +128,9 @@ export async function startWsGateway(
 
   return {
     address: http.address() as AddressInfo,
+    get listening() {
+      return http.listening;
+    },
     connections: () => registry.counts(),
     async close() {
       await new Promise<void>((resolve) => wss.close(() => resolve()));

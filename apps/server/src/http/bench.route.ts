@@ -33,6 +33,7 @@ export const benchRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
   const { config, inputs } = ops;
   const nodeId = config.node.id;
   const maxBytes = config.bench.apiMaxPayloadBytes;
+  const tooLarge = `payload too large: max ${maxBytes} bytes`;
   const bench = new BenchService(inputs, config.bench.apiMaxBatchSize);
   app.addHook('onRequest', async (request, reply) => {
     if (ops.maintenance.active) return reply.status(503).send({ error: 'maintenance', message: 'restore maintenance is active' });
@@ -40,10 +41,11 @@ export const benchRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
       return reply.status(401).send(errorBody('error', 401, 'unauthorized', BEARER_REQUIRED));
     }
     if (Number(request.headers['content-length'] ?? 0) > maxBytes) {
-      return reply.status(413).send(errorBody('legacy', 413, 'payload_too_large', `payload too large: max ${maxBytes} bytes`));
+      return reply.status(413).send(errorBody('legacy', 413, 'payload_too_large', tooLarge));
     }
   });
-  const route = { config: { errorShape: 'legacy' as const, bindMessage: 'invalid request' }, bodyLimit: maxBytes };
+  // A chunked body has no Content-Length to check up front: the body limit stops it with the same answer.
+  const route = { config: { errorShape: 'legacy' as const, bindMessage: 'invalid request', tooLargeMessage: tooLarge }, bodyLimit: maxBytes };
 
   app.get('/bench/v1/capabilities', route, async () => ({
     enabled: true,

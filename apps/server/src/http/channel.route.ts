@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ChannelBody, ChannelKeyBody, ChannelType, LegacyError, StatusOk, SubscriberBody, TmpSubscriberBody } from '@parley/shared';
+import { ChannelBody, ChannelInfoBody, ChannelKeyBody, ChannelType, LegacyError, StatusOk, SubscriberBody, TmpSubscriberBody } from '@parley/shared';
 import type { ChannelFlags } from '../store/channel.repository.ts';
 import { badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
@@ -10,7 +10,7 @@ const schema = <B>(body: B) => ({ body, response: { 200: StatusOk, 400: LegacyEr
 const config = { errorShape: 'legacy' as const };
 
 /** The info flags a body sets (`1` = on, any other value = off; absent = unchanged). `disband` only ever turns on. */
-function flagsOf(b: ChannelBody): Partial<ChannelFlags> {
+function flagsOf(b: ChannelInfoBody): Partial<ChannelFlags> {
   const bit = (v: number | undefined) => (v === undefined ? undefined : v === 1 ? 1 : 0);
   return { ban: bit(b.ban), disband: b.disband === 1 ? 1 : undefined, large: bit(b.large), sendBan: bit(b.send_ban), allowStranger: bit(b.allow_stranger) };
 }
@@ -55,10 +55,10 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
     return ok;
   });
 
-  app.post('/channel/info', { schema: schema(ChannelBody), config }, async (request) => {
+  // Deprecated and, as in WuKongIM, unvalidated: the row is upserted exactly as given (see ChannelInfoBody).
+  app.post('/channel/info', { schema: schema(ChannelInfoBody), config }, async (request) => {
     const b = request.body;
-    const channelId = requireChannelId(b.channel_id);
-    await channels.upsert(channelId, b.channel_type, flagsOf(b));
+    await channels.upsert(b.channel_id ?? '', b.channel_type ?? 0, flagsOf(b));
     return ok;
   });
 

@@ -10,7 +10,8 @@ import {
   StatusOk,
 } from '@parley/shared';
 import { Type } from '@sinclair/typebox';
-import { ConversationRejected, MAX_PAGE } from '../messaging/conversation.service.ts';
+import { ConversationRejected, MAX_PAGE, type VisibleConversation } from '../messaging/conversation.service.ts';
+import { knownKey, parseLastMsgSeqs } from '../messaging/last-msg-seqs.ts';
 import type { HttpDeps } from './deps.ts';
 import { badRequest } from './errors.ts';
 import { SMALL_BODY_BYTES } from './limits.ts';
@@ -80,16 +81,23 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> =
       const b = request.body;
       const uid = b.uid.trim();
       if (uid === '') throw badRequest('invalid request');
+      const known = parseLastMsgSeqs(uid, b.last_msg_seqs ?? '');
+      if (!known) throw badRequest('invalid last_msg_seqs', 'invalid_last_msg_seqs');
       const exclude = new Set(b.exclude_channel_types ?? []);
       const limit = !b.limit ? 200 : b.limit;
       const all = await conv.all(uid, Number.MAX_SAFE_INTEGER);
-      const picked = all.filter((c) => !exclude.has(c.item.channel_type) && (b.only_unread !== 1 || c.item.unread > 0)).slice(0, limit);
+      // A conversation the client already holds up to its newest message is unchanged: left out.
+      const held = (c: VisibleConversation) => known.get(knownKey(c.channelId, c.item.channel_type));
+      const changed = (c: VisibleConversation) => (held(c) ?? -1) < (c.last?.messageSeq ?? 0);
+      const picked = all.filter((c) => !exclude.has(c.item.channel_type) && (b.only_unread !== 1 || c.item.unread > 0) && changed(c)).slice(0, limit);
       const msgCount = b.msg_count ?? 0;
       return Promise.all(
-        picked.map(async ({ item, last }) => {
+        picked.map(async (c) => {
+          const { item, last } = c;
+          // Recents stop above the client's held seq: it has those already.
           const recents =
             msgCount > 0 && last
-              ? (await deps.sync.pull({ loginUid: uid, channelId: item.channel_id, channelType: item.channel_type, startSeq: 0, endSeq: 0, limit: msgCount, pullMode: 0 })).messages.reverse()
+              ? (await deps.sync.pull({ loginUid: uid, channelId: item.channel_id, channelType: item.channel_type, startSeq: 0, endSeq: held(c) ?? 0, limit: msgCount, pullMode: 0 })).messages.reverse()
               : [];
           return {
             channel_id: item.channel_id,

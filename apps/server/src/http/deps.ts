@@ -9,12 +9,8 @@ import type { Presence } from '../messaging/presence.ts';
 import type { SendService } from '../messaging/send.service.ts';
 import type { SyncService } from '../messaging/sync.service.ts';
 
-/** Readiness as `/readyz` reports it. */
-export interface Readiness {
-  ready: boolean;
-  reason?: string;
-  parts: Record<string, boolean>;
-}
+export type { Readiness } from '../observe/readiness.ts';
+import type { Readiness } from '../observe/readiness.ts';
 
 /** Everything the HTTP routes call into; plain objects, easy to build in tests. */
 export interface HttpDeps {

@@ -12,6 +12,8 @@ export interface RouteErrorConfig {
   errorShape?: ErrorShape;
   /** Message for a body that does not bind (bad JSON, wrong types). */
   bindMessage?: string;
+  /** Message for a body over the route's limit, however it was sent (Content-Length or chunked). */
+  tooLargeMessage?: string;
 }
 
 /** An error a route raises on purpose: its message is safe to show. */
@@ -49,7 +51,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       return reply.status(400).send(errorBody(shape, 400, 'invalid_request', config.bindMessage ?? '数据格式有误！'));
     }
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.status(413).send(errorBody(shape, 413, 'payload_too_large', 'request body too large'));
+      return reply.status(413).send(errorBody(shape, 413, 'payload_too_large', config.tooLargeMessage ?? 'request body too large'));
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, 'bad_request', err.message));
@@ -57,5 +59,24 @@ export function installErrorHandler(app: FastifyInstance): void {
     request.log.error({ err }, 'request failed');
     return reply.status(500).send(errorBody(shape, 500, 'internal_error', 'internal error'));
   });
-  app.setNotFoundHandler((_request, reply) => reply.status(404).type('text/plain').send('404 page not found'));
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(app, request);
+    if (allowed.length > 0) {
+      return reply.status(405).header('allow', allowed.join(', ')).type('text/plain').send('405 method not allowed');
+    }
+    return reply.status(404).type('text/plain').send('404 page not found');
+  });
+}
+
+/** Methods a request could have used on its path; checked only once routing found nothing. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The methods registered for the request's path (Gin's `HandleMethodNotAllowed`):
+ * non-empty means the path is known and only the method is wrong, which answers
+ * 405 with an `Allow` header instead of 404.
+ */
+function allowedMethods(app: FastifyInstance, request: FastifyRequest): string[] {
+  const path = request.url.split('?', 1)[0]!;
+  return METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }) !== null);
 }

@@ -62,6 +62,7 @@ export class AppendQueue {
   private flushing = false;
   private scheduled = false;
   private readonly tails = new Map<string, number>();
+  private peakDepth = 0;
   readonly stats: AppendStats = { batches: 0, rows: 0, lastCommitMs: 0 };
   /** Set by the operations collector; unset costs nothing. */
   onCommit: CommitObserver | undefined;
@@ -77,6 +78,17 @@ export class AppendQueue {
     return this.queue.length;
   }
 
+  /**
+   * The deepest the queue has been since the previous call (at least its depth
+   * now), so a burst committed between two top samples still shows; starts the
+   * next period.
+   */
+  takePeakDepth(): number {
+    const peak = Math.max(this.peakDepth, this.queue.length);
+    this.peakDepth = this.queue.length;
+    return peak;
+  }
+
   /** Channels whose tail this node holds in memory (the channels it is actively sequencing). */
   get activeChannels(): number {
     return this.tails.size;
@@ -85,6 +97,7 @@ export class AppendQueue {
   append(message: NewMessage, markSend: boolean): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ message, markSend, at: performance.now(), resolve, reject });
+      if (this.queue.length > this.peakDepth) this.peakDepth = this.queue.length;
       this.schedule();
     });
   }

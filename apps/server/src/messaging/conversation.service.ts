@@ -43,6 +43,15 @@ export interface ConversationPage {
   reset_required: boolean;
 }
 
+/** A conversation `/conversation/sync` can return. */
+export interface VisibleConversation {
+  /** Canonical channel id (person channels: `a@b`; `item.channel_id` shows the peer). */
+  channelId: string;
+  item: ConversationItem;
+  tail: number;
+  last?: StoredMessage;
+}
+
 export const MAX_PAGE = 200;
 /** Most memberships the deprecated `/conversation/sync` scans for one user. */
 export const MAX_SYNC_SCAN = 10_000;
@@ -124,14 +133,14 @@ export class ConversationService {
   }
 
   /** Every visible conversation of `uid`, newest message first (for the deprecated `/conversation/sync`). */
-  async all(uid: string, max: number): Promise<Array<{ item: ConversationItem; tail: number; last?: StoredMessage }>> {
-    const out: Array<{ item: ConversationItem; tail: number; last?: StoredMessage }> = [];
+  async all(uid: string, max: number): Promise<VisibleConversation[]> {
+    const out: VisibleConversation[] = [];
     let after: DirectoryKey | undefined;
     for (let scanned = 0; scanned < MAX_SYNC_SCAN; scanned += MAX_PAGE) {
       const rows = await this.store.memberships.pageByUid(uid, after, MAX_PAGE);
       for (const row of rows) {
         const r = await this.view(uid, row);
-        if (r.kind === 'visible') out.push({ item: r.item, tail: r.tail, last: r.last });
+        if (r.kind === 'visible') out.push({ channelId: row.channelId, item: r.item, tail: r.tail, last: r.last });
       }
       if (rows.length < MAX_PAGE) break;
       after = rows.at(-1);

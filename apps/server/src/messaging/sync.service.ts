@@ -3,6 +3,7 @@ import {
   normalizePersonChannel,
   personParticipants,
   personPeer,
+  SYSTEM_UID,
   type MessageResp,
   type MessageSyncResult,
 } from '@parley/shared';
@@ -162,12 +163,12 @@ export class SyncService {
     }
     const channel = await this.store.channels.get(channelId, channelType);
     if (channel?.disband === 1) throw new SyncRejected('internal/message: channel disbanded');
+    // Person channels too: both participants become members with the first message (the person directory).
     const membership = await this.store.memberships.get(channelId, channelType, loginUid);
-    const participant = channelType === ChannelType.Person && personParticipants(channelId)?.includes(loginUid);
-    if ((!membership || membership.removed) && !participant) {
-      throw new SyncRejected('internal/message: valid channel membership required');
-    }
-    return { channelId, floor: membership ? Math.max(membership.joinSeq - 1, membership.deletedToSeq) : 0 };
+    if (membership && !membership.removed) return { channelId, floor: Math.max(membership.joinSeq - 1, membership.deletedToSeq) };
+    // The built-in system uid's person channels keep no directory (they stay out of conversation lists), so its peer reads them whole.
+    if (channelType === ChannelType.Person && personParticipants(channelId)?.includes(SYSTEM_UID)) return { channelId, floor: 0 };
+    throw new SyncRejected('internal/message: valid channel membership required');
   }
 
   private async page(req: SyncRequest, channelId: string, floor: number): Promise<MessageSyncResult> {

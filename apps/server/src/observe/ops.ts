@@ -4,7 +4,8 @@ import type { TokenService } from '../identity/token.service.ts';
 import type { ChannelCache } from '../messaging/channel-cache.ts';
 import type { ChannelService } from '../messaging/channel.service.ts';
 import type { Presence } from '../messaging/presence.ts';
-import type { GatewayMetrics } from '../gateway/services.ts';
+import type { GatewayMetrics } from '../gateway/metrics.ts';
+import type { Webhooks } from '../webhook/webhooks.ts';
 import type { AppendQueue } from '../messaging/append-queue.ts';
 import type { Fanout } from '../messaging/fanout.ts';
 import type { SendService } from '../messaging/send.service.ts';
@@ -30,6 +31,10 @@ export interface OpsInputs {
   queue: AppendQueue;
   connections(): ConnectionCounts;
   readiness(): Promise<ReadinessReading>;
+  /** Un-acknowledged RECVs across every session. */
+  pendingAcks(): number;
+  /** Webhook delivery, when `webhook.http_addr` is set. */
+  webhooks: Webhooks | undefined;
   tokens: TokenService;
   channels: ChannelService;
   cache: ChannelCache;
@@ -69,8 +74,9 @@ export function createOps(inputs: OpsInputs): Ops {
           queue: inputs.queue,
           connections: inputs.connections,
           readiness: inputs.readiness,
+          pendingAcks: inputs.pendingAcks,
+          webhooks: inputs.webhooks && (() => inputs.webhooks!.pressure()),
           appendCapacity: APPEND_CAPACITY_BATCHES * config.store.batchMaxRows,
-          outboundCapacity: config.gateway.maxOutboundBytes,
         },
         {
           intervalMs: config.top.collectIntervalMs,

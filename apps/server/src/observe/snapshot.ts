@@ -35,7 +35,8 @@ function sectionsOf(w: SampleWindow<Sample>, ctx: SnapshotContext, limit: number
   const c = ctx.collector;
   const traffic = trafficOf(c, first, last, spanSec);
   const items = pressureItems(last.queues);
-  const appendGauge = last.queues[0]!;
+  const appendGauge = last.queues.find((q) => q.queue === 'append_queue')!;
+  const outbound = last.queues.find((q) => q.queue === 'session_outbound_bytes');
   const commitP99 = round(c.commit.quantile(last.commit, first.commit, 0.99));
   const fanouts = last.fanouts - first.fanouts;
   const { total, pending: _pending, ...byProtocol } = last.connections;
@@ -80,10 +81,10 @@ function sectionsOf(w: SampleWindow<Sample>, ctx: SnapshotContext, limit: number
       push_per_sec: traffic.deliver_per_sec,
       routes_per_sec: perSec(last.fanouts, first.fanouts, spanSec),
       push_p99_ms: 0,
-      retry_queue_depth: 0,
-      ack_bindings: 0,
-      recipient_queue_depth: last.queues[1]?.depth ?? 0,
-      recipient_queue_capacity: last.queues[1]?.capacity ?? 0,
+      retry_queue_depth: last.retrying,
+      ack_bindings: last.pendingAcks,
+      recipient_queue_depth: outbound?.depth ?? 0,
+      recipient_queue_capacity: outbound?.capacity ?? 0,
       error_rate: fanouts > 0 ? round((last.fanoutErrors - first.fanoutErrors) / fanouts, 4) : 0,
     },
   };

@@ -1,12 +1,23 @@
 import type { TopPressureItem, TopVerdict } from '@parley/shared';
 import type { AlertCondition } from './alerts.ts';
 import { levelRank, worse, type Level } from './pressure.ts';
+import { partDownReason } from './readiness.ts';
 
 /** `sendack_error_rate` at or above this raises the verdict to at least `degraded`. */
 export const SENDACK_ERROR_RATE_DEGRADED = 0.05;
 
 /** Alert severity of a pressure level. */
 const SEVERITY: Record<string, string> = { critical: 'critical', degraded: 'error', busy: 'warn' };
+
+/** Component of a readiness part's `ready_part_down` alert. */
+const PART_COMPONENT: Record<string, string> = { routes: 'cluster', slots: 'cluster', channels: 'channel' };
+
+/** Where to look when a part is down. */
+const PART_HINT: Record<string, string> = {
+  routes: 'the gateway listeners are not accepting connections (starting or shutting down)',
+  slots: 'the store does not answer reads; check the data directory and its disk',
+  channels: 'the store cannot take its write lock; another process may hold the database, or the disk is read-only or full',
+};
 
 /**
  * The node verdict (http-api.md §5): `critical` when a readiness part is
@@ -16,7 +27,7 @@ const SEVERITY: Record<string, string> = { critical: 'critical', degraded: 'erro
 export function verdictOf(readyParts: Record<string, boolean>, items: readonly TopPressureItem[], sendackErrorRate: number): TopVerdict {
   const down = Object.entries(readyParts).filter(([, up]) => !up);
   if (down.length > 0) {
-    return { level: 'critical', summary: 'cluster runtime is not ready', reasons: down.map(([part]) => `${part} not ready`) };
+    return { level: 'critical', summary: 'cluster runtime is not ready', reasons: down.map(([part]) => partDownReason(part)) };
   }
   let level: Level = 'ok';
   let summary = 'runtime healthy';
@@ -40,7 +51,9 @@ export function alertConditions(readyParts: Record<string, boolean>, items: read
   const out: AlertCondition[] = [];
   for (const [part, up] of Object.entries(readyParts)) {
     if (up) continue;
-    out.push({ severity: 'critical', component: part === 'gateway' ? 'channel' : 'cluster', kind: 'ready_part_down', message: `${part} not ready`, evidence: { part } });
+    const c: AlertCondition = { severity: 'critical', component: PART_COMPONENT[part] ?? part, kind: 'ready_part_down', message: partDownReason(part), evidence: { ready_part: part, ready: 'false' } };
+    if (PART_HINT[part]) c.hint = PART_HINT[part];
+    out.push(c);
   }
   if (sendackErrorRate >= SENDACK_ERROR_RATE_DEGRADED) {
     out.push({

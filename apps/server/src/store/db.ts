@@ -13,6 +13,9 @@ export interface OpenOptions {
   sync: 'full' | 'normal';
 }
 
+/** How long a statement waits for another connection's lock before failing with SQLITE_BUSY, ms. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 /** Prepared statements kept per connection, by SQL text. */
 const STATEMENT_CACHE_SIZE = 512;
 
@@ -47,7 +50,7 @@ export async function openSqlite(options: OpenOptions): Promise<Db> {
   const raw = new SqliteDatabase(file);
   raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
-  raw.pragma('busy_timeout = 5000');
+  raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   const { error, results } = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

@@ -1,7 +1,8 @@
 import { createChannelRepository } from './channel.repository.ts';
 import { createCmdBindingRepository } from './cmd-binding.repository.ts';
 import { createMessageEventRepository } from './message-event.repository.ts';
-import { openSqlite, type Db, type OpenOptions } from './db.ts';
+import { sql } from 'kysely';
+import { BUSY_TIMEOUT_MS, openSqlite, type Db, type OpenOptions } from './db.ts';
 import { createDeviceRepository } from './device.repository.ts';
 import { createMembershipRepository } from './membership.repository.ts';
 import { createMessageRepository } from './message.repository.ts';
@@ -16,6 +17,13 @@ export interface Store {
   events: ReturnType<typeof createMessageEventRepository>;
   /** Cheap round trip proving the connection works (for readiness). */
   ping(): Promise<void>;
+  /**
+   * Takes the database write lock and releases it at once, writing nothing:
+   * proves the store can commit (no other connection holds the lock, the file
+   * is writable). Waits at most `waitMs` for the lock, so readiness answers
+   * quickly even while another process blocks the store.
+   */
+  probeWrite(waitMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -29,6 +37,18 @@ function createStore(db: Db): Store {
     events: createMessageEventRepository(db),
     async ping() {
       await db.selectFrom('meta').select('key').limit(1).execute();
+    },
+    async probeWrite(waitMs: number) {
+      // One connection checkout: no other query runs between the pragmas, so none sees the short wait.
+      await db.connection().execute(async (c) => {
+        await sql.raw(`pragma busy_timeout = ${Math.max(0, Math.floor(waitMs))}`).execute(c);
+        try {
+          await sql.raw('begin immediate').execute(c);
+          await sql.raw('rollback').execute(c);
+        } finally {
+          await sql.raw(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`).execute(c);
+        }
+      });
     },
     close: () => db.destroy(),
   };

@@ -73,6 +73,8 @@ export class Dispatcher {
   private idle: (() => void) | undefined;
   private lastWarn = 0;
   private suppressed = 0;
+  private retryingNow = 0;
+  private peakQueued = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     // Every in-flight attempt and backoff listens for shutdown on this one signal.
@@ -89,6 +91,18 @@ export class Dispatcher {
     return this.active;
   }
 
+  /** Requests past their first attempt: backing off or trying again (each holds a worker). */
+  get retrying(): number {
+    return this.retryingNow;
+  }
+
+  /** The longest the queue has been since the previous call (at least its length now); starts the next period. */
+  takePeakQueued(): number {
+    const peak = Math.max(this.peakQueued, this.queued);
+    this.peakQueued = this.queued;
+    return peak;
+  }
+
   /** Queues a request; false (and counted as dropped) when full or closed. */
   enqueue(request: WebhookRequest): boolean {
     if (this.closed || this.queued >= this.options.queueSize) {
@@ -96,6 +110,7 @@ export class Dispatcher {
       return false;
     }
     this.queue.push(request);
+    if (this.queued > this.peakQueued) this.peakQueued = this.queued;
     if (!this.pumpScheduled && this.active < this.options.concurrency) {
       this.pumpScheduled = true;
       setImmediate(() => this.pump());
@@ -175,29 +190,38 @@ export class Dispatcher {
       headers['x-parley-signature'] = `sha256=${createHmac('sha256', this.options.secret).update(body).digest('hex')}`;
     }
     let problem = '';
-    for (let attempt = 1; attempt <= this.options.maxAttempts; attempt++) {
-      if (attempt > 1) {
-        this.stats.retries++;
+    let retrying = false;
+    try {
+      for (let attempt = 1; attempt <= this.options.maxAttempts; attempt++) {
+        if (attempt > 1) {
+          this.stats.retries++;
+          if (!retrying) {
+            retrying = true;
+            this.retryingNow++;
+          }
+          try {
+            await sleep(backoffMs(attempt), undefined, { signal: this.abort.signal });
+          } catch {
+            break;
+          }
+        }
         try {
-          await sleep(backoffMs(attempt), undefined, { signal: this.abort.signal });
-        } catch {
-          break;
+          const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.requestTimeoutMs)]);
+          const res = await fetch(url, { method: 'POST', headers, body, signal });
+          await res.arrayBuffer();
+          if (res.status === 200) {
+            this.stats.delivered++;
+            return;
+          }
+          problem = `HTTP ${res.status}`;
+        } catch (err) {
+          const e = err as Error & { cause?: Error };
+          problem = e.name === 'TimeoutError' ? 'timed out' : (e.cause?.message ?? e.message);
         }
+        if (this.abort.signal.aborted) break;
       }
-      try {
-        const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.requestTimeoutMs)]);
-        const res = await fetch(url, { method: 'POST', headers, body, signal });
-        await res.arrayBuffer();
-        if (res.status === 200) {
-          this.stats.delivered++;
-          return;
-        }
-        problem = `HTTP ${res.status}`;
-      } catch (err) {
-        const e = err as Error & { cause?: Error };
-        problem = e.name === 'TimeoutError' ? 'timed out' : (e.cause?.message ?? e.message);
-      }
-      if (this.abort.signal.aborted) break;
+    } finally {
+      if (retrying) this.retryingNow--;
     }
     this.stats.failed++;
     this.warn(request.event, problem || 'aborted at shutdown');

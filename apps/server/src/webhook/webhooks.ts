@@ -44,8 +44,18 @@ export class Webhooks {
   }
 
   /** Counters since start (requests; `droppedItems` in messages, status entries or uids). */
-  get stats(): Readonly<WebhookStats> & { queued: number; inFlight: number } {
-    return { ...this.dispatcher.stats, queued: this.dispatcher.queued, inFlight: this.dispatcher.inFlight };
+  get stats(): Readonly<WebhookStats> & { queued: number; inFlight: number; retrying: number } {
+    return { ...this.dispatcher.stats, queued: this.dispatcher.queued, inFlight: this.dispatcher.inFlight, retrying: this.dispatcher.retrying };
+  }
+
+  /**
+   * The webhook's bounded resources as top pressure reads them: the request
+   * queue (peak length since the previous read, against `webhook.queue_size`)
+   * and the requests being retried (against `webhook.workers`: when every
+   * worker is retrying, nothing new is sent).
+   */
+  pressure(): { queued: number; queueSize: number; retrying: number; workers: number } {
+    return { queued: this.dispatcher.takePeakQueued(), queueSize: this.config.queueSize, retrying: this.dispatcher.retrying, workers: this.config.workers };
   }
 
   /** Assigns the handlers of the focused events onto the core's hook object. */

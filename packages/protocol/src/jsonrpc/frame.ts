@@ -38,18 +38,20 @@ export class JsonRpcDecodeError extends Error {
   }
 }
 
-/** Longest request id accepted, in characters. */
-export const MAX_ID_LENGTH = 128;
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A request id: any non-empty string, as the contract sets no other limit (the
+ * gateway's frame limit, `gateway.max_frame_bytes`, bounds it), or a safe
+ * integer from lenient clients.
+ */
 function readId(raw: unknown): JsonRpcId | null | undefined {
   if (raw === undefined || raw === null) return raw as null | undefined;
-  if (typeof raw === 'string' && raw.length >= 1 && raw.length <= MAX_ID_LENGTH) return raw;
+  if (typeof raw === 'string' && raw.length >= 1) return raw;
   if (typeof raw === 'number' && Number.isSafeInteger(raw)) return raw;
-  throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'id must be a non-empty string');
+  throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'id must be a non-empty string or an integer');
 }
 
 /** Decodes one text frame; throws `JsonRpcDecodeError` for anything malformed. */

@@ -1,0 +1,56 @@
+/** Readiness as `/readyz` and the top snapshot's `node` report it. */
+export interface Readiness {
+  ready: boolean;
+  /** Set when not ready: the reasons of the parts that are down, comma-separated. */
+  reason?: string;
+  /** The contract's parts `routes`, `slots`, `channels`: true = ready. */
+  parts: Record<string, boolean>;
+}
+
+/** What readiness checks, each against the real thing. */
+export interface ReadinessProbes {
+  /** Both gateway listeners (WebSocket and TCP) accept connections. */
+  gatewaysListening(): boolean;
+  /** Resolves when the store answers a metadata read. */
+  storeReadable(): Promise<void>;
+  /** Resolves when the store can take its write lock, i.e. can commit messages. */
+  storeWritable(): Promise<void>;
+}
+
+/**
+ * The contract's verdict reason of each part. WuKongIM's parts describe a
+ * cluster; on a Parley node (a one-node cluster) they mean:
+ * - `routes`: clients can be routed here, i.e. the gateway listeners accept connections;
+ * - `slots`: the metadata (channels, tokens, memberships) can be read;
+ * - `channels`: the channel logs can take appends, i.e. the store can commit.
+ */
+export const READY_PART_REASONS: Readonly<Record<string, string>> = {
+  routes: 'routes not ready',
+  slots: 'slots not ready',
+  channels: 'channel not ready',
+};
+
+/** The verdict / alert text of a part that is down (`<part> not ready` for parts outside the contract). */
+export function partDownReason(part: string): string {
+  return READY_PART_REASONS[part] ?? `${part} not ready`;
+}
+
+async function succeeds(probe: () => Promise<void>): Promise<boolean> {
+  try {
+    await probe();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs the probes; a store that cannot be read is not probed for writing (it cannot commit either). */
+export async function checkReadiness(probes: ReadinessProbes): Promise<Readiness> {
+  const routes = probes.gatewaysListening();
+  const slots = await succeeds(probes.storeReadable);
+  const channels = slots && (await succeeds(probes.storeWritable));
+  const parts = { routes, slots, channels };
+  const down = Object.entries(parts).filter(([, up]) => !up);
+  if (down.length === 0) return { ready: true, parts };
+  return { ready: false, reason: down.map(([part]) => partDownReason(part)).join(', '), parts };
+}
