@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger, loadConfig, startServer } from '@parley/server';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { copyDatadir, hasFixture, PARLEYCTL, parleyctl, tempRoot, writePlan } from './helpers.ts';
 
 const NAME = 'holdout-closed';
@@ -10,7 +11,7 @@ const NAME = 'holdout-closed';
 /** Runs `parleyctl <args>` and kills it (SIGKILL) as soon as its stderr matches `when`; resolves with what it printed. */
 function killWhen(args: string[], when: RegExp): Promise<{ signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [PARLEYCTL, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEYCTL, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();

@@ -54,14 +54,11 @@ export function v2ConversationSync(exp: any, uid: string, limit = 1000): V2SyncI
     if (msgs.length === 0) continue;
     const last = msgs.at(-1);
     const lastSeq = Number(last.message_seq);
-    let read = Number(c.readed_to_msg_seq);
+    const read = Number(c.readed_to_msg_seq);
     let unread = lastSeq > read ? lastSeq - read : 0;
     const own = (channels.get(k)?.messages ?? []).filter((m: any) => m.from_uid === uid).map((m: any) => Number(m.message_seq));
     const userLast = own.length > 0 ? Math.max(...own) : 0;
-    if (userLast > read && lastSeq - userLast < unread && lastSeq >= read) {
-      unread = lastSeq - userLast;
-      read = userLast;
-    }
+    if (userLast > read && lastSeq - userLast < unread && lastSeq >= read) unread = lastSeq - userLast;
     if (last.from_uid === uid) unread = 0;
     out.push({ channel_id: peer, channel_type: c.channel_type, last_msg_seq: lastSeq, unread });
   }

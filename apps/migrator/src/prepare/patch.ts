@@ -77,11 +77,14 @@ export function applyPatch<T>(doc: T, patch: readonly PatchOp[]): T {
       else root = structuredClone(op.value);
       continue;
     }
-    let parent: any = root;
+    type Container = Record<string, unknown> | unknown[];
+    let at: unknown = root;
     for (const p of parts.slice(0, -1)) {
-      parent = Array.isArray(parent) ? parent[Number(p)] : parent?.[p];
-      if (parent === undefined || parent === null || typeof parent !== 'object') throw new Error(`patch path ${op.path}: ${p} does not exist`);
+      at = Array.isArray(at) ? at[Number(p)] : (at as Record<string, unknown> | undefined)?.[p];
+      if (at === undefined || at === null || typeof at !== 'object') throw new Error(`patch path ${op.path}: ${p} does not exist`);
     }
+    if (at === undefined || at === null || typeof at !== 'object') throw new Error(`patch path ${op.path}: the parent does not exist`);
+    const parent = at as Container;
     const last = parts.at(-1)!;
     if (Array.isArray(parent)) {
       const index = last === '-' ? parent.length : Number(last);

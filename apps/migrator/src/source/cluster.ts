@@ -27,9 +27,17 @@ export interface Topology {
 
 const REMOTE_JSON = join('cluster', 'config', 'remote.json');
 
+/** The parts of `remote.json` read here (Go `encoding/json` of `types.Config`; zero fields are absent). */
+interface RemoteJson {
+  version?: number | string;
+  slotCount?: number;
+  nodes?: Array<{ id?: number }>;
+  slots?: Array<{ id?: number; leader?: number; term?: number; replicas?: number[]; learners?: number[] }>;
+}
+
 /** `remote.json` text with every integer of 16 digits or more quoted, so u64 values survive `JSON.parse`. */
-function parseBigSafe(text: string): any {
-  return JSON.parse(text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, '$1"$2"'));
+function parseBigSafe(text: string): RemoteJson {
+  return JSON.parse(text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, '$1"$2"')) as RemoteJson;
 }
 
 /**
@@ -46,10 +54,10 @@ export function readTopology(sources: ReadonlyArray<{ node_id: number; data_dir:
     return { problems };
   }
   const versions: Record<string, number> = {};
-  let best: { version: number; json: any; nodes: number[] } | undefined;
+  let best: { version: number; json: RemoteJson } | undefined;
   const from: number[] = [];
   for (const { s, file } of files) {
-    let json: any;
+    let json: RemoteJson;
     try {
       json = parseBigSafe(readFileSync(file, 'utf8'));
     } catch (err) {
@@ -59,23 +67,23 @@ export function readTopology(sources: ReadonlyArray<{ node_id: number; data_dir:
     const version = Number(json.version ?? 0);
     versions[String(s.node_id)] = version;
     if (!best || version > best.version) {
-      best = { version, json, nodes: [] };
+      best = { version, json };
       from.length = 0;
     }
     if (version === best.version) from.push(s.node_id);
   }
   if (!best) return { problems };
   const j = best.json;
-  const nodes = ((j.nodes ?? []) as Array<{ id?: number }>).map((n) => Number(n.id ?? 0)).sort((a, b) => a - b);
+  const nodes = (j.nodes ?? []).map((n) => Number(n.id ?? 0)).sort((a, b) => a - b);
   const topology: Topology = {
     version: best.version,
     from_nodes: from.sort((a, b) => a - b),
     versions,
     nodes,
     slot_count: Number(j.slotCount ?? 64),
-    slots: ((j.slots ?? []) as any[]).map((x) => ({
+    slots: (j.slots ?? []).map((x) => ({
       id: Number(x.id ?? 0), leader: Number(x.leader ?? 0), term: Number(x.term ?? 0),
-      replicas: ((x.replicas ?? []) as number[]).map(Number), learners: ((x.learners ?? []) as number[]).map(Number),
+      replicas: (x.replicas ?? []).map(Number), learners: (x.learners ?? []).map(Number),
     })),
   };
   const named = new Set(sources.map((s) => s.node_id));
