@@ -18,7 +18,9 @@ import { scanWorkersReady, startScanWorkers } from '../src/v2/scan-pool.ts';
  * SCAN_WORKERS_MIN_BYTES), then with the scan workers started and loaded (as
  * in a long migration); messages/s per stage. Then the four `parleyctl`
  * commands as separate processes, as an operator runs them: wall time per
- * command and in total (process start-up included), three runs.
+ * command and in total (process start-up included), three runs, running
+ * the compiled bins (`npm run build` first). CPU time (user + system, every
+ * thread) is given beside wall time: on a shared host it moves much less.
  */
 const here = dirname(fileURLToPath(import.meta.url));
 const source = resolve(process.argv[2] ?? join(here, '../../../../shared/fixtures/v2/holdout-closed/datadir'));
@@ -37,29 +39,42 @@ function planIn(root: string): string {
 }
 
 const STAGES = ['prepare', 'export', 'import', 'verify'] as const;
-type Pass = Record<(typeof STAGES)[number], number> & { messages: number };
+type Pass = Record<(typeof STAGES)[number], number> & { messages: number; cpu: Record<(typeof STAGES)[number], number> };
 
 async function pass(): Promise<Pass> {
   const root = mkdtempSync(join(tmpdir(), 'parleyctl-bench-'));
   try {
     const plan = planIn(root);
     const ctx = () => ({ ownsWorkspace: false });
+    // CPU of the whole process (every thread), ms
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const c0 = cpu();
     const t0 = performance.now();
     const prep = newReport<PrepareReport>('prepare', { blockers: [], warnings: [] });
     await runPrepare(plan, join(root, 'ws'), prep, ctx());
     const t1 = performance.now();
+    const c1 = cpu();
     const exp = newReport<ExportReport>('export', {});
     await runExport(plan, join(root, 'ws'), join(root, 'archive'), exp);
     const t2 = performance.now();
+    const c2 = cpu();
     const imp = newReport<ImportReport>('import', { targets: [] });
     await runImport(plan, join(root, 'ws-import'), join(root, 'archive'), imp, ctx());
     const t3 = performance.now();
+    const c3 = cpu();
     const ver = newReport<VerifyReport>('verify', { targets: [], mismatches: [] });
     runVerify(plan, join(root, 'ws-verify'), join(root, 'archive'), ver, ctx());
     const t4 = performance.now();
+    const c4 = cpu();
     const failed = [prep, exp, imp, ver].filter((r, i) => r.status !== ['prepared', 'exported', 'imported', 'offline_verified'][i]);
     if (failed.length > 0) throw new Error(`bench run failed: ${failed.map((r) => `${r.stage}: ${r.errors.join('; ')}`).join(' | ')}`);
-    return { prepare: t1 - t0, export: t2 - t1, import: t3 - t2, verify: t4 - t3, messages: prep.retained_messages ?? 0 };
+    return {
+      prepare: t1 - t0, export: t2 - t1, import: t3 - t2, verify: t4 - t3, messages: prep.retained_messages ?? 0,
+      cpu: { prepare: c1 - c0, export: c2 - c1, import: c3 - c2, verify: c4 - c3 },
+    };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -77,7 +92,7 @@ async function measure(): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { messages, passes: runs.length };
   for (const s of STAGES) {
     const ms = med(runs.map((r) => r[s]));
-    out[s] = { ms_median: Math.round(ms), messages_per_s: Math.round((messages * 1000) / ms) };
+    out[s] = { ms_median: Math.round(ms), messages_per_s: Math.round((messages * 1000) / ms), cpu_ms_median: Math.round(med(runs.map((r) => r.cpu[s]))) };
   }
   const total = med(runs.map((r) => STAGES.reduce((n, s) => n + r[s], 0)));
   out.all_four_ms_median = Math.round(total);
@@ -97,15 +112,21 @@ function cli(): Record<string, number> {
     };
     const out: Record<string, number> = {};
     let total = 0;
+    let cpuTotal = 0;
     for (const s of STAGES) {
       const t0 = performance.now();
-      const r = spawnSync(process.execPath, [PARLEYCTL, 'migrate', s, '--plan', plan, ...args[s]!], { encoding: 'utf8' });
+      // GNU time reports the child's user and system CPU seconds on its last stderr line
+      const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, PARLEYCTL, 'migrate', s, '--plan', plan, ...args[s]!], { encoding: 'utf8' });
       const ms = performance.now() - t0;
       if (r.status !== 0) throw new Error(`parleyctl migrate ${s} failed: ${r.stdout.slice(0, 500)}`);
+      const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
       out[`${s}_ms`] = Math.round(ms);
+      out[`${s}_cpu_ms`] = Math.round(((user ?? 0) + (sys ?? 0)) * 1000);
       total += ms;
+      cpuTotal += ((user ?? 0) + (sys ?? 0)) * 1000;
     }
     out.total_ms = Math.round(total);
+    out.total_cpu_ms = Math.round(cpuTotal);
     return out;
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -124,5 +145,5 @@ process.stdout.write(`${JSON.stringify({
   source,
   main_thread_only: mainThread,
   with_scan_workers: { scan_workers: workers, scan_workers_start_ms: startMs, ...withWorkers },
-  cli_wall: { runs: cliRuns, total_ms_median: med(cliRuns.map((r) => r.total_ms!)) },
+  cli_wall: { runs: cliRuns, total_ms_median: med(cliRuns.map((r) => r.total_ms!)), total_cpu_ms_median: med(cliRuns.map((r) => r.total_cpu_ms!)) },
 }, null, 2)}\n`);
