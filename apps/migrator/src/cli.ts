@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { versionInfo } from '@parley/server/version';
+import type { DiagnoseReport } from './stages/diagnose-stage.ts';
+import type { ExportMapReport } from './stages/export-map-stage.ts';
 import type { ExportReport } from './stages/export-stage.ts';
 import type { ImportReport } from './stages/import-stage.ts';
 import type { PrepareReport } from './stages/prepare-stage.ts';
@@ -10,7 +12,7 @@ import type { VerifyReport } from './stages/verify-stage.ts';
 
 const program = new Command('parleyctl').description('Parley operations: offline migration from WuKongIM v2.2.5, data directory tools');
 
-const migrate = program.command('migrate').description('offline migration stages (see apps/migrator/README.md)');
+const migrate = program.command('migrate').description('offline migration stages and tools (see apps/migrator/README.md)');
 
 interface StageOpts {
   plan: string;
@@ -67,6 +69,31 @@ migrate
     const report = newReport<VerifyReport>('verify', { targets: [], mismatches: [] });
     const { runVerify } = await import('./stages/verify-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runVerify(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
+  });
+
+migrate
+  .command('diagnose')
+  .description('inventory of everything that blocks the plan, with each blocker\'s resolution; its own workspace, which prepare refuses')
+  .requiredOption('--plan <file>', 'plan file (JSON)')
+  .requiredOption('--workspace <dir>', 'new workspace directory')
+  .action(async (o: StageOpts) => {
+    const { newReport, runStage } = await import('./run-stage.ts');
+    const report = newReport<DiagnoseReport>('diagnose', { blockers: [], warnings: [] });
+    const { runDiagnose } = await import('./stages/diagnose-stage.ts');
+    process.exitCode = await runStage(report, (r, ctx) => runDiagnose(o.plan, o.workspace, r, ctx), o.workspace);
+  });
+
+migrate
+  .command('export-map')
+  .description('rebuild the sequence mapping (compact_sequences) and the duplicate chain proof from a complete archive, checked against it')
+  .requiredOption('--plan <file>', 'plan file (JSON)')
+  .requiredOption('--workspace <dir>', 'new workspace directory (the rebuilt files go there)')
+  .requiredOption('--archive <dir>', 'a complete archive')
+  .action(async (o: Required<StageOpts>) => {
+    const { newReport, runStage } = await import('./run-stage.ts');
+    const report = newReport<ExportMapReport>('export-map', {});
+    const { runExportMap } = await import('./stages/export-map-stage.ts');
+    process.exitCode = await runStage(report, (r, ctx) => runExportMap(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
   });
 
 program

@@ -8,7 +8,7 @@ export interface StageContext {
 }
 
 /** Statuses that mean success (exit 0). */
-const SUCCESS = new Set(['prepared', 'exported', 'imported', 'offline_verified', 'ok']);
+const SUCCESS = new Set(['prepared', 'exported', 'imported', 'offline_verified', 'diagnosed', 'mapped', 'ok']);
 
 /** A fresh report for `stage`, status `failed` until the stage says otherwise. */
 export function newReport<R extends ReportBase>(stage: string, extra: Omit<R, keyof ReportBase>): R {

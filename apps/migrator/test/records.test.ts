@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { readJsonl } from '../src/archive/jsonl.ts';
 import { v3ChannelId } from '../src/prepare/channel-id.ts';
 import { recordPath } from '../src/stages/records-dir.ts';
 import { deriveInto } from '../src/target/derive.ts';
+import { policyOf } from '../src/policy.ts';
 import { scanWorkersReady } from '../src/v2/scan-pool.ts';
 import type { ConversationRecord, CredentialRecord, MemberRecord, MessageRecord, TailRecord } from '../src/v2/records.ts';
 import { expected, fixtureDir, hasFixture, tempRoot, writePlan } from './helpers.ts';
@@ -115,14 +117,14 @@ describe.each(['edge-closed', 'edge-crash', 'edge-flushed'])('edge cases: %s', (
   }, 30_000);
 
   it.runIf(hasFixture(name))('carries the rest exactly: truncations, removals, a deleted conversation', async () => {
-    const { root, records } = await prepared(name);
+    const { root, plan, records } = await prepared(name);
     // allowonly01 is only a hash in v2 (no row names it): the unresolved_allowlist_channel blocker
     checkAgainstExpected(name, records, ['allowonly01']);
     const dir = join(root, 'store');
     await (await openSqlite({ dataDir: dir, sync: 'normal' })).destroy();
     const db = new Database(join(dir, 'parley.db'));
     try {
-      deriveInto(db, records);
+      deriveInto(db, records, policyOf(JSON.parse(readFileSync(plan, 'utf8'))));
       const exp = expected(name);
       const seqs = (id: string) => (db.prepare('select message_seq as s from messages where channel_id = ? and channel_type = 2 order by 1').all(id) as Array<{ s: number }>).map((r) => r.s);
       expect(seqs('group04')).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));

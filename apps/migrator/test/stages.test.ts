@@ -32,7 +32,7 @@ describe.runIf(present)('stage rules', () => {
     };
     walk(ws);
     walk(archive);
-    expect(modes.filter((m) => m.endsWith('.jsonl 600')).length).toBe(18);
+    expect(modes.filter((m) => m.endsWith('.jsonl 600')).length).toBe(24);
     expect(modes.some((m) => m.endsWith('COMPLETE 600'))).toBe(true);
     expect(modes.filter((m) => !/ (600|700)$/.test(m))).toEqual([]);
   });
@@ -123,18 +123,17 @@ describe.runIf(present)('stage rules', () => {
     expect(v.report.errors.join('\n')).toMatch(/has been started/);
   }, 60_000);
 
-  it('fails a multi-node target clearly, writing nothing', async () => {
+  it('refuses a multi-node target at prepare, writing nothing', async () => {
     const r2 = tempRoot();
     const nodes = [1, 2, 3].map((id) => ({ node_id: id, addr: `127.0.0.1:${11110 + id}`, data_dir: join(r2, `t${id}`) }));
     const src = join(fixtureDir(NAME), 'datadir');
     const plan2 = writePlan(r2, src, {
       target: { cluster_id: 'c3', created_at: '2026-05-01T00:00:00Z', slot_count: 12, hash_slot_count: 256, replicas: 3, channel_replicas: 3, nodes },
     });
-    expect((await prepare(plan2, join(r2, 'ws'))).code).toBe(0);
-    expect((await exportArchive(plan2, join(r2, 'ws'), join(r2, 'archive'))).code).toBe(0);
-    const i = await importArchive(plan2, join(r2, 'imp'), join(r2, 'archive'));
-    expect(i.code).toBe(1);
-    expect(i.report.errors.join('\n')).toMatch(/multi-node targets need the cluster store/);
+    const p = await prepare(plan2, join(r2, 'ws'));
+    expect(p.code).toBe(1);
+    expect(p.report.errors.join('\n')).toMatch(/plan\.target\.nodes: 3 target nodes; this release writes one-node targets only/);
+    expect(existsSync(join(r2, 'ws', 'archive_seal.json'))).toBe(false);
     for (const n of nodes) expect(existsSync(n.data_dir)).toBe(false);
   }, 60_000);
 });

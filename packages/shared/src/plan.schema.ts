@@ -100,8 +100,13 @@ export const PlanMetadata = Type.Object(
   closed,
 );
 
-/** Allowed `quarantine[].reason` values. */
-export const QUARANTINE_REASONS = ['invalid_message_channel', 'unresolved_allowlist_channel', 'inconsistent_cmd_conversation'] as const;
+/**
+ * Allowed `quarantine[].reason` values: the seed's three, and Parley's own
+ * `message_id_clash` (a message whose id another channel's message also uses;
+ * bound like the others, one physical row each, and requiring
+ * `messages.compact_sequences`).
+ */
+export const QUARANTINE_REASONS = ['invalid_message_channel', 'unresolved_allowlist_channel', 'inconsistent_cmd_conversation', 'message_id_clash'] as const;
 
 export const PlanQuarantine = Type.Object(
   {

@@ -4,10 +4,11 @@ import { RECORD_FILES } from '../v2/records.ts';
 import { readJsonFile, sha256, StageError } from '../stages/common.ts';
 import { recordPath, selectionDigest, type FileDigests } from '../stages/records-dir.ts';
 import { digestFile } from './file-digest.ts';
+import type { ArtifactRecord } from '../prepare/plugins.ts';
 
 /** Archive format identifier and version (see README "Archive format"). */
 export const ARCHIVE_FORMAT = 'parley-v2-archive';
-export const ARCHIVE_FORMAT_VERSION = 1;
+export const ARCHIVE_FORMAT_VERSION = 2;
 
 /** `manifest.json` of an archive. */
 export interface Manifest {
@@ -22,6 +23,8 @@ export interface Manifest {
   retained_messages: number;
   sources: Array<{ node_id: number; data_dir: string; fingerprint_sha256: string }>;
   files: FileDigests;
+  /** Plugin programs the plan named, copied under `plugins/` (Parley runs none; they are kept). */
+  plugin_artifacts: ArtifactRecord[];
 }
 
 /** The records directory of an archive. */
@@ -64,6 +67,11 @@ export function openArchive(archive: string, planSha256: string): Manifest {
     if (got.sha256 !== want.sha256 || got.count !== want.count || got.bytes !== want.bytes) {
       problems.push(`archive file ${rel}: SHA-256/count differ from the manifest (tampered or damaged)`);
     }
+  }
+  for (const a of manifest.plugin_artifacts ?? []) {
+    const file = join(archive, a.archived_as);
+    if (!existsSync(file)) problems.push(`archive file ${a.archived_as}: missing`);
+    else if (digestFile(file).sha256 !== a.sha256) problems.push(`archive file ${a.archived_as}: SHA-256 differs from the manifest (tampered or damaged)`);
   }
   const seal = join(archive, 'archive_seal.json');
   if (!existsSync(seal)) problems.push('archive file archive_seal.json: missing');

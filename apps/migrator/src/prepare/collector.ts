@@ -1,13 +1,19 @@
 import type { JsonlWriter } from '../archive/jsonl.ts';
+import { CMD_SUFFIX } from '@parley/shared';
 import { messageHead, writeArchivedLine, writeMessageTail } from '../archive/record-json.ts';
+import { writeExcludedMessage } from './excluded-line.ts';
+import type { Policy } from '../policy.ts';
 import type { ArchivedRecord } from '../v2/records.ts';
 import { channelHash, channelShard, stringShard } from '../v2/hash.ts';
 import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser } from '../v2/scan-shard.ts';
 import type { ReplaySink } from '../v2/shard-events.ts';
 import { v3ChannelId } from './channel-id.ts';
 import { ClientMsgNos } from './client-msg-nos.ts';
+import type { DupEdge } from './dedupe.ts';
 import { Findings } from './findings.ts';
-import { MessageIdTable } from './message-ids.ts';
+import { CarriedIds } from './carried-ids.ts';
+import type { BoundEntry, Quarantine } from './quarantine.ts';
+import { aggregateKey } from './raw-row.ts';
 
 /** A row with the place it was read from. */
 export type Located<T> = T & { node_id: number; shard: number };
@@ -46,10 +52,13 @@ export interface TailState {
   channel_type?: number;
 }
 
-/** Options of the strict default path that change what is read. */
+/** What the plan makes of the rows: its policy, its bound quarantine entries, and where left-out rows go. */
 export interface CollectOptions {
-  /** `exclusions.legacy_stream_storage`: archive the legacy stream tables instead of blocking. */
-  excludeLegacyStreams: boolean;
+  policy: Policy;
+  quarantine: Quarantine;
+  excludedOut: JsonlWriter;
+  /** Several source nodes: keep each channel's log (message id and term per seq) and the channel cluster configs, to choose replicas. */
+  keepLog?: boolean;
 }
 
 const b64 = (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
@@ -73,12 +82,21 @@ export class Collector {
   readonly dictionary = new Map<string, { id: string; type: number }>();
   readonly counts: Record<string, number> = {};
   retained = 0;
-  /** Message ids seen, each with its first row's index into the `first*` columns (the place a second use names). */
-  private readonly messageIds = new MessageIdTable();
-  private readonly firstChannel: string[] = [];
-  private readonly firstType: number[] = [];
-  private readonly firstSeq: number[] = [];
-  private readonly firstShard: number[] = [];
+  /** Message ids of the carried messages, with their first rows. */
+  private readonly carriedIds = new CarriedIds();
+  /** Duplicate pairs inside a channel, resolved once every shard is read (`resolveDuplicates`). */
+  readonly duplicates: DupEdge[] = [];
+  /** Rows left out by `exclude_cmd`/`exclude_streams`/quarantine, per reason. */
+  readonly excludedCounts: Record<string, number> = {};
+  /** Channels (hash) with a message left out from inside their log: without `compact_sequences` they would have gaps. */
+  readonly gapped = new Map<string, { node_id: number; shard: number; channel_id: string; channel_type: number; seq: number }>();
+  /** With `keepLog`: per channel hash, `<message id>:<term>` of every seq up to the tail (index seq - 1). */
+  readonly logs = new Map<string, string[]>();
+  /** With `keepLog`: per channel hash, the columns of its channel cluster config row (0B). */
+  readonly configs = new Map<string, Map<number, Uint8Array>>();
+  /** Client message numbers of the current channel's carried rows and of its left-out stream rows (`exclude_streams`). */
+  private readonly carriedCmns = new Set<string>();
+  private readonly streamCmns = new Set<string>();
   /** `type:id` of the channels `dictionary` holds under their own hash. */
   private readonly learned = new Set<string>();
   private readonly v3Ids = new Map<string, string>();
@@ -96,6 +114,11 @@ export class Collector {
     private readonly archivedOut: JsonlWriter,
     private readonly options: CollectOptions,
   ) {}
+
+  /** Whether a carried message of a channel other than `ch` holds `messageId`. */
+  idUsedElsewhere(messageId: string, ch: string): boolean {
+    return this.carriedIds.usedElsewhere(messageId, ch);
+  }
 
   private count(what: string): void {
     this.counts[what] = (this.counts[what] ?? 0) + 1;
@@ -207,13 +230,19 @@ export class Collector {
       },
       archived(kind, key, value) {
         self.count(archivedKey(kind));
+        if (kind === 'cluster_config' && self.options.keepLog && key.length === 14) {
+          const ch = Buffer.from(key.buffer, key.byteOffset + 4, 8).toString('hex');
+          let cols = self.configs.get(ch);
+          if (!cols) self.configs.set(ch, (cols = new Map()));
+          cols.set((key[12]! << 8) | key[13]!, value.slice());
+        }
         const rec: ArchivedRecord = { kind, node_id, shard, key: b64(key), value: b64(value) };
         writeArchivedLine(self.archivedOut, rec);
         self.archivedOut.endLine();
       },
       problem(kind, key, detail) {
-        if (kind === 'legacy_stream_storage' && self.options.excludeLegacyStreams) {
-          this.archived('legacy_stream', key, new Uint8Array(0));
+        if ((kind === 'legacy_stream_storage' && self.options.policy.excludeLegacyStreams) || (kind === 'legacy_stream_v2' && self.options.policy.excludeStreams)) {
+          this.archived(kind === 'legacy_stream_v2' ? 'legacy_stream_v2' : 'legacy_stream', key, new Uint8Array(0));
           return;
         }
         self.findings.block({ code: kind, detail, node_id, shard, key: b64(key) });
@@ -226,11 +255,13 @@ export class Collector {
     return { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
   }
 
-  /** Checks a message row and writes its line; `row` is the whole row or its line's tail already encoded. */
+  /** Checks a message row and writes its line (or its excluded line); `row` is the whole row or its line's tail already encoded. */
   private message(m: CheckedMessage, shard: number, row: RawMessage | Uint8Array): void {
     if (m.ch !== this.currentChannel) {
       this.currentChannel = m.ch;
       this.clientMsgNos.clear();
+      this.carriedCmns.clear();
+      this.streamCmns.clear();
     }
     const tail = this.tails.get(m.ch);
     if (!tail || m.seq > tail.last_seq) {
@@ -238,11 +269,27 @@ export class Collector {
       else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...this.place(m, shard) });
       return;
     }
+    if (this.options.keepLog) {
+      let log = this.logs.get(m.ch);
+      if (!log) this.logs.set(m.ch, (log = []));
+      log[m.seq - 1] = `${m.message_id}:${m.term}`;
+    }
+    const q = this.options.quarantine.hasMessages(this.nodeId, shard) ? this.options.quarantine.message(this.nodeId, shard, m.ch, m.seq) : undefined;
+    if (q) {
+      // a quarantined row is checked no further: it is what the entry takes out
+      this.exclude(`quarantine:${q.reason}`, shard, m, row, this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq }) ?? m.channel_id, q);
+      this.gap(m, shard);
+      return;
+    }
     const known = this.lastChecked;
     const same = known !== undefined && known.ch === m.ch && known.shard === shard && known.v2 === m.channel_id && known.type === m.channel_type;
     if (!same) {
       if (channelHash(m.channel_id, m.channel_type) !== m.ch) {
-        this.findings.block({ code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...this.place(m, shard) });
+        const key = b64(aggregateKey.message(m.ch, m.seq));
+        this.findings.block({
+          code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...this.place(m, shard), key,
+          evidence: { quarantine: { node_id: this.nodeId, shard, key } },
+        });
         return;
       }
       if (channelShard(m.ch, this.shardCount) !== shard) {
@@ -269,28 +316,24 @@ export class Collector {
       tail.channel_type = m.channel_type;
       this.learn(m.channel_id, m.channel_type, { shard });
     }
-    const prior = this.messageIds.addOrGet(m.message_id, this.firstSeq.length);
-    if (prior >= 0) {
-      this.findings.block({
-        code: 'duplicate_message_id',
-        detail: `message id ${m.message_id} is also used by ${this.firstChannel[prior]}/${this.firstType[prior]} seq ${this.firstSeq[prior]} (shard ${this.firstShard[prior]})`,
-        ...this.place(m, shard),
-      });
-    } else {
-      this.firstChannel.push(m.channel_id);
-      this.firstType.push(m.channel_type);
-      this.firstSeq.push(m.seq);
-      this.firstShard.push(shard);
+    const policy = this.options.policy;
+    if (policy.excludeCmd && m.channel_id.endsWith(CMD_SUFFIX)) {
+      this.exclude('exclude_cmd', shard, m, row, channelId);
+      return;
     }
-    if (m.from_uid !== '' && m.client_msg_no !== '') {
-      const seen = this.clientMsgNos.addOrGet(m.from_uid, m.client_msg_no, m.seq);
-      if (seen !== undefined) {
-        this.findings.block({
-          code: 'duplicate_client_msg_no',
-          detail: `client_msg_no "${m.client_msg_no}" of "${m.from_uid}" is also used by seq ${seen} of this channel`,
-          ...this.place(m, shard),
-        });
+    this.duplicateChecks(m, shard);
+    if (policy.excludeStreams && (m.setting & 0x02) !== 0) {
+      if (m.client_msg_no !== '') {
+        if (this.carriedCmns.has(m.client_msg_no)) this.sharedStream(m, shard);
+        this.streamCmns.add(m.client_msg_no);
       }
+      this.exclude('exclude_streams', shard, m, row, channelId);
+      this.gap(m, shard);
+      return;
+    }
+    if (policy.excludeStreams && m.client_msg_no !== '') {
+      if (this.streamCmns.has(m.client_msg_no)) this.sharedStream(m, shard);
+      this.carriedCmns.add(m.client_msg_no);
     }
     tail.messages++;
     this.retained++;
@@ -298,5 +341,61 @@ export class Collector {
     if (row instanceof Uint8Array) this.messagesOut.bytes(row);
     else writeMessageTail(this.messagesOut, row);
     this.messagesOut.endLine();
+  }
+
+  /** Finds a repeated message id (blocking across channels) and duplicate pairs inside the channel (resolved later). */
+  private duplicateChecks(m: CheckedMessage, shard: number): void {
+    this.registerId(this.nodeId, shard, m);
+    if (m.from_uid !== '' && m.client_msg_no !== '') {
+      const seen = this.clientMsgNos.addOrGet(m.from_uid, m.client_msg_no, m.seq);
+      if (seen !== undefined) {
+        this.duplicates.push({ node_id: this.nodeId, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: seen, newer: m.seq, relation: 'client_msg_no' });
+      }
+    }
+  }
+
+  /**
+   * Registers a carried message's id: a second use in the same channel is a
+   * duplicate pair (resolved later), in another channel a blocker. Also used
+   * when several nodes' rows are merged (`node`: where the row was read).
+   */
+  registerId(node: number, shard: number, m: Pick<CheckedMessage, 'message_id' | 'ch' | 'seq' | 'channel_id' | 'channel_type' | 'timestamp'>): void {
+    const row = { node_id: node, shard, ch: m.ch, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq, timestamp: m.timestamp };
+    const prior = this.carriedIds.register(m.message_id, row);
+    if (!prior) return;
+    if (prior.ch === m.ch) {
+      this.duplicates.push({ node_id: node, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: prior.seq, newer: m.seq, relation: 'message_id' });
+      return;
+    }
+    // the row written later takes the blame (the first one held the id): it is the one a quarantine entry takes out
+    const place = (r: typeof row) => ({ node_id: r.node_id, shard: r.shard, channel_id: r.channel_id, channel_type: r.channel_type, message_seq: r.seq, key: b64(aggregateKey.message(r.ch, r.seq)), timestamp: r.timestamp });
+    const first = place(prior);
+    const second = place(row);
+    const blame = second.timestamp >= first.timestamp ? second : first;
+    this.findings.block({
+      code: 'duplicate_message_id',
+      detail: `message id ${m.message_id} is also used by ${first.channel_id}/${first.channel_type} seq ${first.message_seq} (shard ${first.shard})`,
+      node_id: node, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq,
+      evidence: { message_id: m.message_id, clash: [first, second], quarantine: { node_id: blame.node_id, shard: blame.shard, key: blame.key } },
+    });
+  }
+
+  private sharedStream(m: CheckedMessage, shard: number): void {
+    this.findings.block({
+      code: 'stream_identity_shared',
+      detail: `client_msg_no "${m.client_msg_no}" names both a stream message exclude_streams leaves out and a message that is carried: their event projections cannot be told apart`,
+      ...this.place(m, shard),
+    });
+  }
+
+  /** Notes a message left out from inside its channel's log. */
+  private gap(m: CheckedMessage, shard: number): void {
+    if (!this.gapped.has(m.ch)) this.gapped.set(m.ch, { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq });
+  }
+
+  /** Writes a message the plan leaves out, complete, to the excluded records. */
+  private exclude(reason: string, shard: number, m: CheckedMessage, row: RawMessage | Uint8Array, channelId: string, q?: BoundEntry): void {
+    this.excludedCounts[reason] = (this.excludedCounts[reason] ?? 0) + 1;
+    writeExcludedMessage(this.options.excludedOut, { reason, node_id: this.nodeId, shard, key: q ? q.key : b64(aggregateKey.message(m.ch, m.seq)), sha256: q?.sha256, head: messageHead(this.nodeId, shard, channelId) }, row);
   }
 }

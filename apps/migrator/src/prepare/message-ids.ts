@@ -49,6 +49,27 @@ export class MessageIdTable {
     return -1;
   }
 
+  /** The row stored for `id`, or -1 (nothing is stored). */
+  get(id: string): number {
+    const n = id.length;
+    if (n === 0 || n > 20 || (n > 1 && id.charCodeAt(0) === 48)) return this.other.get(id) ?? -1;
+    let high = 0;
+    let low = 0;
+    const split = n > 10 ? n - 10 : 0;
+    for (let i = 0; i < n; i++) {
+      const d = id.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return this.other.get(id) ?? -1;
+      if (i < split) high = high * 10 + d;
+      else low = low * 10 + d;
+    }
+    const mask = this.rows.length - 1;
+    for (let slot = slotOf(high, low, mask); ; slot = (slot + 1) & mask) {
+      const r = this.rows[slot]!;
+      if (r === 0) return -1;
+      if (this.low[slot] === low && this.high[slot] === high) return r - 1;
+    }
+  }
+
   private otherAddOrGet(id: string, row: number): number {
     const prior = this.other.get(id);
     if (prior !== undefined) return prior;

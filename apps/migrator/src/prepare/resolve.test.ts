@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConversationKeys } from './resolve.ts';
+import { ConversationKeys } from './conversation-keys.ts';
 
 describe('ConversationKeys', () => {
   it('finds the row already at a (uid, channel type, channel id) place, and only there', () => {

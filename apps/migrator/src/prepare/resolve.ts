@@ -1,11 +1,11 @@
 import { CMD_SUFFIX } from '@parley/shared';
 import type { JsonlWriter } from '../archive/jsonl.ts';
-import { writeConversationLine, writeMemberLine } from '../archive/record-json.ts';
+import { writeMemberLine } from '../archive/record-json.ts';
 import { channelHash } from '../v2/hash.ts';
 import type {
   ChannelRecord,
-  ConversationRecord,
   CredentialRecord,
+  ExcludedRecord,
   MemberRecord,
   RecordFile,
   SystemUidRecord,
@@ -13,19 +13,23 @@ import type {
   UserRecord,
 } from '../v2/records.ts';
 import type { Collector } from './collector.ts';
+import { writeConversations, type ConversationContext } from './conversations.ts';
+import { aggregateKey } from './raw-row.ts';
 
 /**
  * Completes the hash → channel dictionary with synthetic candidates (spec
- * v2-storage §4.4): `(uid, 1)` for every known uid, `X____cmd` for every
- * known channel.
+ * v2-storage §4.4): `(uid, 1)` for every known uid (of `c`, or of `from`
+ * when several nodes' rows are merged), `X____cmd` for every known channel.
  */
-function completeDictionary(c: Collector): void {
+export function completeDictionary(c: Collector, from: readonly Collector[] = [c]): void {
   const uids = new Set<string>();
-  for (const r of c.users) uids.add(r.uid);
-  for (const r of c.devices) uids.add(r.uid);
-  for (const r of c.members) uids.add(r.uid);
-  for (const r of c.conversations) uids.add(r.uid);
-  for (const r of c.systemUids) uids.add(r.uid);
+  for (const x of from) {
+    for (const r of x.users) uids.add(r.uid);
+    for (const r of x.devices) uids.add(r.uid);
+    for (const r of x.members) uids.add(r.uid);
+    for (const r of x.conversations) uids.add(r.uid);
+    for (const r of x.systemUids) uids.add(r.uid);
+  }
   for (const uid of uids) if (uid !== '' && !c.dictionary.has(channelHash(uid, 1))) c.learn(uid, 1, {});
   for (const { id, type } of [...c.dictionary.values()]) {
     if (!id.endsWith(CMD_SUFFIX)) {
@@ -35,40 +39,12 @@ function completeDictionary(c: Collector): void {
   }
 }
 
-/** A conversation row at a (uid, v3 channel id) place, with the next one under another channel type. */
-interface Place {
-  type: number;
-  v2_id: string;
-  next?: Place;
-}
-
-/** Conversations by (uid, channel type, v3 channel id): maps keyed by the strings themselves, not by one joined string per row. */
-export class ConversationKeys {
-  private readonly byUid = new Map<string, Map<string, Place>>();
-
-  /** The v2 id of the conversation already at this place, or undefined after recording `v2_id` there. */
-  addOrGet(uid: string, type: number, channelId: string, v2_id: string): string | undefined {
-    let byChannel = this.byUid.get(uid);
-    if (!byChannel) this.byUid.set(uid, (byChannel = new Map()));
-    const first = byChannel.get(channelId);
-    if (!first) {
-      byChannel.set(channelId, { type, v2_id });
-      return undefined;
-    }
-    // one channel id under several channel types: a short chain
-    let at = first;
-    for (;;) {
-      if (at.type === type) return at.v2_id;
-      if (at.next === undefined) break;
-      at = at.next;
-    }
-    at.next = { type, v2_id };
-    return undefined;
-  }
-}
-
-/** Resolves the hash-keyed rows, applies the remaining checks and writes every record file but messages/archived. */
-export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>): void {
+/**
+ * Resolves the hash-keyed rows, applies the remaining checks and the plan's
+ * rules and writes every record file but messages/archived. Returns problems
+ * with plan entries (the run stops on any) and what was left out.
+ */
+export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>, ctx: Omit<ConversationContext, 'out' | 'excluded'>): { problems: string[]; archivedUnread: number } {
   completeDictionary(c);
   const f = c.findings;
 
@@ -100,10 +76,23 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
     out.channels.write(rec);
   }
   for (const m of c.members) {
+    const q = m.list === 'allow' ? ctx.quarantine.allow(m.node_id, m.shard, m.ch, m.uid) : undefined;
+    if (q) {
+      const { node_id, shard, ...record } = m;
+      const rec: ExcludedRecord = { kind: 'member', reason: `quarantine:${q.reason}`, node_id, shard, key: q.key, sha256: q.sha256, record: record as unknown as Record<string, unknown> };
+      out.excluded.write(rec);
+      c.excludedCounts[rec.reason] = (c.excludedCounts[rec.reason] ?? 0) + 1;
+      continue;
+    }
     const known = c.dictionary.get(m.ch);
     if (!known) {
       const code = m.list === 'allow' ? 'unresolved_allowlist_channel' : `unresolved_${m.list}_channel`;
-      f.block({ code, detail: `${m.list} row of "${m.uid}" under channel hash ${m.ch} that no known channel has`, node_id: m.node_id, shard: m.shard, uid: m.uid });
+      const table = m.list === 'allow' ? 0x0801 : m.list === 'deny' ? 0x0701 : 0x0401;
+      const key = Buffer.from(aggregateKey.member(table, m.ch, m.uid)).toString('base64');
+      f.block({
+        code, detail: `${m.list} row of "${m.uid}" under channel hash ${m.ch} that no known channel has`, node_id: m.node_id, shard: m.shard, uid: m.uid, key,
+        ...(m.list === 'allow' ? { evidence: { quarantine: { node_id: m.node_id, shard: m.shard, key } } } : {}),
+      });
       continue;
     }
     const id = c.v3(known.id, known.type, { shard: m.shard, uid: m.uid });
@@ -116,23 +105,7 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
     const rec: SystemUidRecord = { node_id: s.node_id, shard: s.shard, uid: s.uid };
     out.system_uids.write(rec);
   }
-  const conversationKeys = new ConversationKeys();
-  for (const cv of c.conversations) {
-    const id = c.v3(cv.channel_id, cv.channel_type, { shard: cv.shard, uid: cv.uid });
-    if (id === undefined) continue;
-    const prior = conversationKeys.addOrGet(cv.uid, cv.channel_type, id, cv.v2_id);
-    if (prior !== undefined) {
-      f.block({ code: 'duplicate_conversation', detail: `conversation rows ${prior} and ${cv.v2_id} for one (uid, channel); choosing one needs metadata.conversation_recoveries`, node_id: cv.node_id, shard: cv.shard, uid: cv.uid, channel_id: cv.channel_id, channel_type: cv.channel_type });
-      continue;
-    }
-    const rec: ConversationRecord = {
-      node_id: cv.node_id, shard: cv.shard, v2_id: cv.v2_id, uid: cv.uid, type: cv.type, channel_id: id, v2_channel_id: cv.channel_id,
-      channel_type: cv.channel_type, unread_count: cv.unread_count, readed_to_msg_seq: cv.readed_to_msg_seq,
-      deleted_at_msg_seq: cv.deleted_at_msg_seq, created_at_ns: cv.created_at_ns, updated_at_ns: cv.updated_at_ns,
-    };
-    writeConversationLine(out.conversations, rec);
-    out.conversations.endLine();
-  }
+  const conv = writeConversations(c, { ...ctx, out: out.conversations, excluded: out.excluded });
   for (const [ch, t] of c.tails) {
     if (t.channel_id === undefined) {
       const known = c.dictionary.get(ch);
@@ -163,4 +136,5 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
   for (const [k, detail] of archivedOnly) {
     if ((c.counts[k] ?? 0) > 0) f.warn({ code: k.replace('archived_', 'archived_only_'), detail: `${c.counts[k]} ${detail}` });
   }
+  return conv;
 }

@@ -67,7 +67,7 @@ export interface LoadedPlan {
 }
 
 /** Which filesystem rules apply: targets must not exist before import, must exist for verify. */
-export type PlanStage = 'prepare' | 'export' | 'import' | 'verify';
+export type PlanStage = 'prepare' | 'export' | 'import' | 'verify' | 'export-map';
 
 /** Filesystem rules of the plan, checked on whatever parts have the right shape. */
 function fsProblems(json: unknown, stage: PlanStage): string[] {

@@ -1,6 +1,6 @@
-import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createFile, syncAndClose } from '../archive/durable.ts';
 import { digestFile, type FileDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
@@ -8,8 +8,10 @@ import { fingerprintTree, treeChanges, treeDigest, type FileFingerprint } from '
 import { lockHolders, readLockTable, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { RECORD_FILES } from '../v2/records.ts';
-import { createFreshDir, loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
+import { loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
+import { claimArchive, releaseArchive, type ExportIdentity } from './archive-claim.ts';
 import type { ArchiveSeal } from './prepare-stage.ts';
+import { fileSha256 } from '../prepare/plugins.ts';
 import { recordPath, type FileDigests } from './records-dir.ts';
 
 export interface ExportReport extends ReportBase {
@@ -17,6 +19,8 @@ export interface ExportReport extends ReportBase {
   plan_sha256?: string;
   selection_digest?: string;
   complete?: boolean;
+  /** The archive was already complete for this seal (a rerun): rechecked, not written again. */
+  reused?: boolean;
   files?: FileDigests;
   retained_messages?: number;
 }
@@ -88,6 +92,29 @@ async function copyRecords(from: string, to: string): Promise<{ digests: FileDig
 }
 
 /**
+ * Copies the plugin programs the plan names into the archive
+ * (`plugins/node-<id>/...`, owner-only), each checked against its prepare
+ * digest before and after the copy ("source and plugin files unchanged").
+ */
+function copyArtifacts(archive: string, seal: ArchiveSeal): { fds: number[]; problems: string[] } {
+  const fds: number[] = [];
+  const problems: string[] = [];
+  for (const a of seal.plugin_artifacts ?? []) {
+    const to = join(archive, a.archived_as);
+    mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+    if (fileSha256(a.path) !== a.sha256) {
+      problems.push(`plugin program ${a.path} changed since prepare`);
+      continue;
+    }
+    copyFileSync(a.path, to, constants.COPYFILE_EXCL);
+    chmodSync(to, 0o600);
+    if (fileSha256(to) !== a.sha256) problems.push(`plugin program ${a.path}: the archived copy differs`);
+    fds.push(openSync(to, 'r'), openSync(dirname(to), 'r'));
+  }
+  return { fds, problems };
+}
+
+/**
  * `migrate export`: rechecks the seal, the sources and every record digest,
  * copies the records into a new owner-only archive, writes the manifest and
  * publishes `COMPLETE` only when every copied file matches the seal, once
@@ -103,12 +130,18 @@ export async function runExport(planFile: string, workspace: string, archive: st
   now.catch(() => undefined);
   if (problems.length > 0) throw new StageError([...problems, ...(await checkSources(workspace, seal, now, locks))]);
   report.selection_digest = seal.selection_digest;
-  createFreshDir(archive, 'archive');
-  try {
-    await writeArchive(workspace, archive, seal, now, locks, loaded.sha256);
-  } catch (err) {
-    rmSync(archive, { recursive: true, force: true });
-    throw err;
+  const id: ExportIdentity = { plan_sha256: loaded.sha256, seal_sha256: sha256(readFileSync(join(workspace, 'archive_seal.json'))), tool_commit: toolIdentity().commit };
+  const done = await claimArchive(archive, id);
+  if (done) {
+    report.reused = true;
+  } else {
+    try {
+      await writeArchive(workspace, archive, seal, now, locks, loaded.sha256);
+    } catch (err) {
+      rmSync(archive, { recursive: true, force: true });
+      throw err;
+    }
+    await releaseArchive(archive);
   }
   const retained = seal.files.messages.count;
   report.files = seal.files;
@@ -121,7 +154,11 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
   const t0 = Date.now();
   const records = archiveRecords(archive);
   mkdirSync(records, { mode: 0o700 });
+  const bytes = RECORD_FILES.reduce((n, f) => n + seal.files[f].bytes, 0);
+  progress(`export: copying ${RECORD_FILES.length} record files (${(bytes / 1048576).toFixed(1)} MiB) into ${archive}`);
   const { digests: copies, fds } = await copyRecords(join(workspace, 'records'), records);
+  const plugins = copyArtifacts(archive, seal);
+  fds.push(...plugins.fds);
   const sealText = readFileSync(join(workspace, 'archive_seal.json'));
   fds.push(createFile(join(archive, 'archive_seal.json'), sealText));
   fds.push(createFile(join(archive, 'prepare-report.json'), readFileSync(join(workspace, 'prepare-report.json'))));
@@ -137,13 +174,14 @@ async function writeArchive(workspace: string, archive: string, seal: ArchiveSea
     retained_messages: seal.files.messages.count,
     sources: seal.sources,
     files: seal.files,
+    plugin_artifacts: seal.plugin_artifacts ?? [],
   };
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
   fds.push(createFile(join(archive, 'manifest.json'), manifestText));
   // every file and directory entry goes to disk at once (libuv thread pool) while the sources are checked
   const flushed = syncAndClose([...fds, openSync(records, 'r'), openSync(archive, 'r')]);
   flushed.catch(() => undefined);
-  const problems = await checkSources(workspace, seal, now, locks);
+  const problems = [...plugins.problems, ...(await checkSources(workspace, seal, now, locks))];
   for (const [i, name] of RECORD_FILES.entries()) {
     const got = copies[i]!;
     const want = seal.files[name];

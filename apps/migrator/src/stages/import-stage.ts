@@ -2,15 +2,21 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterMeta } from '@parley/shared';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
+import { policyOf } from '../policy.ts';
+import { openStageWorkspace } from './workspace.ts';
 import type { StageContext } from '../run-stage.ts';
 import { writeNode, type NodeResult } from '../target/write-node.ts';
-import { createFreshDir, loadPlan, progress, sha256, StageError, type ReportBase } from './common.ts';
+import { loadPlan, progress, rate, sha256, StageError, type ReportBase } from './common.ts';
 
 export interface ImportReport extends ReportBase {
   stage: 'import';
   plan_sha256?: string;
   selection_digest?: string;
   retained_messages?: number;
+  /** Live memberships without a v2 conversation, imported hidden until a new message (seed: `hidden_memberships`). */
+  hidden_memberships?: number;
+  /** Stored v2 unread counts left in the archive by `derive_unread_from_boundaries` (seed: `archived_unread`). */
+  archived_unread?: number;
   targets: NodeResult[];
 }
 
@@ -22,7 +28,7 @@ export interface ImportReport extends ReportBase {
 export async function runImport(planFile: string, workspace: string, archive: string, report: ImportReport, ctx: StageContext): Promise<void> {
   const loaded = loadPlan(planFile, { workspace, archive }, 'import');
   report.plan_sha256 = loaded.sha256;
-  createFreshDir(workspace, 'workspace');
+  openStageWorkspace(workspace, 'import', loaded, archive);
   ctx.ownsWorkspace = true;
   const manifest = openArchive(archive, loaded.sha256);
   report.selection_digest = manifest.selection_digest;
@@ -47,9 +53,13 @@ export async function runImport(planFile: string, workspace: string, archive: st
   };
   for (const n of t.nodes) {
     progress(`import: node ${n.node_id} → ${n.data_dir}`);
-    const result = await writeNode(n.data_dir, n.node_id, cluster, identity, archiveRecords(archive));
-    progress(`import: node ${n.node_id} ${result.reused ? 'already imported; fingerprint checked' : 'written'} (${result.content_sha256.slice(0, 12)})`);
+    const t0 = Date.now();
+    const result = await writeNode(n.data_dir, n.node_id, cluster, identity, archiveRecords(archive), policyOf(loaded.plan));
+    progress(`import: node ${n.node_id} ${result.reused ? 'already imported; fingerprint checked' : 'written'}: ${manifest.retained_messages} messages (${rate(manifest.retained_messages, Date.now() - t0)}), content ${result.content_sha256.slice(0, 12)}`);
     report.targets.push(result);
   }
+  const first = report.targets[0]?.derived ?? {};
+  report.hidden_memberships = first.hidden_memberships ?? 0;
+  report.archived_unread = first.archived_unread ?? 0;
   report.status = 'imported';
 }

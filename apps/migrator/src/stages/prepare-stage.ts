@@ -1,11 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Finding } from '../prepare/findings.ts';
+import type { Finding, PatchOp } from '../prepare/findings.ts';
+import type { AuthorityReport } from '../prepare/merge.ts';
+import type { ArtifactRecord, PluginReport } from '../prepare/plugins.ts';
+import { attachResolutions } from '../prepare/resolutions.ts';
 import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
 import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
 import type { FileDigests } from './records-dir.ts';
 import type { StageContext } from '../run-stage.ts';
 import { readLockTable } from '../source/lock.ts';
+import { sequenceMappingReport, type SequenceMappingReport } from './mapping-report.ts';
 
 export interface PrepareReport extends ReportBase {
   stage: 'prepare';
@@ -18,6 +22,20 @@ export interface PrepareReport extends ReportBase {
   blockers: Finding[];
   warnings: Finding[];
   warning_totals?: Record<string, number>;
+  /** Live memberships without a v2 conversation, hidden until a new message (seed: `hidden_memberships`). */
+  hidden_memberships?: number;
+  /** Stored unread counts `derive_unread_from_boundaries` leaves in the archive (seed: `archived_unread`). */
+  archived_unread?: number;
+  /** Rows left out of the target and kept complete in the archive's excluded records, per reason. */
+  excluded?: Record<string, number>;
+  /** With `compact_sequences`: the mapping files and their digests (seed: `sequence_mapping`). */
+  sequence_mapping?: SequenceMappingReport;
+  /** Parley runs no v2 plugins: what the sources hold and the plan maps, archived and reported. */
+  plugins?: PluginReport;
+  /** Several source nodes: the replica choice (topology, slots, channels, rows that differ). */
+  authority?: AuthorityReport;
+  /** Every blocker's resolution patch, in order: applied to the plan, it resolves them all. */
+  resolution_patch?: PatchOp[];
 }
 
 /** The seal binding the prepare report to the records export may publish. */
@@ -28,6 +46,8 @@ export interface ArchiveSeal {
   report_sha256: string;
   files: FileDigests;
   sources: Array<{ node_id: number; data_dir: string; fingerprint_sha256: string }>;
+  /** Plugin programs the plan names, checked at prepare; export copies them into the archive. */
+  plugin_artifacts: ArtifactRecord[];
 }
 
 /**
@@ -52,7 +72,14 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     blockers: outcome.blockers,
     warnings: outcome.warnings,
     warning_totals: outcome.warning_totals,
+    hidden_memberships: outcome.hidden_memberships,
+    archived_unread: outcome.archived_unread,
+    excluded: outcome.excluded,
+    plugins: outcome.plugins,
+    ...(outcome.authority ? { authority: outcome.authority } : {}),
+    ...(loaded.plan.messages?.compact_sequences ? { sequence_mapping: sequenceMappingReport(outcome.files) } : {}),
   });
+  report.resolution_patch = attachResolutions(loaded.plan, outcome.blockers, outcome.warnings);
   if (outcome.blockers.length > 0) {
     report.status = 'blocked';
     report.errors.push(`${outcome.blockers.length} blockers: the strict default path cannot carry this data over exactly; nothing may be exported`);
@@ -68,6 +95,7 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
     report_sha256: sha256(reportText),
     files: outcome.files,
     sources: outcome.sources.map((s) => ({ node_id: s.node_id, data_dir: s.data_dir, fingerprint_sha256: s.fingerprint_sha256 })),
+    plugin_artifacts: outcome.plugins.artifacts,
   };
   writeJsonFile(join(workspace, 'archive_seal.json'), seal);
 }

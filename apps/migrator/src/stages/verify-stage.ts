@@ -6,10 +6,12 @@ import {
   type ClusterMeta, type DataFormat, type MigrationMarker,
 } from '@parley/shared';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
+import { policyOf } from '../policy.ts';
+import { openStageWorkspace } from './workspace.ts';
 import type { StageContext } from '../run-stage.ts';
 import { contentDigest } from '../target/content-digest.ts';
 import { compareTarget, type Mismatch } from '../verify/compare.ts';
-import { canonicalJson, createFreshDir, loadPlan, progress, readJsonFile, sha256, StageError, type ReportBase } from './common.ts';
+import { canonicalJson, loadPlan, progress, rate, readJsonFile, sha256, StageError, type ReportBase } from './common.ts';
 
 export interface VerifyReport extends ReportBase {
   stage: 'verify';
@@ -32,7 +34,7 @@ export interface VerifyReport extends ReportBase {
 export function runVerify(planFile: string, workspace: string, archive: string, report: VerifyReport, ctx: StageContext): void {
   const loaded = loadPlan(planFile, { workspace, archive }, 'verify');
   report.plan_sha256 = loaded.sha256;
-  createFreshDir(workspace, 'workspace');
+  openStageWorkspace(workspace, 'verify', loaded, archive);
   ctx.ownsWorkspace = true;
   const manifest = openArchive(archive, loaded.sha256);
   report.selection_digest = manifest.selection_digest;
@@ -60,12 +62,15 @@ export function runVerify(planFile: string, workspace: string, archive: string, 
     if (canonicalJson(marker.cluster) !== canonicalJson(wantCluster)) problems.push(`target ${dir}: cluster metadata in the marker differs from the plan`);
     if (canonicalJson(readJsonFile<ClusterMeta>(join(dir, CLUSTER_META_FILE))) !== canonicalJson(wantCluster)) problems.push(`target ${dir}: cluster.json differs from the plan`);
     const db = new Database(join(dir, 'parley.db'), { readonly: true, fileMustExist: true });
+    const t0 = Date.now();
     try {
       const digest = contentDigest(db);
       if (digest.sha256 !== marker.content_sha256) problems.push(`target ${dir}: store content differs from the marker's fingerprint`);
-      const { mismatches, checked } = compareTarget(db, archiveRecords(archive));
+      const { mismatches, checked } = compareTarget(db, archiveRecords(archive), policyOf(loaded.plan));
       report.mismatches.push(...mismatches.map((m) => ({ ...m, node_id: n.node_id })));
       report.targets.push({ node_id: n.node_id, data_dir: dir, content_sha256: digest.sha256, checked });
+      const fields = Object.values(checked).reduce((x, y) => x + y, 0);
+      progress(`verify: node ${n.node_id}: ${manifest.retained_messages} messages and ${fields} fields compared, ${mismatches.length} mismatches (${rate(manifest.retained_messages, Date.now() - t0)})`);
     } finally {
       db.close();
     }

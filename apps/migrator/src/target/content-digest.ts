@@ -25,28 +25,49 @@ export const TABLES: Array<{ table: string; columns: string[]; order: string }> 
   },
   { table: 'channel_log', columns: ['channel_id', 'channel_type', 'tail_seq'], order: 'channel_id, channel_type' },
   { table: 'system_uids', columns: ['uid'], order: 'uid' },
+  {
+    table: 'cmd_bindings',
+    columns: ['uid', 'channel_id', 'channel_type', 'start_seq', 'ack_seq', 'removed', 'updated_at'],
+    order: 'uid, channel_id, channel_type',
+  },
 ];
 
-function cell(v: unknown): string {
-  if (v instanceof Uint8Array) return `b:${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')}`;
-  if (typeof v === 'bigint') return `i:${v}`;
-  if (typeof v === 'number') return `i:${v}`;
-  return `s:${JSON.stringify(v)}`;
-}
-
-/** SHA-256 over every row of every table in key order; also the row count per table. */
+/**
+ * SHA-256 over every row of every table in key order; also the row count per
+ * table. Each row is hashed as its cells, tab-separated, newline-terminated:
+ * `i:<integer>`, `s:<JSON string>`, and for bytes `b:<length>:` followed by
+ * the bytes themselves (no text encoding of payloads). Text is handed to the
+ * hash in chunks of rows.
+ */
 export function contentDigest(db: Database.Database): { sha256: string; rows: Record<string, number> } {
   const hash = createHash('sha256');
   const rows: Record<string, number> = {};
+  let text = '';
+  const flush = () => {
+    if (text !== '') hash.update(text);
+    text = '';
+  };
   for (const t of TABLES) {
     const stmt = db.prepare(`select ${t.columns.join(', ')} from ${t.table} order by ${t.order}`).raw(true).safeIntegers(true);
     let n = 0;
-    hash.update(`#${t.table}\n`);
+    text += `#${t.table}\n`;
     for (const row of stmt.iterate() as Iterable<unknown[]>) {
-      hash.update(`${row.map(cell).join('\t')}\n`);
+      for (let i = 0; i < row.length; i++) {
+        const v = row[i];
+        if (i > 0) text += '\t';
+        if (v instanceof Uint8Array) {
+          text += `b:${v.byteLength}:`;
+          flush();
+          hash.update(v);
+        } else if (typeof v === 'bigint' || typeof v === 'number') text += `i:${v}`;
+        else text += `s:${JSON.stringify(v)}`;
+      }
+      text += '\n';
+      if (text.length > 1 << 16) flush();
       n++;
     }
     rows[t.table] = n;
   }
+  flush();
   return { sha256: hash.digest('hex'), rows };
 }

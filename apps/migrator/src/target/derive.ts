@@ -2,11 +2,12 @@ import { ChannelType, CMD_SUFFIX, personParticipants } from '@parley/shared';
 import { tokenDigest } from '@parley/server';
 import type Database from 'better-sqlite3';
 import { readJsonl } from '../archive/jsonl.ts';
+import type { Policy } from '../policy.ts';
 import { progress, rate } from '../stages/common.ts';
 import { recordPath } from '../stages/records-dir.ts';
-import type {
-  ChannelRecord, ConversationRecord, CredentialRecord, MemberRecord, MessageRecord, SystemUidRecord, TailRecord,
-} from '../v2/records.ts';
+import type { ChannelRecord, CredentialRecord, MemberRecord, MessageRecord, SystemUidRecord, TailRecord } from '../v2/records.ts';
+import { applyConversations, type Membership } from './derive-conversations.ts';
+import { channelKey, SeqMap } from './seq-map.ts';
 
 /** Unix nanoseconds (decimal string) → milliseconds. */
 export function nsToMs(ns: string): number {
@@ -16,20 +17,6 @@ export function nsToMs(ns: string): number {
 /** Header bits Parley stores: 1 no_persist, 2 red_dot, 4 sync_once (v2 header bits 0-2). */
 export const FLAG_MASK = 0x07;
 
-interface Membership {
-  channel_id: string;
-  channel_type: number;
-  uid: string;
-  join_seq: number;
-  read_seq: number;
-  deleted_to_seq: number;
-  activated_at: number;
-  last_send_seq: number;
-  removed: number;
-  unread_count: number;
-  updated_at: number;
-}
-
 const key = (channelId: string, type: number, uid: string) => `${type}\u0000${channelId}\u0000${uid}`;
 
 /**
@@ -37,11 +24,12 @@ const key = (channelId: string, type: number, uid: string) => `${type}\u0000${ch
  * open, migrated store (one transaction per table group). The rules:
  * devices take v2's "smallest device id per (uid, flag)"; tokens become
  * digests; subscribers and person-chat participants are live members from
- * seq 1; conversations set read/delete positions, the unread count and the
- * activation time; members known only from a conversation are removed ones;
- * tails become channel_log floors.
+ * seq 1; messages keep their seq, or are renumbered 1..N with
+ * `compact_sequences`; tails become channel_log floors; conversations are
+ * applied by `applyConversations` (command conversations become command
+ * bindings, chat conversations set positions and visibility).
  */
-export function deriveInto(db: Database.Database, records: string): Record<string, number> {
+export function deriveInto(db: Database.Database, records: string, policy: Policy): Record<string, number> {
   const counts: Record<string, number> = {};
   const bump = (k: string, n = 1) => (counts[k] = (counts[k] ?? 0) + n);
 
@@ -62,7 +50,7 @@ export function deriveInto(db: Database.Database, records: string): Record<strin
     const k = key(channelId, type, uid);
     let m = members.get(k);
     if (!m) {
-      m = { channel_id: channelId, channel_type: type, uid, join_seq: 1, read_seq: 0, deleted_to_seq: 0, activated_at: 0, last_send_seq: 0, removed: 1, unread_count: 0, updated_at: updatedAt };
+      m = { channel_id: channelId, channel_type: type, uid, join_seq: 1, read_seq: 0, deleted_to_seq: 0, activated_at: 0, last_send_seq: 0, removed: 1, unread_count: 0, updated_at: updatedAt, conversation: false };
       members.set(k, m);
     }
     m.updated_at = Math.max(m.updated_at, updatedAt);
@@ -97,18 +85,20 @@ export function deriveInto(db: Database.Database, records: string): Record<strin
     `insert into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const seqs = new SeqMap(policy.compactSequences);
   const lastSend = new Map<string, number>();
   const t0 = Date.now();
   let batch: MessageRecord[] = [];
   const flush = db.transaction((rows: MessageRecord[]) => {
     for (const m of rows) {
+      const seq = seqs.add(channelKey(m.channel_id, m.channel_type), m.message_seq);
       insMessage.run(
-        m.channel_id, m.channel_type, m.message_seq, BigInt(m.message_id), m.client_msg_no, m.from_uid, m.setting,
+        m.channel_id, m.channel_type, seq, BigInt(m.message_id), m.client_msg_no, m.from_uid, m.setting,
         m.header & FLAG_MASK, m.expire, m.topic, m.timestamp * 1000, Buffer.from(m.payload, 'base64'),
       );
       if (m.from_uid !== '' && !m.channel_id.endsWith(CMD_SUFFIX)) {
         const k = key(m.channel_id, m.channel_type, m.from_uid);
-        if ((lastSend.get(k) ?? 0) < m.message_seq) lastSend.set(k, m.message_seq);
+        if ((lastSend.get(k) ?? 0) < seq) lastSend.set(k, seq);
       }
     }
   });
@@ -125,37 +115,38 @@ export function deriveInto(db: Database.Database, records: string): Record<strin
   bump('messages', batch.length);
 
   const insLog = db.prepare('insert into channel_log (channel_id, channel_type, tail_seq) values (?, ?, ?)');
+  const tails = new Map<string, number>();
   db.transaction(() => {
     for (const t of readJsonl<TailRecord>(recordPath(records, 'tails'))) {
-      insLog.run(t.channel_id, t.channel_type, t.last_seq);
-      bump('channel_log');
-      if (t.channel_type === ChannelType.Person && !t.channel_id.endsWith(CMD_SUFFIX) && t.messages > 0) {
+      const ck = channelKey(t.channel_id, t.channel_type);
+      const tail = seqs.position(ck, t.last_seq);
+      tails.set(ck, tail);
+      if (tail > 0) {
+        insLog.run(t.channel_id, t.channel_type, tail);
+        bump('channel_log');
+      }
+      if (t.channel_type === ChannelType.Person && !t.channel_id.endsWith(CMD_SUFFIX) && seqs.count(ck) > 0) {
         const pair = personParticipants(t.channel_id);
         if (pair) for (const uid of pair) member(t.channel_id, t.channel_type, uid, 0).removed = 0;
       }
     }
   })();
-  for (const c of readJsonl<ConversationRecord>(recordPath(records, 'conversations'))) {
-    const m = member(c.channel_id, c.channel_type, c.uid, nsToMs(c.updated_at_ns));
-    if (c.channel_type === ChannelType.Person) m.removed = 0;
-    else if (c.channel_id.endsWith(CMD_SUFFIX)) {
-      const base = members.get(key(c.channel_id.slice(0, -CMD_SUFFIX.length), c.channel_type, c.uid));
-      m.removed = base ? base.removed : 1;
-    }
-    m.read_seq = c.readed_to_msg_seq;
-    m.deleted_to_seq = c.deleted_at_msg_seq;
-    m.unread_count = c.unread_count;
-    m.activated_at = Math.max(1, nsToMs(c.updated_at_ns) || nsToMs(c.created_at_ns));
-  }
+
+  const bindings = applyConversations(records, policy, { member, members, seqs, tails, counts });
   const insMember = db.prepare(
     `insert into memberships (channel_id, channel_type, uid, join_seq, read_seq, deleted_to_seq, activated_at, last_send_seq, removed, unread_count, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const insBinding = db.prepare('insert into cmd_bindings (uid, channel_id, channel_type, start_seq, ack_seq, removed, updated_at) values (?, ?, ?, ?, ?, 0, ?)');
   db.transaction(() => {
     for (const [k, m] of members) {
       m.last_send_seq = lastSend.get(k) ?? 0;
       insMember.run(m.channel_id, m.channel_type, m.uid, m.join_seq, m.read_seq, m.deleted_to_seq, m.activated_at, m.last_send_seq, m.removed, m.unread_count, m.updated_at);
       bump('memberships');
+    }
+    for (const b of bindings) {
+      insBinding.run(b.uid, b.channel_id, b.channel_type, b.start_seq, b.ack_seq, b.updated_at);
+      bump('cmd_bindings');
     }
   })();
   return counts;

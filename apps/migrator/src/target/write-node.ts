@@ -1,12 +1,13 @@
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  CLUSTER_META_FILE, DATA_FORMAT_FILE, DATA_FORMAT_VERSION, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
+  CLUSTER_META_FILE, DATA_FORMAT_FILE, DATA_FORMAT_VERSION, IMPORT_PARTIAL_FILE, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
   type ClusterMeta, type DataFormat, type MigrationMarker,
 } from '@parley/shared';
 import { openSqlite } from '@parley/server';
-import { readJsonFile, StageError, toolIdentity } from '../stages/common.ts';
+import type { Policy } from '../policy.ts';
+import { progress, readJsonFile, StageError, toolIdentity } from '../stages/common.ts';
 import { contentDigest } from './content-digest.ts';
 import { deriveInto } from './derive.ts';
 
@@ -23,12 +24,15 @@ export interface NodeResult {
   reused: boolean;
   content_sha256: string;
   rows: Record<string, number>;
+  /** What the derivation did beyond copying rows (hidden memberships, bindings, archived unread counts). */
+  derived: Record<string, number>;
 }
 
-/** File written first into a directory under construction, so a rerun knows it may discard it. */
-const PARTIAL_MARK = '.parley-import-partial';
+/** File written first into a directory under construction, so a rerun knows it may discard it (and the server refuses it). */
+const PARTIAL_MARK = IMPORT_PARTIAL_FILE;
 
-function partialDir(dir: string): string {
+/** The directory an import builds beside the target before renaming it into place. */
+export function partialDir(dir: string): string {
   return join(dirname(dir), `.${basename(dir)}.importing`);
 }
 
@@ -51,7 +55,7 @@ function checkExisting(dir: string, identity: ImportIdentity): NodeResult {
   try {
     const got = contentDigest(raw);
     if (got.sha256 !== marker.content_sha256) throw new StageError([`target ${dir}: store content differs from its migration marker (fingerprint mismatch)`]);
-    return { node_id: marker.node_id, data_dir: dir, reused: true, content_sha256: got.sha256, rows: got.rows };
+    return { node_id: marker.node_id, data_dir: dir, reused: true, content_sha256: got.sha256, rows: got.rows, derived: marker.derived ?? {} };
   } finally {
     raw.close();
   }
@@ -68,11 +72,18 @@ export async function writeNode(
   cluster: ClusterMeta,
   identity: ImportIdentity,
   records: string,
+  policy: Policy,
 ): Promise<NodeResult> {
   if (existsSync(dir)) return checkExisting(dir, identity);
   const work = partialDir(dir);
   if (existsSync(work)) {
-    if (!existsSync(join(work, PARTIAL_MARK))) throw new StageError([`${work} exists and is not an interrupted import of this tool`]);
+    // an interrupted import of this tool: killed before its partial mark was written (empty), while building
+    // (the mark), or between removing the mark and the rename (a marker of this same import)
+    const entries = readdirSync(work);
+    const marker = existsSync(join(work, MIGRATION_MARKER_FILE)) ? readJsonFile<MigrationMarker>(join(work, MIGRATION_MARKER_FILE)) : undefined;
+    const ours = entries.length === 0 || entries.includes(PARTIAL_MARK) || (marker !== undefined && marker.plan_sha256 === identity.plan_sha256 && marker.archive_manifest_sha256 === identity.archive_manifest_sha256);
+    if (!ours || existsSync(join(work, STARTED_MARKER_FILE))) throw new StageError([`${work} exists and is not an interrupted import of this plan and archive; remove it or use another target`]);
+    progress(`import: discarding the interrupted import in ${work}; starting the node again`);
     rmSync(work, { recursive: true });
   }
   mkdirSync(dirname(work), { recursive: true });
@@ -82,10 +93,11 @@ export async function writeNode(
   await store.destroy();
   const raw = new Database(join(work, 'parley.db'));
   let digest: { sha256: string; rows: Record<string, number> };
+  let derived: Record<string, number>;
   try {
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = NORMAL');
-    deriveInto(raw, records);
+    derived = deriveInto(raw, records, policy);
     raw.pragma('wal_checkpoint(TRUNCATE)');
     // a single-file store: read-only openers (verify, db info) then leave no -wal/-shm files behind
     raw.pragma('journal_mode = DELETE');
@@ -98,9 +110,9 @@ export async function writeNode(
   const format: DataFormat = { data_format: DATA_FORMAT_VERSION, created_by: tool, created_at: now };
   json(join(work, DATA_FORMAT_FILE), format);
   json(join(work, CLUSTER_META_FILE), cluster);
-  const marker: MigrationMarker = { identity: 'parley-migration', node_id: nodeId, cluster, ...identity, content_sha256: digest.sha256, imported_at: now, tool };
+  const marker: MigrationMarker = { identity: 'parley-migration', node_id: nodeId, cluster, ...identity, content_sha256: digest.sha256, derived, imported_at: now, tool };
   json(join(work, MIGRATION_MARKER_FILE), marker);
   rmSync(join(work, PARTIAL_MARK));
   renameSync(work, dir);
-  return { node_id: nodeId, data_dir: dir, reused: false, content_sha256: digest.sha256, rows: digest.rows };
+  return { node_id: nodeId, data_dir: dir, reused: false, content_sha256: digest.sha256, rows: digest.rows, derived };
 }

@@ -60,4 +60,9 @@ describe('v2 hashes', () => {
       expect(u64Dec(bytes, 1)).toBe(v.toString());
     }
   });
+
+  it('places keys in v2 slots as the spec vectors say', async () => {
+    const { slotOf } = await import('./hash.ts');
+    expect([slotOf('u1', 64), slotOf('u2', 64), slotOf('group1', 64), slotOf('____system', 64)]).toEqual([54, 12, 12, 8]);
+  });
 });

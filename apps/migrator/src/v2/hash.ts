@@ -95,3 +95,25 @@ export function u64Num(bytes: Uint8Array, offset: number): number {
 export function u32(bytes: Uint8Array, offset: number): number {
   return ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
 }
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+/** CRC-32/IEEE (Go `crc32.ChecksumIEEE`) over the UTF-8 bytes. */
+export function crc32(text: string): number {
+  let c = 0xffffffff;
+  for (const b of utf8.encode(text)) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** The v2 cluster slot of a key (`wkutil.GetSlotNum`): CRC-32/IEEE mod the slot count. Keys: a uid, or a channel id without its type. */
+export function slotOf(key: string, slotCount: number): number {
+  return crc32(key) % slotCount;
+}

@@ -87,6 +87,51 @@ export interface ArchivedRecord extends Location {
   value: string;
 }
 
+/**
+ * A row a policy or a quarantine entry leaves out of the target, kept
+ * complete: `record` is the line its own file would have held (for an
+ * unresolved list row, its raw fields with the channel hash `ch`).
+ */
+export interface ExcludedRecord extends Location {
+  kind: 'message' | 'conversation' | 'member';
+  /** The plan member that left it out (`exclude_cmd`, `keep_latest_duplicates`, ...) or `quarantine:<reason>`. */
+  reason: string;
+  /** Base64 of the row's aggregate key. */
+  key: string;
+  /** SHA-256 of the row's JSON, for rows a plan entry binds. */
+  sha256?: string;
+  record: Record<string, unknown>;
+}
+
+/** One line of `sequence_mapping`: a message row of a channel and its place in the target (`compact_sequences`). */
+export interface MappingRecord {
+  channel_id: string;
+  channel_type: number;
+  v2_channel_id: string;
+  v2_seq: number;
+  message_id: string;
+  /** The target seq; 0 for a row left out. */
+  target_seq: number;
+  /** Retained messages at or before `v2_seq`: where a read or delete position at `v2_seq` lands. */
+  boundary_seq: number;
+}
+
+/** One line of `duplicate_chain_proof`: a row a duplicate chain replaced, and how (`resolve_duplicate_chains`). */
+export interface ChainProofRecord {
+  channel_id: string;
+  channel_type: number;
+  v2_seq: number;
+  message_id: string;
+  client_msg_no: string;
+  from_uid: string;
+  /** The next row of the chain: it repeats this row's message id or its sender and client message number. */
+  replaced_by_seq: number;
+  relation: 'message_id' | 'client_msg_no' | 'message_id+client_msg_no';
+  /** The chain's one retained row. */
+  endpoint_seq: number;
+  endpoint_message_id: string;
+}
+
 /** The record files of an archive, in the order they are written and imported. */
 export const RECORD_FILES = [
   'credentials',
@@ -98,5 +143,8 @@ export const RECORD_FILES = [
   'messages',
   'tails',
   'archived',
+  'excluded',
+  'sequence_mapping',
+  'duplicate_chain_proof',
 ] as const;
 export type RecordFile = (typeof RECORD_FILES)[number];

@@ -45,9 +45,9 @@ describe('scanShard', () => {
       [key(0x1701, 2, 1), Uint8Array.of(1)],
       [key(0x2201, 2, 1), Uint8Array.of(1)],
     ];
-    // 0x0501 is ignored, 0x1701 is a legacy stream table, 0x2201 is unknown: only those are read
+    // 0x0501 is ignored, 0x1701 is the legacy StreamV2 table, 0x2201 is unknown: only those are read
     expect(scan(entries)).toEqual([
-      ['problem', 'legacy_stream_storage', '1701020001', 'legacy stream table 1701'],
+      ['problem', 'legacy_stream_v2', '1701020001', 'legacy StreamV2 table 1701 (v2.2.1-v2.2.3 streams)'],
       ['problem', 'unknown_key', '2201020001', 'table 2201, data type 2, length 5'],
     ]);
   });

@@ -86,7 +86,7 @@ export interface RawConversation {
 /** The columns of a message row the checks read; a scan worker sends the others only inside the encoded tail. */
 export type CheckedMessage = Pick<
   RawMessage,
-  'ch' | 'seq' | 'column_seq' | 'header' | 'channel_id' | 'channel_type' | 'message_id' | 'from_uid' | 'client_msg_no' | 'stream_no'
+  'ch' | 'seq' | 'column_seq' | 'header' | 'channel_id' | 'channel_type' | 'message_id' | 'from_uid' | 'client_msg_no' | 'stream_no' | 'setting' | 'timestamp' | 'term'
 >;
 
 /** Receives the decoded content of one shard, in key order. */
@@ -204,6 +204,8 @@ export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
       sink.archived(ARCHIVED[table], key, value);
     } else if (IGNORED.has(table)) {
       continue;
+    } else if (table === 0x1701) {
+      sink.problem('legacy_stream_v2', key, 'legacy StreamV2 table 1701 (v2.2.1-v2.2.3 streams)');
     } else if (LEGACY.has(table)) {
       sink.problem('legacy_stream_storage', key, `legacy stream table ${hex4(table)}`);
     } else {

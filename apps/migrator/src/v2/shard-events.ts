@@ -90,7 +90,7 @@ export class EventRecorder implements ShardSink, ByteOut {
     writeMessageTail(this, m);
     this.events.push(
       MESSAGE, m.ch, m.seq, m.column_seq, m.header, m.channel_id, m.channel_type, m.message_id, m.from_uid, m.client_msg_no,
-      m.stream_no, start, this.used,
+      m.stream_no, m.setting, m.timestamp, m.term, start, this.used,
     );
     this.full();
   }
@@ -171,10 +171,11 @@ export function replay(batch: EventBatch, sink: ReplaySink): void {
         const m: CheckedMessage = {
           ch: e[i + 1] as string, seq: e[i + 2] as number, column_seq: e[i + 3] as number, header: e[i + 4] as number,
           channel_id: e[i + 5] as string, channel_type: e[i + 6] as number, message_id: e[i + 7] as string, from_uid: e[i + 8] as string,
-          client_msg_no: e[i + 9] as string, stream_no: e[i + 10] as string,
+          client_msg_no: e[i + 9] as string, stream_no: e[i + 10] as string, setting: e[i + 11] as number, timestamp: e[i + 12] as number,
+          term: e[i + 13] as string,
         };
-        sink.encodedMessage(m, batch.bytes.subarray(e[i + 11] as number, e[i + 12] as number));
-        i += 13;
+        sink.encodedMessage(m, batch.bytes.subarray(e[i + 14] as number, e[i + 15] as number));
+        i += 16;
         break;
       }
       case TAIL:

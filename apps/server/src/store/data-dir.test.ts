@@ -50,4 +50,14 @@ describe('prepareDataDir', () => {
     expect(prepareDataDir(cfg)).toEqual({ imported: true, firstStart: false });
     expect(readFileSync(join(dir, 'started.json'), 'utf8')).toBe(first);
   });
+
+  it('refuses a directory an import is still building (its partial mark, or the .<name>.importing name)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-dd-'));
+    writeFileSync(join(dir, '.parley-import-partial'), '{}');
+    expect(() => prepareDataDir(loadConfig(undefined, { PARLEY_NODE_DATA_DIR: dir }))).toThrow(/import that did not complete/);
+    expect(existsSync(join(dir, 'data-format.json'))).toBe(false);
+    const named = join(mkdtempSync(join(tmpdir(), 'parley-dd-')), '.target.importing');
+    expect(() => prepareDataDir(loadConfig(undefined, { PARLEY_NODE_DATA_DIR: named }))).toThrow(/import that did not complete/);
+    expect(existsSync(named)).toBe(false);
+  });
 });

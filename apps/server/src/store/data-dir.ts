@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import {
   DATA_FORMAT_FILE,
   DATA_FORMAT_VERSION,
   DataFormat,
+  IMPORT_PARTIAL_FILE,
   MIGRATION_MARKER_FILE,
   MigrationMarker,
   STARTED_MARKER_FILE,
@@ -54,6 +55,13 @@ function markerMismatches(marker: MigrationMarker, config: Config): string[] {
  */
 export function prepareDataDir(config: Config): { imported: boolean; firstStart: boolean } {
   const dir = config.node.dataDir;
+  // `parleyctl migrate import` builds a node beside its target (`.<name>.importing`) and renames it into place once
+  // complete: a directory still holding its partial mark, or under that name, is an import that did not finish
+  if (existsSync(join(dir, IMPORT_PARTIAL_FILE)) || /^\..+\.importing$/.test(basename(dir))) {
+    throw new DataDirError([
+      `${dir} is a parleyctl import that did not complete; run the same \`parleyctl migrate import\` command again and start the target it names`,
+    ]);
+  }
   const server = versionInfo();
   const tool = { name: server.name, version: server.version, commit: server.commit };
   const formatFile = join(dir, DATA_FORMAT_FILE);

@@ -14,6 +14,12 @@ export const MIGRATION_MARKER_FILE = 'migration.json';
 export const CLUSTER_META_FILE = 'cluster.json';
 /** `<data_dir>/started.json`: written by the server on the first start of an imported directory. */
 export const STARTED_MARKER_FILE = 'started.json';
+/**
+ * `<dir>/.parley-import-partial`: written first into a directory `parleyctl
+ * migrate import` is still building (beside the target, renamed into place
+ * once complete). The server refuses to start a directory holding it.
+ */
+export const IMPORT_PARTIAL_FILE = '.parley-import-partial';
 /** The data format this release reads and writes. */
 export const DATA_FORMAT_VERSION = 1;
 
@@ -52,6 +58,8 @@ export const MigrationMarker = Type.Object({
   selection_digest: Type.String(),
   /** SHA-256 over the store's rows in key order (see apps/migrator README). */
   content_sha256: Type.String(),
+  /** Counts of what the import derived beyond copying rows (hidden memberships, command bindings, archived unread counts). */
+  derived: Type.Optional(Type.Record(Type.String(), Type.Integer())),
   imported_at: Type.String(),
   tool: Tool,
 });

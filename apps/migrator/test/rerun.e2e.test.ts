@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLogger, loadConfig, startServer } from '@parley/server';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
+import { copyDatadir, hasFixture, PARLEYCTL, parleyctl, tempRoot, writePlan } from './helpers.ts';
+
+const NAME = 'holdout-closed';
+
+/** Runs `parleyctl <args>` and kills it (SIGKILL) as soon as its stderr matches `when`; resolves with what it printed. */
+function killWhen(args: string[], when: RegExp): Promise<{ signal: NodeJS.Signals | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEYCTL, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (when.test(stderr)) proc.kill('SIGKILL');
+    });
+    proc.on('error', reject);
+    proc.on('exit', (_code, signal) => resolve({ signal, stderr }));
+  });
+}
+
+describe.runIf(hasFixture(NAME))('a killed export or import, run again with the same command', () => {
+  const root = tempRoot();
+  const plan = writePlan(root, copyDatadir(NAME, root));
+  const ws = join(root, 'ws-prepare');
+  const archive = join(root, 'archive');
+  const target = join(root, 'target');
+  const importWs = join(root, 'ws-import');
+
+  it('export: the rerun discards the interrupted archive and completes it', async () => {
+    expect((await parleyctl(['migrate', 'prepare', '--plan', plan, '--workspace', ws])).code).toBe(0);
+    const args = ['migrate', 'export', '--plan', plan, '--workspace', ws, '--archive', archive];
+    const killed = await killWhen(args, /export: copying \d+ record files/);
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    // killed mid-run: the archive exists, unfinished
+    expect(existsSync(archive)).toBe(true);
+    expect(existsSync(join(archive, 'COMPLETE'))).toBe(false);
+    const again = await parleyctl(args);
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.report.complete).toBe(true);
+    expect(again.stderr).toMatch(/discarding the interrupted export/);
+    expect(readdirSync(archive)).not.toContain('.parley-export-partial');
+    // and once more: the finished archive is rechecked, not written again
+    const third = await parleyctl(args);
+    expect(third.code, third.stdout).toBe(0);
+    expect(third.report.reused).toBe(true);
+  }, 120_000);
+
+  it('import: the server refuses the half-built directory; the rerun completes it and verify passes', async () => {
+    const args = ['migrate', 'import', '--plan', plan, '--workspace', importWs, '--archive', archive];
+    const killed = await killWhen(args, /import: 2000 messages/);
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    const partial = join(root, '.target.importing');
+    expect(existsSync(partial)).toBe(true);
+    expect(existsSync(target)).toBe(false);
+    const env = {
+      PARLEY_NODE_DATA_DIR: partial, PARLEY_NODE_ID: '7', PARLEY_CLUSTER_ID: 'parley-test', PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0', PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0', PARLEY_LOG_LEVEL: 'silent',
+    };
+    await expect(startServer(loadConfig(undefined, env), createLogger('silent'))).rejects.toThrow(/import that did not complete/);
+    expect(existsSync(join(partial, 'started.json'))).toBe(false);
+    const again = await parleyctl(args);
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.report.status).toBe('imported');
+    expect(again.stderr).toMatch(/reusing the workspace of an interrupted import/);
+    expect(again.stderr).toMatch(/discarding the interrupted import/);
+    expect(existsSync(partial)).toBe(false);
+    const ver = await parleyctl(['migrate', 'verify', '--plan', plan, '--workspace', join(root, 'ws-verify'), '--archive', archive]);
+    expect(ver.code, ver.stdout).toBe(0);
+    expect(ver.report.status).toBe('offline_verified');
+  }, 120_000);
+});
