@@ -137,6 +137,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
     ops,
+    access: { keys: config.api.keys, credentialRatePerKey: config.api.credentialRatePerKey, credentialRatePerUid: config.api.credentialRatePerUid },
+    corsOrigins: config.api.corsOrigins,
+    https: config.api.tls,
   });
   const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics);
   metrics.outbound.current = () => registry.maxOutboundBytes();

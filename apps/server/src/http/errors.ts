@@ -50,6 +50,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (err.validation || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
       return reply.status(400).send(errorBody(shape, 400, 'invalid_request', config.bindMessage ?? '数据格式有误！'));
     }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(415).send(errorBody(shape, 415, 'unsupported_media_type', 'Content-Type must be application/json'));
+    }
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.status(413).send(errorBody(shape, 413, 'payload_too_large', config.tooLargeMessage ?? 'request body too large'));
     }

@@ -1,12 +1,71 @@
 /**
- * Parses a JSON request body, turning every integer literal beyond 2^53
- * into a string of its exact digits instead of a rounded JS number. Fields
- * that accept 64-bit ids (`message_ids`, `message_id`) take those strings;
- * anywhere else the type check rejects them.
+ * Parses a JSON request body with two bounds the plain parser lacks:
+ * - nesting deeper than {@link MAX_JSON_DEPTH} is refused before parsing, so
+ *   no later recursive step (validation, serialization) can overflow the stack;
+ * - integer literals beyond 2^53 are kept exact, but only where a 64-bit id
+ *   is accepted (`message_id`, `message_ids`): there they become strings of
+ *   their exact digits; anywhere else such a number is refused, so it can
+ *   never pass as a string where a string is required.
+ * Every refusal throws a `SyntaxError` (a 400 bind error for the routes).
  */
 export function parseJsonBody(text: string): unknown {
+  if (depthExceeds(text, MAX_JSON_DEPTH)) throw new SyntaxError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (!/\d{16}/.test(text)) return JSON.parse(text);
-  return JSON.parse(quoteUnsafeIntegers(text));
+  return unmark(JSON.parse(quoteUnsafeIntegers(text)), undefined);
+}
+
+/** Deepest object/array nesting accepted in a request body (or a JSON-RPC frame). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Keys whose values (or array elements) may be 64-bit ids. */
+const ID_KEYS = new Set(['message_id', 'message_ids']);
+
+/** Prefix of an unsafe integer while it travels as a string through JSON.parse. */
+const MARK = '\u0001';
+
+/**
+ * Whether `text` nests objects/arrays deeper than `max`. Strings are skipped
+ * with `indexOf`, so a body that is mostly one long string costs little.
+ */
+export function depthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let j = text.indexOf('"', i + 1);
+      while (j !== -1) {
+        let slashes = 0;
+        while (text.charCodeAt(j - 1 - slashes) === 0x5c) slashes++;
+        if (slashes % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      if (j === -1) return false;
+      i = j;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+function unmark(value: unknown, key: string | undefined): unknown {
+  if (typeof value === 'string') {
+    if (value.charCodeAt(0) !== 1) return value;
+    if (key !== undefined && ID_KEYS.has(key)) return value.slice(1);
+    throw new SyntaxError(`${key ?? 'a value'}: an integer beyond 2^53 where it is not accepted`);
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = unmark(value[i], key);
+    return value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = unmark(o[k], k);
+  }
+  return value;
 }
 
 function isDigit(c: number): boolean {
@@ -37,7 +96,7 @@ function quoteUnsafeIntegers(text: string): string {
       }
       const token = text.slice(start, i);
       if (integer && token.replace('-', '').length >= 16 && !Number.isSafeInteger(Number(token))) {
-        out += `${text.slice(from, start)}"${token}"`;
+        out += `${text.slice(from, start)}"\\u0001${token}"`;
         from = i;
       }
       continue;
