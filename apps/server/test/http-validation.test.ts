@@ -21,7 +21,7 @@ async function tokenWorks(uid: string, token: string, deviceFlag = 1): Promise<b
   const c = await JsonRpcClient.open(t.ws);
   const r = await c.request('connect', { uid, token, deviceFlag });
   c.close();
-  return (r.result as { reasonCode: number }).reasonCode === 1;
+  return (r.result as { reasonCode: number } | undefined)?.reasonCode === 1;
 }
 
 describe('POST /user/token rejects bad bodies and stores nothing', () => {

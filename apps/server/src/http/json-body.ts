@@ -1,3 +1,5 @@
+import { jsonDepthExceeds } from '@parley/protocol/jsonrpc';
+
 /**
  * Parses a JSON request body with two bounds the plain parser lacks:
  * - nesting deeper than {@link MAX_JSON_DEPTH} is refused before parsing, so
@@ -9,7 +11,7 @@
  * Every refusal throws a `SyntaxError` (a 400 bind error for the routes).
  */
 export function parseJsonBody(text: string): unknown {
-  if (depthExceeds(text, MAX_JSON_DEPTH)) throw new SyntaxError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new SyntaxError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (!/\d{16}/.test(text)) return JSON.parse(text);
   return unmark(JSON.parse(quoteUnsafeIntegers(text)), undefined);
 }
@@ -22,34 +24,6 @@ const ID_KEYS = new Set(['message_id', 'message_ids']);
 
 /** Prefix of an unsafe integer while it travels as a string through JSON.parse. */
 const MARK = '\u0001';
-
-/**
- * Whether `text` nests objects/arrays deeper than `max`. Strings are skipped
- * with `indexOf`, so a body that is mostly one long string costs little.
- */
-export function depthExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      let j = text.indexOf('"', i + 1);
-      while (j !== -1) {
-        let slashes = 0;
-        while (text.charCodeAt(j - 1 - slashes) === 0x5c) slashes++;
-        if (slashes % 2 === 0) break;
-        j = text.indexOf('"', j + 1);
-      }
-      if (j === -1) return false;
-      i = j;
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--;
-    }
-  }
-  return false;
-}
 
 function unmark(value: unknown, key: string | undefined): unknown {
   if (typeof value === 'string') {
