@@ -173,6 +173,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
   });
   const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics, config.gateway.maxPendingConnections);
   metrics.outbound.current = () => registry.maxOutboundBytes();
+  metrics.preLoginConnections = () => registry.preLoginCount;
   const gatewayServices = {
     nodeId: config.node.id,
     tokens,
