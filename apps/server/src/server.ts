@@ -128,8 +128,9 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
-    ws_addr: config.api.externalWsAddr || (ws ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
-    wss_addr: config.api.externalWssAddr,
+    // With gateway TLS the listener speaks wss:// only, so that is the address clients are given.
+    ws_addr: config.api.externalWsAddr || (ws && !config.gateway.tls ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
+    wss_addr: config.api.externalWssAddr || (ws && config.gateway.tls ? `wss://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
   });
 
   const ops = createOps({
