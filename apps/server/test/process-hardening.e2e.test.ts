@@ -160,6 +160,12 @@ describe('a store that cannot be written', () => {
     execFileSync('chattr', ['+i', ...files]);
     const failed = await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 2 }, clientMsgNo: 'm2' });
     expect(failed.result).toMatchObject({ reasonCode: 15, messageId: '0' });
+    const http = await fetch(`${s.api}/message/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ from_uid: 'alice', channel_id: 'alice', channel_type: 1, payload: Buffer.from('{"n":9}').toString('base64') }),
+    });
+    expect([http.status, await http.json()]).toEqual([503, { error: 'store writes failing (io_error)', code: 'store_unavailable' }]);
     const down = await waitFor(async () => {
       const r = await get(s.api, '/readyz');
       return r.status === 503 ? r.json : undefined;
@@ -173,7 +179,8 @@ describe('a store that cannot be written', () => {
 
     execFileSync('chattr', ['-i', ...files]);
     await waitFor(async () => ((await get(s.api, '/readyz')).status === 200 ? true : undefined));
-    expect(s.stderr()).toMatch(/"failures":\{"io_error":\d+\}.*"msg":"store writes succeed again"/);
+    const recovered = await waitFor(async () => s.stderr().split('\n').find((l) => l.includes('store writes succeed again')));
+    expect(JSON.parse(recovered)).toMatchObject({ level: 30, failures: { io_error: expect.any(Number) }, path: files[0] });
     // The same session is still open and sends again.
     expect((await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 3 }, clientMsgNo: 'm3' })).result).toMatchObject({ reasonCode: 1 });
     c.close();

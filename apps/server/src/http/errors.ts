@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { failureKind } from '../store/write-health.ts';
 
 /**
  * Error body shapes. Most business routes answer WuKongIM's legacy
@@ -58,6 +59,11 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, 'bad_request', err.message));
+    }
+    // The store logs its own failures once per kind; the caller learns the kind, not the details.
+    const storeFailure = failureKind(err);
+    if (storeFailure) {
+      return reply.status(503).header('retry-after', '1').send(errorBody(shape, 503, 'store_unavailable', `store writes failing (${storeFailure})`));
     }
     request.log.error({ err }, 'request failed');
     return reply.status(500).send(errorBody(shape, 500, 'internal_error', 'internal error'));
