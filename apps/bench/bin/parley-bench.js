@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// parley-bench runs its TypeScript sources directly: tsx compiles each module once at load.
-import { register } from 'tsx/esm/api';
+// `parley-bench` runs the compiled JavaScript in dist/ (`npm run build`; `npm ci` builds too). Started as
+// `node --conditions=@parley/source --import tsx bin/parley-bench.js` (`npm run dev`, the tests), the same
+// import resolves to the TypeScript sources instead: see the exports of package.json.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli.ts');
+try {
+  await import('@parley/bench/cli');
+} catch (err) {
+  const missing = err?.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes("/dist/cli.js'");
+  if (!missing || existsSync(new URL('../dist/cli.js', import.meta.url))) throw err;
+  process.stderr.write('parley-bench: dist/ has not been built; run `npm run build` at the repository root\n');
+  process.exit(1);
+}

@@ -4,6 +4,7 @@
  * twice is caught as exactly one loss and one duplicate, and marked invalid.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
 import { oneToOneUsers, runOneToOne } from '../src/scenarios/one-to-one.ts';
@@ -19,7 +20,7 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
 
   beforeAll(async () => {
     installCleanup();
-    driver = await startParleyDriver(protocol);
+    driver = await startParleyDriver(protocol, SOURCE_NODE_ARGS);
     await driver.provisionUsers([...oneToOneUsers(PAIRS, 'clean'), ...oneToOneUsers(PAIRS, 'fault')]);
   }, 30_000);
 

@@ -11,7 +11,7 @@ describe('the ledger on its own', () => {
   it('counts loss, duplicates, reordering and foreign bodies per recipient', () => {
     const ledger = new Ledger();
     ledger.expect('g', ['r1', 'r2']);
-    const bodies = [0, 1, 2, 3].map((n) => encodeBody('g', ledger.next('g'), performance.now()));
+    const bodies = [0, 1, 2, 3].map(() => encodeBody('g', ledger.next('g'), performance.now()));
     for (const b of bodies) ledger.receive('r1', b);
     ledger.receive('r2', bodies[0]!);
     ledger.receive('r2', bodies[2]!);

@@ -1,12 +1,12 @@
 import { Command } from 'commander';
 import { versionInfo } from '@parley/server/version';
-import { newReport, runStage } from './run-stage.ts';
 import type { ExportReport } from './stages/export-stage.ts';
 import type { ImportReport } from './stages/import-stage.ts';
 import type { PrepareReport } from './stages/prepare-stage.ts';
 import type { VerifyReport } from './stages/verify-stage.ts';
 
-// A command loads only its own modules: import and verify need the server's store, which takes a second to load.
+// A command loads only its own modules: import and verify need the server's store, which takes a second to load,
+// and the stage runner loads every shared schema, which `version` does without.
 
 const program = new Command('parleyctl').description('Parley operations: offline migration from WuKongIM v2.2.5, data directory tools');
 
@@ -24,6 +24,7 @@ migrate
   .requiredOption('--plan <file>', 'plan file (JSON)')
   .requiredOption('--workspace <dir>', 'new workspace directory')
   .action(async (o: StageOpts) => {
+    const { newReport, runStage } = await import('./run-stage.ts');
     const report = newReport<PrepareReport>('prepare', { blockers: [], warnings: [] });
     const { runPrepare } = await import('./stages/prepare-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runPrepare(o.plan, o.workspace, r, ctx), o.workspace);
@@ -36,6 +37,7 @@ migrate
   .requiredOption('--workspace <dir>', 'the prepare workspace')
   .requiredOption('--archive <dir>', 'new archive directory')
   .action(async (o: Required<StageOpts>) => {
+    const { newReport, runStage } = await import('./run-stage.ts');
     const report = newReport<ExportReport>('export', {});
     const { runExport } = await import('./stages/export-stage.ts');
     process.exitCode = await runStage(report, (r) => runExport(o.plan, o.workspace, o.archive, r));
@@ -48,6 +50,7 @@ migrate
   .requiredOption('--workspace <dir>', 'new workspace directory')
   .requiredOption('--archive <dir>', 'a complete archive')
   .action(async (o: Required<StageOpts>) => {
+    const { newReport, runStage } = await import('./run-stage.ts');
     const report = newReport<ImportReport>('import', { targets: [] });
     const { runImport } = await import('./stages/import-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runImport(o.plan, o.workspace, o.archive, r, ctx), o.workspace);
@@ -60,6 +63,7 @@ migrate
   .requiredOption('--workspace <dir>', 'new workspace directory')
   .requiredOption('--archive <dir>', 'a complete archive')
   .action(async (o: Required<StageOpts>) => {
+    const { newReport, runStage } = await import('./run-stage.ts');
     const report = newReport<VerifyReport>('verify', { targets: [], mismatches: [] });
     const { runVerify } = await import('./stages/verify-stage.ts');
     process.exitCode = await runStage(report, (r, ctx) => runVerify(o.plan, o.workspace, o.archive, r, ctx), o.workspace);

@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { fixtureDir, hasFixture, parleyctl } from './helpers.ts';
 
 describe('parleyctl version and db info', () => {
   it('prints the same version, commit and build time as `parley version`', async () => {
     const ctl = await parleyctl(['version', '--output', 'json']);
-    const server = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'server', 'bin', 'parley.js'), 'version', '--output', 'json'], { encoding: 'utf8' });
+    const server = spawnSync(process.execPath, [...SOURCE_NODE_ARGS, join(import.meta.dirname, '..', '..', 'server', 'bin', 'parley.js'), 'version', '--output', 'json'], { encoding: 'utf8' });
     expect(ctl.code).toBe(0);
     expect(ctl.report).toEqual(JSON.parse(server.stdout));
     expect(ctl.report.commit).toMatch(/^[0-9a-f]{40}$|^unknown$/);

@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';
-import { createLogger } from './log.ts';
-import { startServer } from './server.ts';
-import { checkStoreFile } from './store/integrity.ts';
 import { versionInfo } from './version.ts';
+
+// `start` loads the server (Fastify, the store, the gateway) when it runs, so
+// `version` and `config validate` answer without loading it.
 
 function load(file: string | undefined): Config {
   return loadConfig(file ?? process.env.PARLEY_CONFIG);
@@ -44,6 +44,7 @@ program
     } catch (err) {
       fail(err);
     }
+    const [{ createLogger }, { startServer }] = await Promise.all([import('./log.ts'), import('./server.ts')]);
     const log = createLogger(config.log.level);
     const server = await startServer(config, log).catch(fail);
     const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
@@ -92,13 +93,14 @@ storeCmd
   .command('check')
   .description('full integrity check of <node.data_dir>/parley.db (SQLite integrity_check); safe while the server runs')
   .option('-c, --config <file>', 'TOML config file (default: $PARLEY_CONFIG)')
-  .action((opts: { config?: string }) => {
+  .action(async (opts: { config?: string }) => {
     let config: Config;
     try {
       config = load(opts.config);
     } catch (err) {
       fail(err);
     }
+    const { checkStoreFile } = await import('./store/integrity.ts');
     const report = checkStoreFile(config.node.dataDir);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.exit(report.ok ? 0 : 1);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -8,13 +8,15 @@ const here = dirname(fileURLToPath(import.meta.url));
 export interface VersionInfo {
   name: string;
   version: string;
-  /** Git commit of the running source, or `unknown` outside a checkout. */
+  /** Git commit of the build (or of the running source), or `unknown` outside a checkout. */
   commit: string;
-  /** Time of that commit (ISO 8601): Parley runs from source, so the commit is the build. */
+  /** ISO 8601: when dist/ was built, or the commit's time when running from source. */
   build_time: string;
   /**
-   * Where this build came from: `source checkout` (a git work tree, with
-   * `+dirty` when it has uncommitted changes) or `source tree` (no git).
+   * Where this build came from: `build of a source checkout` (compiled in a git
+   * work tree, with `+dirty` when it had uncommitted changes) or `build` (no
+   * git); from the TypeScript sources, `source checkout` (`+dirty`) or
+   * `source tree`.
    */
   build_origin: string;
 }
@@ -33,9 +35,16 @@ function origin(): string {
   return status === '' ? 'source checkout' : 'source checkout+dirty';
 }
 
+/** Written by `npm run build` beside the compiled modules (`scripts/build-info.js`); absent in src/. */
+const BUILD_INFO = join(here, 'build-info.json');
+
 /** Version, commit and build time of this build; `parley` and `parleyctl` report the same values. */
 export function versionInfo(): VersionInfo {
   const pkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')) as { version: string };
+  if (existsSync(BUILD_INFO)) {
+    const build = JSON.parse(readFileSync(BUILD_INFO, 'utf8')) as Pick<VersionInfo, 'commit' | 'build_time' | 'build_origin'>;
+    return { name: 'parley', version: pkg.version, commit: build.commit, build_time: build.build_time, build_origin: build.build_origin };
+  }
   return {
     name: 'parley',
     version: pkg.version,

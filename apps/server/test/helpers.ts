@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JsonRpcClient } from '@parley/protocol/jsonrpc';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/log.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
@@ -69,9 +70,9 @@ export interface SpawnedServer {
   exited: Promise<number | null>;
 }
 
-/** `parley start` as a child process; resolves once it prints its `listening` line. */
+/** `parley start` as a child process on the TypeScript sources; resolves once it prints its `listening` line. */
 export function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
-  const proc = spawn(process.execPath, [PARLEY_BIN, 'start'], {
+  const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JsonRpcClient } from '@parley/protocol/jsonrpc';
 import { waitFor } from './ops-helpers.ts';
+import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { connectRpc, get, PARLEY_BIN, spawnServer, storeToken, tempDir, testEnv, type SpawnedServer } from './helpers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -20,7 +21,7 @@ function infoEnv(dataDir: string, extra: Record<string, string> = {}) {
 
 /** Runs `parley start` to its end; for starts that must be refused. */
 function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const proc = spawn(process.execPath, [PARLEY_BIN, 'start'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
   proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -110,7 +111,9 @@ describe('signals', () => {
     it(`SIGTERM to \`${name}\` stops the server and frees its ports`, async () => {
       const dir = tempDir();
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      const npm = spawn('npm', [...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testEnv(dir) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // The sources, not a dist/ that may be stale: the subject here is how npm passes the signal on.
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_OPTIONS: SOURCE_NODE_ARGS.join(' '), ...testEnv(dir) };
+      const npm = spawn('npm', [...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       cleanups.push(() => {
         if (npm.exitCode === null) npm.kill('SIGKILL');
       });

@@ -72,7 +72,6 @@ export class Sstable {
       footerStart = tailLen - LEVELDB_FOOTER_LEN;
     } else if (magic === ROCKSDB_MAGIC || magic === PEBBLE_MAGIC) {
       if (tailLen < FOOTER_LEN) throw new PebbleCorruptionError(this.path, 0, 'file too small for a 53-byte footer');
-      footerStart = 0;
       const version = readU32LE(tail, 41);
       if (magic === ROCKSDB_MAGIC) {
         if (version !== 2) throw new PebbleUnsupportedError(`${this.path}: RocksDB table format version ${version} is not supported (only 2)`);

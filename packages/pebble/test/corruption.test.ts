@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileS
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPebble, PebbleCorruptionError, PebbleUnsupportedError, Sstable, type PebbleDb } from '../src/index.ts';
-import { hasV2Fixtures, liveDigest, removeTempCopies, SKIP_MESSAGE, tempCopy, V2_FIXTURES } from './helpers.ts';
+import { hasV2Fixtures, liveDigest, removeTempCopies, tempCopy, V2_FIXTURES } from './helpers.ts';
 
 afterAll(removeTempCopies);
 
@@ -27,7 +27,7 @@ function caught(fn: () => unknown): Error {
   throw new Error('expected an error');
 }
 
-describe.skipIf(!hasV2Fixtures)(`corrupted copies of v2 fixtures ${hasV2Fixtures ? '' : SKIP_MESSAGE}`, () => {
+describe.skipIf(!hasV2Fixtures)('corrupted copies of v2 fixtures', () => {
   it('a flipped byte in a data block: checksum error naming the table and block offset, no silent data', () => {
     const dir = tempCopy(shard('edge-flushed', 0));
     const sst = readdirSync(dir).filter((f) => f.endsWith('.sst')).sort()[0]!;

@@ -1,21 +1,22 @@
 /**
- * Shared test helpers: fixture location (outside the repository, never copied
- * into it), the live-set digest of the v2 fixtures, and temp-dir copies.
+ * Shared test helpers: fixture locations (outside the repository, never copied
+ * into it; see test-support/fixtures.ts), the live-set digest of the v2
+ * fixtures, and temp-dir copies.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fixturesPresent, FIXTURES_DIR, PEBBLE_FIXTURES_DIR, V2_FIXTURES_DIR } from '../../../test-support/fixtures.ts';
 import type { PebbleDb } from '../src/index.ts';
 
-/** `/work/shared/fixtures` as seen from this file: repo root + `../shared/fixtures`. */
-export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../../shared/fixtures');
-export const PEBBLE_FIXTURES = join(FIXTURES, 'pebble');
-export const V2_FIXTURES = join(FIXTURES, 'v2');
-export const hasPebbleFixtures = existsSync(PEBBLE_FIXTURES);
-export const hasV2Fixtures = existsSync(V2_FIXTURES);
-export const SKIP_MESSAGE = `fixtures folder ${FIXTURES} is absent; skipping fixture tests`;
+/** `../shared/fixtures` beside the repository. */
+export const FIXTURES = FIXTURES_DIR;
+export const PEBBLE_FIXTURES = PEBBLE_FIXTURES_DIR;
+export const V2_FIXTURES = V2_FIXTURES_DIR;
+/** False in a plain clone (the tests skip); under CI a missing folder throws instead. */
+export const hasPebbleFixtures = fixturesPresent(PEBBLE_FIXTURES);
+export const hasV2Fixtures = fixturesPresent(V2_FIXTURES);
 
 /** SHA-256 over `u32be(len(key)) key u32be(len(value)) value` in key order, as in pebble.json. */
 export function liveDigest(db: PebbleDb): { sha256: string; keys: number } {

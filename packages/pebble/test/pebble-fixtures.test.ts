@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPebble, readManifest, Sstable, TableIter, type PebbleDb } from '../src/index.ts';
-import { bytes, hasPebbleFixtures, PEBBLE_FIXTURES, SKIP_MESSAGE, text } from './helpers.ts';
+import { bytes, hasPebbleFixtures, PEBBLE_FIXTURES, text } from './helpers.ts';
 
 const TESTDATA = join(PEBBLE_FIXTURES, 'testdata');
 const SST = join(PEBBLE_FIXTURES, 'sstable/testdata');
@@ -13,7 +13,7 @@ function contents(db: PebbleDb): Record<string, string> {
   return out;
 }
 
-describe.skipIf(!hasPebbleFixtures)(`Pebble's RocksDB-written databases ${hasPebbleFixtures ? '' : SKIP_MESSAGE}`, () => {
+describe.skipIf(!hasPebbleFixtures)("Pebble's RocksDB-written databases", () => {
   it('db-stage-4 reads exactly {foo: five, quux: six} (sstable + WAL merge)', () => {
     const db = openPebble(join(TESTDATA, 'db-stage-4'));
     expect(contents(db)).toStrictEqual({ foo: 'five', quux: 'six' });

@@ -84,7 +84,7 @@ export function startParley(nodeArgs: readonly string[] = []): Promise<ParleySer
 }
 
 /** POSTs JSON to the Parley HTTP API; throws on a non-200 answer. */
-export async function postJson(api: string, path: string, body: unknown): Promise<any> {
+export async function postJson(api: string, path: string, body: unknown): Promise<unknown> {
   const res = await fetch(api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${text.slice(0, 300)}`);
@@ -93,7 +93,9 @@ export async function postJson(api: string, path: string, body: unknown): Promis
 
 /** Stores every uid's token (`POST /user/token`, 32 requests in flight). */
 export async function storeTokens(api: string, uids: readonly string[], deviceFlag: number): Promise<void> {
-  await pool(uids, 32, (uid) => postJson(api, '/user/token', { uid, token: tokenOf(uid), device_flag: deviceFlag, device_level: 0 }));
+  await pool(uids, 32, async (uid) => {
+    await postJson(api, '/user/token', { uid, token: tokenOf(uid), device_flag: deviceFlag, device_level: 0 });
+  });
 }
 
 /** The generator's body inside a stored payload: JSON-RPC sends `{"b": body}`, WKProto the raw text. */

@@ -3,6 +3,7 @@ import type { RawMessage } from '../v2/scan-shard.ts';
 import { NUMBER_BOUND, putAscii, putNumber, putString, stringBound, type ByteOut } from './json-bytes.ts';
 
 /** Characters `JSON.stringify` escapes in a string (surrogates: only lone ones, so every surrogate takes the slow path). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must be found
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** `JSON.stringify(s)`: a plain string (nearly every id) is quoted without the escaping pass. */

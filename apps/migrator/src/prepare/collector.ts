@@ -143,6 +143,7 @@ export class Collector {
   /** The sink for one shard. */
   sink(shard: number): ReplaySink {
     const node_id = this.nodeId;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the sink's methods run with the sink as `this`
     const self = this;
     const misplaced = (expected: number, what: string, extra: object) => {
       if (expected === shard) return false;

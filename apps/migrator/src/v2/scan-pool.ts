@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
 import { readTails, scanShard } from './scan-shard.ts';
 import { replay, TAIL_BUFFER_BYTES, type ReplaySink } from './shard-events.ts';
 import { controlSlots, openShard, type ScanJob, type ScanMessage } from './scan-worker.ts';
+import { startWorker } from '../worker-thread.ts';
 
 /**
  * Shards read in parallel: worker threads (started once per process and kept,
@@ -97,7 +98,7 @@ function liveWorkers(start: boolean): PoolWorker[] {
     for (let index = 0; index < WORKERS; index++) {
       try {
         const { port1, port2 } = new MessageChannel();
-        const worker = new Worker(new URL('./scan-worker.js', import.meta.url), {
+        const worker = startWorker(new URL('./scan-thread.ts', import.meta.url), {
           workerData: { index, workers: WORKERS, port: port2 },
           transferList: [port2],
           execArgv: [],
@@ -112,9 +113,9 @@ function liveWorkers(start: boolean): PoolWorker[] {
 }
 
 /**
- * Starts the scan workers if they are not running yet. Loading one takes a
- * few hundred milliseconds (tsx compiles the reader); shards are read on the
- * main thread until workers are up.
+ * Starts the scan workers if they are not running yet. Loading them takes
+ * about 80 ms from dist/, a few hundred milliseconds from the sources (tsx
+ * compiles the reader); shards are read on the main thread until they are up.
  */
 export function startScanWorkers(): void {
   liveWorkers(true);

@@ -170,7 +170,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         await this.send(frame.id, frame.params);
         return;
       case 'ping':
-        this.withParams(frame.id, () => checkPingParams(frame.params)) && this.conn.send(encodeResult(frame.id, null));
+        if (this.withParams(frame.id, () => checkPingParams(frame.params))) this.conn.send(encodeResult(frame.id, null));
         return;
       case 'connect':
         this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'already connected');

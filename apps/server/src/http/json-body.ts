@@ -27,7 +27,7 @@ const MARK = '\u0001';
 
 function unmark(value: unknown, key: string | undefined): unknown {
   if (typeof value === 'string') {
-    if (value.charCodeAt(0) !== 1) return value;
+    if (!value.startsWith(MARK)) return value;
     if (key !== undefined && ID_KEYS.has(key)) return value.slice(1);
     throw new SyntaxError(`${key ?? 'a value'}: an integer beyond 2^53 where it is not accepted`);
   }

@@ -1,0 +1,30 @@
+/**
+ * `parley.example.toml` at the repository root documents every configuration
+ * key: it must stay loadable, name every key that `config/options.ts`
+ * declares (and no other), at its default, each with a comment above it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { OPTIONS } from '../src/config/options.ts';
+
+const FILE = join(import.meta.dirname, '..', '..', '..', 'parley.example.toml');
+
+describe('parley.example.toml', () => {
+  it('loads, and sets every declared key to its default', () => {
+    const config = loadConfig(FILE, {});
+    const defaults = Object.fromEntries(Object.entries(OPTIONS).map(([key, spec]) => [key, spec.default]));
+    expect(config.values).toEqual(defaults);
+  });
+
+  it('names exactly the declared keys, each under a comment', () => {
+    const tree = parse(readFileSync(FILE, 'utf8')) as Record<string, Record<string, unknown>>;
+    const keys = Object.entries(tree).flatMap(([section, values]) => Object.keys(values).map((k) => `${section}.${k}`));
+    expect(keys.sort()).toEqual(Object.keys(OPTIONS).sort());
+    const lines = readFileSync(FILE, 'utf8').split('\n');
+    const uncommented = lines.filter((line, i) => /^\w+ = /.test(line) && !lines[i - 1]?.startsWith('# '));
+    expect(uncommented).toEqual([]);
+  });
+});

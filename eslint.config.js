@@ -1,0 +1,33 @@
+// ESLint for every workspace (flat config; a workspace's `npm run lint` runs `eslint .`, which finds
+// this file). Formatting is Prettier's job (`npm run format`), so stylistic rules are left off.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import { defineConfig } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  { ignores: ['**/dist/', '**/node_modules/', '**/coverage/', '**/.tmp/'] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { ...globals.node } },
+    rules: {
+      // `_name` marks a parameter or binding kept for its position.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Two rules that need types: a promise nobody awaits or catches loses its error (an unhandled
+    // rejection ends the process), and a promise where a callback's result is ignored does too.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': 'error' },
+  },
+  {
+    // Tests read JSON reports and HTTP bodies whose shape is what they assert.
+    files: ['**/test/**', '**/*.test.ts', 'e2e/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  prettier,
+);
