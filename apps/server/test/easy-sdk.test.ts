@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('an EasySDK-style JSON-RPC client', () => {
+describe('an EasySDK-style JSON-RPC client', { timeout: 15_000 }, () => {
   it('sees an error, not a connection, when its token is wrong', async () => {
     const c = new EasySdkStyleClient({ url: t.ws, uid: 'ez-alice', token: 'wrong' });
     await expect(c.connect()).rejects.toEqual({ code: 2, message: 'ReasonAuthFail' });

@@ -17,7 +17,7 @@ async function sendTo(from: JsonRpcClient, to: string, n: number): Promise<strin
   return result.messageId;
 }
 
-describe('RECV redelivery', () => {
+describe('RECV redelivery', { timeout: 15_000 }, () => {
   it('resends an unacked RECV to the same session, and not one that was acked', async () => {
     const alice = await connectRpc(t.ws, 'r-alice', 'tok-r-alice');
     const bob = await connectRpc(t.ws, 'r-bob', 'tok-r-bob');
@@ -56,7 +56,7 @@ describe('RECV redelivery', () => {
   });
 });
 
-describe('deep and odd input', () => {
+describe('deep and odd input', { timeout: 15_000 }, () => {
   const deep = '['.repeat(50_000) + ']'.repeat(50_000);
 
   it('answers deep JSON on HTTP with 400, never 500', async () => {

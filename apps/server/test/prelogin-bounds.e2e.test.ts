@@ -84,7 +84,7 @@ function halfWsFrame(port: number, declared: number, send: number): Promise<{ so
 
 const closed = (so: Socket) => new Promise<void>((resolve) => (so.destroyed ? resolve() : so.once('close', () => resolve())));
 
-describe('memory before login', () => {
+describe('memory before login', { timeout: 30_000 }, () => {
   it('closes a connection that sends more than a CONNECT can be before CONNECT completes', async () => {
     // A CONNECT declaring 1 MiB is refused at its header: nothing is allocated for it.
     await closed(await halfTcpConnect(tcpPort, 1_048_576, 100));

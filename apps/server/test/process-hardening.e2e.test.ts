@@ -55,7 +55,7 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-describe('refused starts', () => {
+describe('refused starts', { timeout: 30_000 }, () => {
   it('refuses an unauthenticated API on a non-loopback address, and starts once keys are configured', async () => {
     const dir = tempDir();
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,7 +103,7 @@ describe('refused starts', () => {
   });
 });
 
-describe('signals', () => {
+describe('signals', { timeout: 30_000 }, () => {
   for (const [name, args] of [
     ['npm start', ['start']],
     ['npx parley start', ['exec', '--', 'parley', 'start']],
@@ -146,7 +146,7 @@ describe('signals', () => {
   });
 });
 
-describe('a store that cannot be written', () => {
+describe('a store that cannot be written', { timeout: 30_000 }, () => {
   it('turns /readyz not ready with the real cause in the log, answers senders with a reason, and is ready again after', async () => {
     const dir = tempDir();
     const files = [join(dir, 'parley.db'), join(dir, 'parley.db-wal')];

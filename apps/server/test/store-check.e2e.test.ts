@@ -31,7 +31,7 @@ async function populatedDir(): Promise<string> {
   return dir;
 }
 
-describe('parley store check and the start-up check', () => {
+describe('parley store check and the start-up check', { timeout: 30_000 }, () => {
   it('reports a healthy store as ok', async () => {
     const dir = await populatedDir();
     const r = parley(['store', 'check'], testEnv(dir));

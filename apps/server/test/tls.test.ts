@@ -37,7 +37,7 @@ function httpsGet(path: string): Promise<{ status: number; body: string; protoco
   });
 }
 
-describe('TLS', () => {
+describe('TLS', { timeout: 15_000 }, () => {
   it('serves the API over HTTPS only, verified against the certificate', async () => {
     const r = await httpsGet('/route');
     expect(r.status).toBe(200);

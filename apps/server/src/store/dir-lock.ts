@@ -53,7 +53,7 @@ export function lockDataDir(dir: string): DataDirLock {
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new DataDirLockedError(dir, readPid(dir));
-    throw new Error(`${join(dir, LOCK_FILE)}: ${(err as Error).message}`);
+    throw new Error(`${join(dir, LOCK_FILE)}: ${(err as Error).message}`, { cause: err });
   }
   const pidFile = join(dir, PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);
