@@ -84,7 +84,7 @@ describe.each(FIXTURES)('parleyctl migrate, end to end: %s', (name) => {
           if (d.token === '') continue;
           if (banned.has(u.uid)) {
             // v2 refuses a banned user's connection whatever the token; so does Parley (reason 19 Ban)
-            await expect(connectRpc(ws, u.uid, d.token, Number(d.device_flag))).rejects.toThrow(/"reasonCode":19/);
+            await expect(connectRpc(ws, u.uid, d.token, Number(d.device_flag))).rejects.toThrow(/"error":\{"code":19,"message":"ReasonBan"\}/);
             continue;
           }
           const client = await connectRpc(ws, u.uid, d.token, Number(d.device_flag));

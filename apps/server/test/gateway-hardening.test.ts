@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonRpcClient } from '@parley/protocol/jsonrpc';
+import { WkprotoClient } from '@parley/protocol/wkproto';
 import { call } from './ops-helpers.ts';
 import { connectRpc, startTestServer, storeToken, type TestServer } from './helpers.ts';
 
 let t: TestServer;
 beforeAll(async () => {
   t = await startTestServer({ PARLEY_DELIVERY_RETRY_INTERVAL: '300ms', PARLEY_DELIVERY_RETRY_MAX_COUNT: '2', PARLEY_DELIVERY_PENDING_ACK_MAX_PER_SESSION: '3' });
-  for (const uid of ['r-alice', 'r-bob', 'r-carol', 'r-dave', 'd-eve']) await storeToken(t.api, uid, `tok-${uid}`);
+  for (const uid of ['r-alice', 'r-bob', 'r-carol', 'r-dave', 'd-eve', 'w-frank']) await storeToken(t.api, uid, `tok-${uid}`);
 });
 afterAll(() => t.close());
 
@@ -34,6 +35,21 @@ describe('RECV redelivery', { timeout: 15_000 }, () => {
     bob.notify('recvack', { messageId: unacked, messageSeq: again.params.messageSeq });
     alice.close();
     bob.close();
+  });
+
+  it('resends to a WKProto session too, encrypted for it and marked DUP, until it acks', async () => {
+    const alice = await connectRpc(t.ws, 'r-alice', 'tok-r-alice');
+    const frank = new WkprotoClient({ url: t.tcp, uid: 'w-frank', token: 'tok-w-frank', deviceFlag: 1, version: 6, autoRecvAck: false });
+    await frank.connect();
+    const id = await sendTo(alice, 'w-frank', 1);
+    const first = await frank.nextMessage();
+    expect([first.packet.messageId.toString(), first.packet.dup ?? false]).toEqual([id, false]);
+    const again = await frank.nextMessage(3000);
+    expect([again.packet.messageId.toString(), again.packet.dup]).toEqual([id, true]);
+    expect(JSON.parse(again.payload.toString())).toEqual({ n: 1 });
+    frank.recvAck(again.packet.messageId, again.packet.messageSeq);
+    frank.close();
+    alice.close();
   });
 
   it('closes a session that never acks after the last resend', async () => {

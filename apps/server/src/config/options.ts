@@ -75,7 +75,7 @@ export const OPTIONS = {
   'delivery.pending_ack_max_per_session': { type: 'int', default: 1024, min: 1, max: 1_000_000, doc: 'RECVs one session may hold unacknowledged; a delivery past it closes the session (the client does not ack), which then catches up by sync.' },
   'store.sync': { type: 'enum', default: 'full', values: ['full', 'normal'], doc: 'SQLite synchronous mode. `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only.' },
   'store.batch_max_rows': { type: 'int', default: 512, min: 1, max: 10_000, doc: 'Most messages committed in one group-commit transaction.' },
-  'observability.debug_api_enable': { type: 'bool', default: false, doc: 'Register the `/debug/*` routes (config, cluster, diagnostics, active handles, CPU profile, heap snapshot). Guarded by `bench.api_token` when set.' },
+  'observability.debug_api_enable': { type: 'bool', default: false, doc: 'Register the `/debug/*` routes (config, cluster, diagnostics, active handles, CPU profile, heap snapshot). Guarded by `bench.api_token` when set; on a non-loopback `api.listen_addr` the token is required.' },
   'observability.metrics_enable': { type: 'bool', default: true, doc: 'Serve `/metrics` in Prometheus text format on the API listener.' },
   'top.api_enable': { type: 'bool', default: true, doc: 'Run the node-local collector and answer `/top/v1/snapshot` (404 when false).' },
   'top.collect_interval': { type: 'duration', default: '1s', doc: 'How often the top collector samples counters and gauges.' },

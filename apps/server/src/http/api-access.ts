@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The name of the API key the request authenticated with ('' when none). */
     apiKeyName: string;
+    /** The route's access rule, looked up once per request. */
+    apiRule: RouteRule | null;
   }
 }
 
@@ -31,7 +33,8 @@ function presented(request: FastifyRequest): string | undefined {
 }
 
 function ruleOf(request: FastifyRequest): RouteRule {
-  return ruleFor(request.method, request.routeOptions.url ?? '');
+  request.apiRule ??= ruleFor(request.method, request.routeOptions.url ?? '');
+  return request.apiRule;
 }
 
 /** Audit fields of a request body: who and what changed, never a credential. */
@@ -72,6 +75,7 @@ export function installApiAccess(app: FastifyInstance, options: ApiAccessOptions
   const perKey = new RateLimiter(options.credentialRatePerKey);
   const perUid = new RateLimiter(options.credentialRatePerUid);
   app.decorateRequest('apiKeyName', '');
+  app.decorateRequest('apiRule', null);
 
   app.addHook('onRequest', async (request, reply) => {
     const rule = ruleOf(request);
