@@ -85,7 +85,7 @@ export async function checkTokens(ws: string, exp: any): Promise<void> {
     for (const d of u.devices) {
       if (d.token === '') continue;
       if (banned.has(u.uid)) {
-        await expect(connectRpc(ws, u.uid, d.token, Number(d.device_flag))).rejects.toThrow(/"reasonCode":19/);
+        await expect(connectRpc(ws, u.uid, d.token, Number(d.device_flag))).rejects.toThrow(/"error":\{"code":19,"message":"ReasonBan"\}/);
         continue;
       }
       const client = await connectRpc(ws, u.uid, d.token, Number(d.device_flag));

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { benchRoutes } from './http/bench.route.ts';
 import { channelRoutes } from './http/channel.route.ts';
+import { installApiAccess, type ApiAccessOptions } from './http/api-access.ts';
 import { installCors } from './http/cors.ts';
 import { docsRoutes, installOpenApi } from './http/docs.route.ts';
 import type { HttpDeps } from './http/deps.ts';
@@ -44,6 +45,12 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** The operations surface; its routes are registered when given. */
   ops?: Ops;
+  /** API keys and credential rate limits; none = no authentication (tests, loopback). */
+  access?: ApiAccessOptions;
+  /** `api.cors_origins`; none = CORS off. */
+  corsOrigins?: readonly string[];
+  /** `api.tls_*`: serve HTTPS only. */
+  https?: { cert: Buffer; key: Buffer };
 }
 
 /**
@@ -52,13 +59,15 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.maxBodyBytes,
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // WuKongIM binds any body as JSON whatever its Content-Type; 64-bit ids stay exact.
+  // Only application/json bodies are parsed (64-bit ids stay exact, nesting is bounded); any other
+  // Content-Type, or none, is 415: a browser form post or text/plain body can never reach a route.
   const parseJson = (_request: unknown, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
     try {
       done(null, parseJsonBody(body.toString()));
@@ -66,9 +75,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       done(err as Error, undefined);
     }
   };
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
 
   const routes: RouteEntry[] = [];
   app.decorate('registeredRoutes', routes);
@@ -78,7 +86,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  installCors(app);
+  installCors(app, options.corsOrigins ?? []);
+  installApiAccess(app, options.access ?? { keys: [], credentialRatePerKey: 6000, credentialRatePerUid: 60 });
   installErrorHandler(app);
   // Before every route: the OpenAPI generator sees only routes added after it.
   await installOpenApi(app);

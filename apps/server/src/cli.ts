@@ -15,7 +15,23 @@ function fail(err: unknown): never {
   process.exit(err instanceof ConfigError ? 2 : 1);
 }
 
-const program = new Command('parley').description('Parley instant-messaging server');
+/**
+ * `npx parley start` runs the server under `sh -c`, and npm passes a SIGTERM
+ * to that shell only: the shell dies and the server would keep running with
+ * its ports bound. So when npm launched us (it sets `npm_command`), the
+ * server also stops once its parent is gone, as if it had been sent SIGTERM.
+ */
+function watchLauncher(stop: (signal: string) => void): void {
+  if (process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop('SIGTERM (launcher exited)');
+  }, 250).unref();
+}
+
+const program = new Command('parley')
+  .description('Parley instant-messaging server')
+  .version(versionInfo().version, '-V, --version', 'print the version');
 
 program
   .command('start')
@@ -51,6 +67,7 @@ program
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    watchLauncher(stop);
   });
 
 const configCmd = program.command('config').description('configuration tools');
@@ -69,6 +86,24 @@ configCmd
       }
       fail(err);
     }
+  });
+
+const storeCmd = program.command('store').description('store tools');
+storeCmd
+  .command('check')
+  .description('full integrity check of <node.data_dir>/parley.db (SQLite integrity_check); safe while the server runs')
+  .option('-c, --config <file>', 'TOML config file (default: $PARLEY_CONFIG)')
+  .action(async (opts: { config?: string }) => {
+    let config: Config;
+    try {
+      config = load(opts.config);
+    } catch (err) {
+      fail(err);
+    }
+    const { checkStoreFile } = await import('./store/integrity.ts');
+    const report = checkStoreFile(config.node.dataDir);
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    process.exit(report.ok ? 0 : 1);
   });
 
 program

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ChannelType, type RouteResponse } from '@parley/shared';
+import { ChannelType, ReasonCode, type RouteResponse } from '@parley/shared';
 import { buildApp } from './app.ts';
 import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
@@ -24,7 +24,9 @@ import { createSnowflake } from './messaging/snowflake.ts';
 import { SyncService } from './messaging/sync.service.ts';
 import { openEmbeddedStore, type Store } from './store/store.ts';
 import { prepareDataDir } from './store/data-dir.ts';
-import { checkReadiness, type Readiness } from './observe/readiness.ts';
+import { lockDataDir, type DataDirLock } from './store/dir-lock.ts';
+import { assertStorePresent, storeMarker } from './store/integrity.ts';
+import { checkReadiness, ProbeFailure, type Readiness } from './observe/readiness.ts';
 import { createOps, type Ops } from './observe/ops.ts';
 import { createWebhooks, type Webhooks } from './webhook/webhooks.ts';
 
@@ -47,6 +49,9 @@ export interface RunningServer {
 
 const WILDCARD = new Set(['0.0.0.0', '::', '']);
 
+/** Longest shutdown waits for clients to close their sockets after being told, ms. */
+const SHUTDOWN_GRACE_MS = 2000;
+
 /** Longest a readiness check waits for the store's write lock, ms (held by another connection = not ready). */
 export const READINESS_LOCK_WAIT_MS = 200;
 
@@ -59,8 +64,30 @@ function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefin
 
 /** Opens the store, wires the services and starts the HTTP API and the gateway. */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const dirLock = lockDataDir(config.node.dataDir);
+  let store: Store;
+  try {
+    store = await openDataDir(config, log);
+  } catch (err) {
+    dirLock.release();
+    throw err;
+  }
+  return startOnStore(config, log, store, dirLock);
+}
+
+/**
+ * Checks the (locked) data directory and opens its store: a directory whose
+ * marker says it holds a store must still have a database with Parley's schema.
+ */
+async function openDataDir(config: Config, log: Logger): Promise<Store> {
+  const dir = config.node.dataDir;
+  assertStorePresent(dir);
+  const mustExist = storeMarker(dir) !== undefined;
   prepareDataDir(config);
-  const store = await openEmbeddedStore({ dataDir: config.node.dataDir, sync: config.store.sync });
+  return openEmbeddedStore({ dataDir: dir, sync: config.store.sync, mustExist, log });
+}
+
+async function startOnStore(config: Config, log: Logger, store: Store, dirLock: DataDirLock): Promise<RunningServer> {
   const systemUids = new SystemUidService(store.channels);
   await systemUids.load();
   const cache = new ChannelCache(store.channels, store.memberships);
@@ -94,12 +121,16 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     checkReadiness({
       gatewaysListening: () => ws?.listening === true && tcp?.listening === true,
       storeReadable: () => store.ping(),
-      storeWritable: () => store.probeWrite(READINESS_LOCK_WAIT_MS),
+      storeWritable: () =>
+        store.probeWrite(READINESS_LOCK_WAIT_MS).catch((err: unknown) => {
+          throw new ProbeFailure(store.health.describe() ?? (err as Error).message);
+        }),
     });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
-    ws_addr: config.api.externalWsAddr || (ws ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
-    wss_addr: config.api.externalWssAddr,
+    // With gateway TLS the listener speaks wss:// only, so that is the address clients are given.
+    ws_addr: config.api.externalWsAddr || (ws && !config.gateway.tls ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
+    wss_addr: config.api.externalWssAddr || (ws && config.gateway.tls ? `wss://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
   });
 
   const ops = createOps({
@@ -137,15 +168,24 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
     ops,
+    access: { keys: config.api.keys, credentialRatePerKey: config.api.credentialRatePerKey, credentialRatePerUid: config.api.credentialRatePerUid },
+    corsOrigins: config.api.corsOrigins,
+    https: config.api.tls,
   });
-  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics);
+  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics, config.gateway.maxPendingConnections);
   metrics.outbound.current = () => registry.maxOutboundBytes();
+  metrics.preLoginConnections = () => registry.preLoginCount;
   const gatewayServices = {
     nodeId: config.node.id,
     tokens,
     send,
     presence,
     metrics,
+    ackPolicy: {
+      retryIntervalMs: config.delivery.retryIntervalMs,
+      retryMaxCount: config.delivery.retryMaxCount,
+      maxPending: config.delivery.pendingAckMaxPerSession,
+    },
     isUserBanned: async (uid: string) => (await cache.get(uid, ChannelType.Person)).info?.ban === 1,
   };
   try {
@@ -156,6 +196,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         port: config.gateway.ws.port,
         maxFrameBytes: config.gateway.maxFrameBytes,
         maxOutboundBytes: config.gateway.maxOutboundBytes,
+        authTimeoutMs: config.gateway.authTimeoutMs,
+        tls: config.gateway.tls,
       },
       gatewayServices,
       registry,
@@ -168,10 +210,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       log,
     );
   } catch (err) {
-    registry.closeAll();
+    await registry.closeAll();
     await ws?.close();
     await app.close();
     await store.close();
+    dirLock.release();
     throw err;
   }
   const wsGateway = ws;
@@ -188,15 +231,27 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     webhooks,
     addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
     connections: () => registry.counts(),
+    /**
+     * Stops in order: no new connections; every session is told (DISCONNECT /
+     * `disconnect`, reason 15 "server shutting down"); appends already queued
+     * commit and their senders get their answers; sockets close politely
+     * (WebSocket 1001) within 2 s; then the API, webhooks and the store.
+     */
     async close() {
       ops.stop();
-      registry.closeAll();
+      wsGateway.stopAccepting();
+      tcpGateway.stopAccepting();
+      registry.goAway(ReasonCode.SystemError, 'server shutting down');
+      await queue.drain();
+      await new Promise((r) => setImmediate(r));
+      await registry.closeAll(SHUTDOWN_GRACE_MS);
       await wsGateway.close();
       await tcpGateway.close();
+      await app.close();
       await queue.drain();
       await webhooks?.close();
-      await app.close();
       await store.close();
+      dirLock.release();
     },
   };
 }

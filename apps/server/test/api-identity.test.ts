@@ -100,7 +100,7 @@ describe('GET /route, POST /user/token, POST /user/device_quit', () => {
     expect((await post(t.api, '/user/device_quit', { uid: 'q', device_flag: -1 })).json).toEqual({ status: 200 });
     for (const deviceFlag of [0, 2]) {
       const c = await JsonRpcClient.open(t.ws);
-      expect((await c.request('connect', { uid: 'q', token: 'tq', deviceFlag })).result).toMatchObject({ reasonCode: 2 });
+      expect((await c.request('connect', { uid: 'q', token: 'tq', deviceFlag })).error).toEqual({ code: 2, message: 'ReasonAuthFail' });
     }
     expect((await post(t.api, '/user/device_quit', { uid: 'q', device_flag: 5 })).status).toBe(400);
   });

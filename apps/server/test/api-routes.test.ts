@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTE_RULES } from '../src/http/route-scopes.ts';
 import { startTestServer, type TestServer } from './helpers.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -12,16 +13,18 @@ interface Row {
   n: number;
   method: string;
   path: string;
+  scope: string;
   test: string;
 }
 
 function readTable(): Row[] {
   const readme = readFileSync(join(here, '..', 'README.md'), 'utf8');
-  return [...readme.matchAll(/^\| (\d+) \| (GET|POST) \| `([^`]+)` \| `test\/([^`]+)` \|$/gm)].map((m) => ({
+  return [...readme.matchAll(/^\| (\d+) \| (GET|POST) \| `([^`]+)` \| `(\w+)` \| `test\/([^`]+)` \|$/gm)].map((m) => ({
     n: Number(m[1]),
     method: m[2]!,
     path: m[3]!,
-    test: m[4]!,
+    scope: m[4]!,
+    test: m[5]!,
   }));
 }
 
@@ -44,6 +47,10 @@ describe('the README operation table', () => {
       .map((r) => `${r.method} ${r.url}`)
       .sort();
     expect(registered).toEqual(readTable().map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it('names for each row the API key scope the route really requires', () => {
+    for (const row of readTable()) expect(ROUTE_RULES[`${row.method} ${row.path}`]?.access, `${row.method} ${row.path}`).toBe(row.scope);
   });
 
   it('names for each row a test file that exercises its path', () => {

@@ -38,11 +38,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** The real server in this process, on port 0, with a fresh temp data dir. */
-export async function startTestServer(extraEnv: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * The real server in this process, on port 0, with a fresh temp data dir.
+ * With `onLog`, every log line (at `PARLEY_LOG_LEVEL`) is handed to it.
+ */
+export async function startTestServer(extraEnv: Record<string, string> = {}, onLog?: (line: string) => void): Promise<TestServer> {
   const dataDir = tempDir();
   const config = loadConfig(undefined, testEnv(dataDir, extraEnv));
-  const server = await startServer(config, createLogger('silent'));
+  const log = onLog ? createLogger(config.log.level, { write: (line: string) => onLog(line) }) : createLogger('silent');
+  const server = await startServer(config, log);
   return {
     server,
     dataDir,

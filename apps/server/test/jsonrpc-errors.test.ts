@@ -29,8 +29,8 @@ async function refusedConnect(params: Record<string, unknown>): Promise<void> {
   const before = t.server.presence.connections;
   const c = await JsonRpcClient.open(t.ws);
   const r = await c.request('connect', params);
-  expect(r.error).toBeUndefined();
-  expect(r.result).toMatchObject({ reasonCode: 2, reason_code: 2 });
+  expect(r.result).toBeUndefined();
+  expect(r.error).toEqual({ code: 2, message: 'ReasonAuthFail' });
   expect((await c.nextNotification('disconnect')).params).toEqual({ reasonCode: 2, reason: 'ReasonAuthFail' });
   expect((await c.closed).code).toBe(1008);
   expect(t.server.presence.connections).toBe(before);
@@ -133,7 +133,7 @@ describe('session life', () => {
     expect((await c.nextNotification('disconnect')).params).toEqual({ reasonCode: 12, reason: 'login in other device' });
     expect((await c.closed).code).toBe(1000);
     const again = await JsonRpcClient.open(t.ws);
-    expect((await again.request('connect', { uid: 'q1', token: 'q-tok', deviceFlag: 1 })).result).toMatchObject({ reasonCode: 2 });
+    expect((await again.request('connect', { uid: 'q1', token: 'q-tok', deviceFlag: 1 })).error).toMatchObject({ code: 2 });
   }, 10_000);
 
   it('a master login replaces the other device of its class', async () => {

@@ -36,7 +36,7 @@ describe('readiness parts routes, slots, channels', () => {
     other.exec('BEGIN IMMEDIATE');
     try {
       const r = await call(`${t.api}/readyz`);
-      expect([r.status, r.json]).toEqual([503, { ready: false, reason: 'channel not ready', parts: { routes: true, slots: true, channels: false } }]);
+      expect([r.status, r.json]).toEqual([503, { ready: false, reason: 'channel not ready: store writes failing (busy: SQLITE_BUSY database is locked)', parts: { routes: true, slots: true, channels: false } }]);
       const s = await waitFor(async () => {
         const x = await snap();
         return x?.node?.ready === false ? x : undefined;

@@ -46,6 +46,11 @@ export function startParley(nodeArgs: readonly string[] = []): Promise<ParleySer
       PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
       PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
       PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
+      // Provisioning stores every user's token at once: lift the credential rate limits (per minute).
+      PARLEY_API_CREDENTIAL_RATE_PER_KEY: '10000000',
+      PARLEY_API_CREDENTIAL_RATE_PER_UID: '1000000',
+      // Thousands of clients connect at once; each may wait for its CONNECT.
+      PARLEY_GATEWAY_MAX_PENDING_CONNECTIONS: '1000000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

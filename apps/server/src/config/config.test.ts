@@ -25,7 +25,9 @@ describe('loadConfig', () => {
   it('has the documented defaults', () => {
     const c = loadConfig(undefined, {});
     expect(c.node).toEqual({ id: 1, name: 'node-1', dataDir: './data' });
-    expect(c.api.listen).toEqual({ host: '0.0.0.0', port: 5001 });
+    expect(c.api.listen).toEqual({ host: '127.0.0.1', port: 5001 });
+    expect(c.api.keys).toEqual([]);
+    expect(c.api.corsOrigins).toEqual([]);
     expect(c.gateway.ws).toEqual({ host: '0.0.0.0', port: 5200 });
     expect(c.gateway.tcp).toEqual({ host: '0.0.0.0', port: 5100 });
     expect(c.gateway.tokenAuthOn).toBe(true);
@@ -62,5 +64,63 @@ describe('parseDuration', () => {
     expect(parseDuration('1m30s')).toBe(90_000);
     expect(parseDuration('2h')).toBe(7_200_000);
     for (const bad of ['', '10', 's', '1x', '1s ']) expect(parseDuration(bad)).toBeUndefined();
+  });
+});
+
+describe('API access settings', () => {
+  const key = { name: 'backend', secret: 'backend-secret-0123456789', scopes: ['tokens', 'send'] };
+
+  it('listens on loopback without keys and on every interface once keys are configured', () => {
+    const c = loadConfig(undefined, { PARLEY_API_KEYS: JSON.stringify([key]) });
+    expect(c.api.listen).toEqual({ host: '0.0.0.0', port: 5001 });
+    expect(c.api.keys).toEqual([key]);
+    expect(c.values['api.keys']).toBe('backend (tokens, send)');
+  });
+
+  it('reads [[api.keys]] tables from TOML', () => {
+    const file = tomlFile('[[api.keys]]\nname = "a"\nsecret = "aaaaaaaaaaaaaaaaaaaa"\nscopes = ["read"]\n[[api.keys]]\nname = "b"\nsecret = "bbbbbbbbbbbbbbbbbbbb"\nscopes = ["admin"]\n');
+    expect(loadConfig(file, {}).api.keys.map((k) => k.name)).toEqual(['a', 'b']);
+  });
+
+  it('refuses a non-loopback listener without keys unless explicitly allowed', () => {
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:5001' }))[0]).toMatch(/not a loopback address and no api.keys/);
+    expect(loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:5001', PARLEY_API_ALLOW_UNAUTHENTICATED: 'true' }).api.listen.host).toBe('0.0.0.0');
+    expect(loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '[::1]:0' }).api.listen.host).toBe('::1');
+  });
+
+  it('refuses debug or bench routes on a non-loopback listener without bench.api_token', () => {
+    const env = { PARLEY_API_KEYS: JSON.stringify([key]), PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true', PARLEY_BENCH_API_ENABLE: 'true' };
+    expect(problems(() => loadConfig(undefined, env))).toEqual([
+      expect.stringMatching(/debug_api_enable on a non-loopback .* needs bench.api_token/),
+      expect.stringMatching(/bench.api_enable on a non-loopback .* needs bench.api_token/),
+    ]);
+    expect(loadConfig(undefined, { ...env, PARLEY_BENCH_API_TOKEN: 'x' }).observability.debugApiEnable).toBe(true);
+  });
+
+  it('names every bad key without showing a secret', () => {
+    const bad = [{ name: 'x y', secret: 'short', scopes: ['everything'] }, { ...key }, { ...key }];
+    const found = problems(() => loadConfig(undefined, { PARLEY_API_KEYS: JSON.stringify(bad) }));
+    expect(found.join('\n')).toMatch(/api.keys\[0\].name must be/);
+    expect(found.join('\n')).toMatch(/secret must be 16-1024 characters/);
+    expect(found.join('\n')).toMatch(/unknown: everything/);
+    expect(found.join('\n')).toMatch(/"backend": the name is used twice/);
+    expect(found.join('\n')).not.toContain(key.secret);
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_KEYS: 'not json' }))[0]).toMatch(/api.keys must be a list .* as JSON/);
+  });
+
+  it('checks cors origins and TLS file pairs, naming the paths', () => {
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_CORS_ORIGINS: 'https://ok.example, ftp://x/y' }))[0]).toMatch(/"ftp:\/\/x\/y" must be/);
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_TLS_CERT: '/nope/cert.pem' }))[0]).toMatch(/must be set together/);
+    const found = problems(() => loadConfig(undefined, { PARLEY_GATEWAY_TLS_CERT: '/nope/cert.pem', PARLEY_GATEWAY_TLS_KEY: '/nope/key.pem' }));
+    expect(found.join('\n')).toMatch(/gateway.tls_cert \/nope\/cert.pem: ENOENT/);
+  });
+
+  it('says what is wrong with a port, and where a TOML file is broken', () => {
+    expect(problems(() => loadConfig(undefined, { PARLEY_GATEWAY_WS_ADDR: '0.0.0.0:70000' }))[0]).toMatch(/port 70000 is out of range \(0-65535\)/);
+    expect(problems(() => loadConfig(tomlFile('[node]\nid = 1\nname = \n'), {}))[0]).toMatch(/parley\.toml:3:\d+: /);
+  });
+
+  it('shows the effective node name', () => {
+    expect(loadConfig(undefined, { PARLEY_NODE_ID: '7' }).values['node.name']).toBe('node-7');
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { accessProblems, describeKeys, parseApiKeys, readTlsPair, type ApiKey, type TlsFiles } from './api-access.ts';
 import { parseDuration } from './duration.ts';
 import { envName, OPTIONS, type OptionKey, type OptionSpec } from './options.ts';
 
@@ -12,8 +13,26 @@ export interface HostPort {
 /** The effective configuration: every key with its checked, typed value. */
 export interface Config {
   node: { id: number; name: string; dataDir: string };
-  api: { listen: HostPort; externalTcpAddr: string; externalWsAddr: string; externalWssAddr: string; maxBodyBytes: number };
+  api: {
+    listen: HostPort;
+    externalTcpAddr: string;
+    externalWsAddr: string;
+    externalWssAddr: string;
+    maxBodyBytes: number;
+    /** Empty = no authentication (the API is then loopback-only unless explicitly allowed). */
+    keys: ApiKey[];
+    allowUnauthenticated: boolean;
+    /** Origins allowed cross-origin; empty = CORS off. */
+    corsOrigins: string[];
+    /** Credential operations per minute per API key and per uid. */
+    credentialRatePerKey: number;
+    credentialRatePerUid: number;
+    tls: TlsFiles | undefined;
+  };
   gateway: {
+    tls: TlsFiles | undefined;
+    /** Connections that have not completed CONNECT, both gateways together. */
+    maxPendingConnections: number;
     ws: HostPort;
     tcp: HostPort;
     tokenAuthOn: boolean;
@@ -23,6 +42,8 @@ export interface Config {
     maxOutboundBytes: number;
   };
   message: { personWhitelistEnabled: boolean; systemDeviceId: string };
+  /** RECV redelivery: first resend after `retryIntervalMs` (then doubling), at most `retryMaxCount` resends. */
+  delivery: { retryIntervalMs: number; retryMaxCount: number; pendingAckMaxPerSession: number };
   store: { sync: 'full' | 'normal'; batchMaxRows: number };
   log: { level: string };
   cluster: { id: string; initialSlotCount: number; hashSlotCount: number; slotReplicaN: number; channelReplicaN: number };
@@ -100,6 +121,13 @@ export function parseHostPort(text: string): HostPort | undefined {
   return { host: host === '' ? '0.0.0.0' : host, port };
 }
 
+/** Why `text` is not a listener address, for the error message. */
+function addrProblem(text: string): string {
+  const port = /:(\d+)$/.exec(text)?.[1];
+  if (port !== undefined && Number(port) > 65535) return `port ${port} is out of range (0-65535)`;
+  return 'must be host:port (port 0-65535; [::1]:port for IPv6)';
+}
+
 function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: string | number | boolean; problem?: string } {
   switch (spec.type) {
     case 'bool': {
@@ -120,7 +148,9 @@ function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: str
       return { value: raw };
     }
     case 'addr': {
-      if (typeof raw !== 'string' || !parseHostPort(raw)) return { problem: 'must be host:port' };
+      if (typeof raw === 'string' && raw === '' && spec.default === '') return { value: raw };
+      if (typeof raw !== 'string') return { problem: 'must be a "host:port" string' };
+      if (!parseHostPort(raw)) return { problem: addrProblem(raw) };
       return { value: raw };
     }
     case 'enum': {
@@ -139,15 +169,24 @@ function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: str
  */
 export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
+  let rawKeys: { raw: unknown; fromEnv: boolean; where: string } | undefined;
   const values = new Map<string, string | number | boolean>();
   for (const [key, spec] of Object.entries(OPTIONS)) values.set(key, spec.default);
 
   if (file !== undefined) {
     let tree: unknown;
+    let text: string;
     try {
-      tree = parseToml(readFileSync(file, 'utf8'));
+      text = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new ConfigError([`${file}: ${(err as Error).message.split('\n')[0]}`]);
+      throw new ConfigError([`${file}: ${(err as Error).message}`]);
+    }
+    try {
+      tree = parseToml(text);
+    } catch (err) {
+      const e = err as Error & { line?: number; column?: number };
+      const at = e.line !== undefined ? `:${e.line}:${e.column ?? 0}` : '';
+      throw new ConfigError([`${file}${at}: ${e.message.split('\n')[0]}`]);
     }
     const flat = new Map<string, unknown>();
     flatten(tree, '', flat);
@@ -155,6 +194,10 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       const spec = (OPTIONS as Record<string, OptionSpec>)[key];
       if (!spec) {
         problems.push(`${file}: unknown key "${key}"`);
+        continue;
+      }
+      if (spec.type === 'keys') {
+        rawKeys = { raw, fromEnv: false, where: file };
         continue;
       }
       const { value, problem } = coerce(spec, raw, false);
@@ -171,25 +214,60 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       problems.push(`environment: unknown variable ${name}`);
       continue;
     }
+    if (OPTIONS[key as OptionKey].type === 'keys') {
+      rawKeys = { raw, fromEnv: true, where: 'environment' };
+      continue;
+    }
     const { value, problem } = coerce((OPTIONS as Record<string, OptionSpec>)[key]!, raw, true);
     if (problem) problems.push(`environment: ${name} ${problem}`);
     else values.set(key, value!);
   }
 
   problems.push(...webhookProblems(values));
-  if (problems.length > 0) throw new ConfigError(problems);
+  const parsedKeys = rawKeys ? parseApiKeys(rawKeys.raw, rawKeys.fromEnv) : { keys: [], problems: [] };
+  problems.push(...parsedKeys.problems.map((p) => `${rawKeys!.where}: ${p}`));
+  const keys = parsedKeys.keys;
   const v = (key: OptionKey) => values.get(key)!;
+  if (v('api.listen_addr') === '') values.set('api.listen_addr', keys.length > 0 ? '0.0.0.0:5001' : '127.0.0.1:5001');
+  values.set('api.keys', describeKeys(keys));
+  const listen = parseHostPort(v('api.listen_addr') as string);
+  const corsOrigins = splitList(v('api.cors_origins') as string);
+  if (listen) {
+    problems.push(
+      ...accessProblems({
+        listenHost: listen.host,
+        keys,
+        allowUnauthenticated: v('api.allow_unauthenticated') as boolean,
+        debugApiEnable: v('observability.debug_api_enable') as boolean,
+        benchApiEnable: v('bench.api_enable') as boolean,
+        benchApiToken: v('bench.api_token') as string,
+        corsOrigins,
+      }),
+    );
+  }
+  const apiTls = readTlsPair('api', v('api.tls_cert') as string, v('api.tls_key') as string, problems);
+  const gatewayTls = readTlsPair('gateway', v('gateway.tls_cert') as string, v('gateway.tls_key') as string, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   const id = v('node.id') as number;
+  if (v('node.name') === '') values.set('node.name', `node-${id}`);
   return {
-    node: { id, name: (v('node.name') as string) || `node-${id}`, dataDir: v('node.data_dir') as string },
+    node: { id, name: v('node.name') as string, dataDir: v('node.data_dir') as string },
     api: {
-      listen: parseHostPort(v('api.listen_addr') as string)!,
+      listen: listen!,
+      keys,
+      allowUnauthenticated: v('api.allow_unauthenticated') as boolean,
+      corsOrigins,
+      credentialRatePerKey: v('api.credential_rate_per_key') as number,
+      credentialRatePerUid: v('api.credential_rate_per_uid') as number,
+      tls: apiTls,
       externalTcpAddr: v('api.external_tcp_addr') as string,
       externalWsAddr: v('api.external_ws_addr') as string,
       externalWssAddr: v('api.external_wss_addr') as string,
       maxBodyBytes: v('api.max_body_bytes') as number,
     },
     gateway: {
+      tls: gatewayTls,
+      maxPendingConnections: v('gateway.max_pending_connections') as number,
       ws: parseHostPort(v('gateway.ws_addr') as string)!,
       tcp: parseHostPort(v('gateway.tcp_addr') as string)!,
       tokenAuthOn: v('gateway.token_auth_on') as boolean,
@@ -201,6 +279,11 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
     message: {
       personWhitelistEnabled: v('message.person_whitelist_enabled') as boolean,
       systemDeviceId: v('message.system_device_id') as string,
+    },
+    delivery: {
+      retryIntervalMs: Math.max(1, parseDuration(v('delivery.retry_interval') as string)!),
+      retryMaxCount: v('delivery.retry_max_count') as number,
+      pendingAckMaxPerSession: v('delivery.pending_ack_max_per_session') as number,
     },
     store: { sync: v('store.sync') as 'full' | 'normal', batchMaxRows: v('store.batch_max_rows') as number },
     log: { level: v('log.level') as string },

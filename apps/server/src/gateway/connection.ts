@@ -13,6 +13,7 @@ export interface Deadlines {
 /** WebSocket close codes used by the gateway. */
 export const CloseCode = {
   Normal: 1000,
+  GoingAway: 1001,
   ProtocolError: 1002,
   UnsupportedData: 1003,
   PolicyViolation: 1008,

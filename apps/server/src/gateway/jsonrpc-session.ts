@@ -47,7 +47,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     private readonly services: GatewayServices,
     private readonly log: Logger,
   ) {
-    super();
+    super(services.ackPolicy);
   }
 
   /** Handles one inbound text message. */
@@ -59,7 +59,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       frame = decodeJsonRpc(text);
     } catch (err) {
       const e = err instanceof JsonRpcDecodeError ? err : new JsonRpcDecodeError(JsonRpcErrorCode.ParseError, 'invalid frame');
-      this.fail(e.id, e.code, e.message);
+      if (e.recoverable && this.state !== 'awaiting-connect') this.conn.send(encodeError(e.id, { code: e.code, message: e.message }));
+      else this.fail(e.id, e.code, e.message);
       return;
     }
     this.dispatch(frame).catch((err: unknown) => {
@@ -80,7 +81,20 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   }
 
   deliver(d: Delivery): void {
-    if (this.state !== 'open') return;
+    if (this.state !== 'open' || !this.awaitAck(d)) return;
+    this.conn.send(this.recvFrame(d));
+  }
+
+  protected resend(d: Delivery): void {
+    if (this.state === 'open') this.conn.send(this.recvFrame(d));
+  }
+
+  protected closeUnacked(reason: string): void {
+    this.closeWith(CloseCode.PolicyViolation, reason, ['recv_unacked', SessionErrorClass.backpressure]);
+  }
+
+  /** The `recv` notification of a delivery as this session sees it (shared by every session with the same view). */
+  private recvFrame(d: Delivery): string {
     let payload = d.encoded.get('j:payload') as string | undefined;
     if (payload === undefined) {
       payload = recvPayloadJson(d.payload);
@@ -111,8 +125,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       );
       d.encoded.set(key, frame);
     }
-    this.conn.send(frame);
-    this.awaitAck(d.messageIdText, d.messageSeq);
+    return frame;
   }
 
   kick(reasonCode: number, reason: string): void {
@@ -120,6 +133,11 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
     const timer = setTimeout(() => this.closeWith(CloseCode.Normal, reason), KICK_GRACE_MS);
     timer.unref();
+  }
+
+  /** Tells the client the server is going away; the gateway closes the socket once in-flight sends are answered. */
+  goAway(reasonCode: number, reason: string): void {
+    if (this.state === 'open') this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
   }
 
 
@@ -192,7 +210,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     if (auth.reason !== ReasonCode.Success) {
       if (auth.reason === ReasonCode.AuthFail) this.services.metrics.authFailures++;
       this.log.info({ uid: params.uid, deviceFlag: params.deviceFlag, session: this.id }, 'connect refused');
-      this.conn.send(encodeResult(id, { ...base, reasonCode: auth.reason, reason_code: auth.reason }));
+      // An error object, not a result: clients such as EasySDK resolve connect() on any result.
+      this.conn.send(encodeError(id, { code: auth.reason, message: reasonName(auth.reason) }));
       this.conn.send(encodeNotification('disconnect', { reasonCode: auth.reason, reason: reasonName(auth.reason) }));
       this.closeWith(CloseCode.PolicyViolation, reasonName(auth.reason), [refusalReason(auth.reason), SessionErrorClass.auth]);
       return;
@@ -205,7 +224,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       old.kick(ReasonCode.ConnectKick, 'login in other device');
     }
     this.state = 'open';
-    this.authenticated = true;
+    this.markAuthenticated();
     this.services.presence.add(this);
     this.conn.send(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success }));
   }
@@ -213,7 +232,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   private async send(id: JsonRpcId, raw: unknown): Promise<void> {
     let p: ReturnType<typeof readSendParams> | undefined;
     if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
-    const outcome = await this.services.send.send({
+    const outcome = await this.services.send
+      .send({
       fromUid: this.uid,
       deviceId: this.deviceId,
       channelId: p.channelId,
@@ -227,7 +247,13 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       syncOnce: p.header.syncOnce,
       noPersist: p.header.noPersist,
       session: this,
-    });
+    })
+      // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
+      .catch((err: unknown) => {
+        this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
+        return { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
+      });
+    if (this.state !== 'open') return;
     const messageId = outcome.messageId.toString();
     this.conn.send(
       encodeResult(id, {

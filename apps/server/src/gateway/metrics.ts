@@ -72,6 +72,10 @@ export class GatewayMetrics {
   authFailures = 0;
   /** Connections closed, for any reason. */
   closes = 0;
+  /** Connections refused at accept because `gateway.max_pending_connections` were waiting for CONNECT. */
+  refusedConnections = 0;
+  /** Connections that have not completed CONNECT now; the server points it at the connection registry. */
+  preLoginConnections: () => number = () => 0;
   /**
    * Sessions closed because of an error, cumulative, keyed
    * `<protocol>.<close_reason>.<class>`. Reasons are a fixed vocabulary, so the

@@ -1,17 +1,43 @@
+import type { Delivery } from '../messaging/delivery.ts';
 import type { Deadlines } from './connection.ts';
 
-/** Un-acked RECVs remembered per session; the oldest is dropped beyond this. */
-export const PENDING_ACK_MAX = 1024;
+/** One connection's bounds and redelivery settings (`delivery.*` config). */
+export interface AckPolicy {
+  /** A RECV unacknowledged this long is resent; each further resend waits twice as long, ms. */
+  retryIntervalMs: number;
+  /** Resends of one RECV before the session is closed. */
+  retryMaxCount: number;
+  /** Unacknowledged RECVs one session may hold; one more closes the session. */
+  maxPending: number;
+}
+
+/** Default `delivery.*` values (WuKongIM v2's `messageRetry`). */
+export const DEFAULT_ACK_POLICY: AckPolicy = { retryIntervalMs: 60_000, retryMaxCount: 5, maxPending: 1024 };
+
+/**
+ * The largest CONNECT that can succeed, bytes: uid and device id up to 256
+ * characters, token up to 1024, each up to 6 bytes as JSON escapes, plus
+ * framing. Before CONNECT completes a connection may send no more than this.
+ */
+export const MAX_CONNECT_BYTES = 16 * 1024;
 
 /** One counter for every protocol, so a session id names one connection on this node (`/conn/kick`). */
 let nextSessionId = 1;
 
 export type SessionState = 'awaiting-connect' | 'authenticating' | 'open' | 'closed';
 
+interface PendingRecv {
+  delivery: Delivery;
+  /** When it is resent next, unix ms. */
+  due: number;
+  /** Resends so far. */
+  tries: number;
+}
+
 /**
  * What every gateway session has, whatever its protocol: an id, the identity
  * CONNECT established, the deadlines the gateway sweep enforces, and a
- * bounded window of RECVs not yet acknowledged.
+ * bounded window of RECVs not yet acknowledged, resent until they are.
  */
 export abstract class SessionBase implements Deadlines {
   readonly id = nextSessionId++;
@@ -22,24 +48,43 @@ export abstract class SessionBase implements Deadlines {
   readonly openedAt = Date.now();
   lastInboundAt = this.openedAt;
   authenticated = false;
+  /** Called once when CONNECT succeeds (the gateway releases the connection's pre-login budget). */
+  onAuthenticated: (() => void) | undefined;
   protected state: SessionState = 'awaiting-connect';
-  /** Decimal message id → message seq. */
-  private readonly pendingAcks = new Map<string, number>();
+  /** Decimal message id → the delivery awaiting its RECVACK, oldest (re)sent first. */
+  private readonly pendingAcks = new Map<string, PendingRecv>();
+
+  constructor(protected readonly ackPolicy: AckPolicy) {}
 
   abstract expire(reason: 'auth timeout' | 'idle timeout'): void;
+
+  /** Writes a RECV again (marked as a duplicate where the protocol can). */
+  protected abstract resend(d: Delivery): void;
+
+  /** Closes a session that does not acknowledge what it receives. */
+  protected abstract closeUnacked(reason: string): void;
 
   /** Un-acked deliveries (for tests and the operations surface). */
   get pendingAckCount(): number {
     return this.pendingAcks.size;
   }
 
-  /** Records a delivered RECV until its RECVACK; drops the oldest past the bound. */
-  protected awaitAck(messageId: string, messageSeq: number): void {
-    if (this.pendingAcks.size >= PENDING_ACK_MAX) {
-      const oldest = this.pendingAcks.keys().next().value;
-      if (oldest !== undefined) this.pendingAcks.delete(oldest);
+  protected markAuthenticated(): void {
+    this.authenticated = true;
+    this.onAuthenticated?.();
+  }
+
+  /**
+   * Records a RECV about to be written, until its RECVACK. Returns false, and
+   * closes the session, when the window is full: the client is not acking.
+   */
+  protected awaitAck(d: Delivery): boolean {
+    if (this.pendingAcks.size >= this.ackPolicy.maxPending && !this.pendingAcks.has(d.messageIdText)) {
+      this.closeUnacked('ack window full');
+      return false;
     }
-    this.pendingAcks.set(messageId, messageSeq);
+    this.pendingAcks.set(d.messageIdText, { delivery: d, due: Date.now() + this.ackPolicy.retryIntervalMs, tries: 0 });
+    return true;
   }
 
   protected acked(messageId: string): void {
@@ -48,5 +93,26 @@ export abstract class SessionBase implements Deadlines {
 
   protected forgetAcks(): void {
     this.pendingAcks.clear();
+  }
+
+  /**
+   * Resends the RECVs whose time has come (called by the gateway sweep, about
+   * once a second). Entries are kept in the order they were last sent, so the
+   * scan stops at the first one not yet due; one that has used up its resends
+   * closes the session.
+   */
+  redeliverDue(now: number): void {
+    for (const [id, p] of this.pendingAcks) {
+      if (p.due > now) return;
+      if (p.tries >= this.ackPolicy.retryMaxCount) {
+        this.closeUnacked('recv not acknowledged');
+        return;
+      }
+      p.tries++;
+      p.due = now + this.ackPolicy.retryIntervalMs * 2 ** p.tries;
+      this.pendingAcks.delete(id);
+      this.pendingAcks.set(id, p);
+      this.resend(p.delivery);
+    }
   }
 }

@@ -15,6 +15,8 @@ export interface TcpGateway {
   address: AddressInfo;
   /** True while the listener accepts connections (readiness `routes`). */
   readonly listening: boolean;
+  /** Stops taking new connections; the live ones stay open. */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,10 @@ export async function startTcpGateway(
   const sockets = new Set<Socket>();
   const metrics = services.metrics;
   const server: Server = createServer((socket) => {
+    if (!registry.admits()) {
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.setNoDelay(true);
     let closing = false;
@@ -66,9 +72,14 @@ export async function startTcpGateway(
       protocol: 'wkproto',
       outboundBytes: () => socket.writableLength,
       pendingAcks: () => session.pendingAckCount,
+      session: () => session,
+      closeGracefully: () => {
+        if (!socket.destroyed) socket.end();
+      },
       terminate: () => socket.destroy(),
     };
     registry.add(entry);
+    session.onAuthenticated = () => registry.loggedIn(entry);
     socket.on('data', (chunk) => session.onData(chunk));
     socket.on('error', (err) => log.debug({ err: err.message }, 'tcp socket error'));
     socket.on('close', () => {
@@ -78,6 +89,7 @@ export async function startTcpGateway(
       session.onClose();
     });
   });
+  let closed: Promise<void> | undefined;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
@@ -87,9 +99,13 @@ export async function startTcpGateway(
     get listening() {
       return server.listening;
     },
+    stopAccepting() {
+      closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
+    },
     async close() {
+      closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }

@@ -19,7 +19,7 @@ import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
-import { SessionBase } from './session-base.ts';
+import { MAX_CONNECT_BYTES, SessionBase } from './session-base.ts';
 
 /** Where a WKProto session writes: a TCP socket or a WebSocket (one packet per message). */
 export interface PacketSink {
@@ -45,21 +45,32 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   private readonly decoder: WkprotoDecoder;
   private ackTail: Promise<void> = Promise.resolve();
   private readonly onPacketBound = (p: WkPacket) => this.onPacket(p);
+  /** Bytes received before CONNECT completed; bounded by MAX_CONNECT_BYTES. */
+  private preConnectBytes = 0;
 
   constructor(
     private readonly sink: PacketSink,
     private readonly services: GatewayServices,
     private readonly log: Logger,
-    maxPacketBytes: number,
+    private readonly maxPacketBytes: number,
   ) {
-    super();
-    this.decoder = new WkprotoDecoder({ version: PRE_CONNECT_VERSION, maxRemainingLength: maxPacketBytes });
+    super(services.ackPolicy);
+    // Until CONNECT completes only a CONNECT-sized packet is accepted, so a half-sent
+    // packet declaring 1 MiB cannot make the decoder allocate its body.
+    this.decoder = new WkprotoDecoder({ version: PRE_CONNECT_VERSION, maxRemainingLength: Math.min(maxPacketBytes, MAX_CONNECT_BYTES) });
   }
 
   /** Feeds bytes as they arrive; packets may span chunks and chunks may hold many packets. */
   onData(chunk: Uint8Array): void {
     this.lastInboundAt = Date.now();
     if (this.state === 'closed') return;
+    if (!this.authenticated) {
+      this.preConnectBytes += chunk.length;
+      if (this.preConnectBytes > MAX_CONNECT_BYTES) {
+        this.closeWith('too many bytes before CONNECT completed', ['connect_too_large', SessionErrorClass.protocol]);
+        return;
+      }
+    }
     try {
       this.decoder.push(chunk, this.onPacketBound);
     } catch (err) {
@@ -79,9 +90,24 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   }
 
   deliver(d: Delivery): void {
-    if (this.state !== 'open' || !this.crypto) return;
+    if (this.state !== 'open' || !this.crypto || !this.awaitAck(d)) return;
+    this.writeRecv(d, false);
+  }
+
+  protected resend(d: Delivery): void {
+    if (this.state === 'open') this.writeRecv(d, true);
+  }
+
+  protected closeUnacked(reason: string): void {
+    this.closeWith(reason, ['recv_unacked', SessionErrorClass.backpressure]);
+  }
+
+  /** Encrypts, signs and writes one RECV for this session (`dup` on a resend). */
+  private writeRecv(d: Delivery, dup: boolean): void {
+    if (!this.crypto) return;
     const recv: RecvPacket = {
       type: PacketType.RECV,
+      dup,
       redDot: d.redDotFor(this.uid),
       syncOnce: d.syncOnce,
       noPersist: d.noPersist,
@@ -102,9 +128,8 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.sink.send(encodePacket(this.crypto.sealRecv(recv), this.version));
     } catch (err) {
       this.log.warn({ err: (err as Error).message, session: this.id }, 'recv not encodable for this session');
-      return;
+      this.acked(d.messageIdText);
     }
-    this.awaitAck(d.messageIdText, d.messageSeq);
   }
 
   kick(reasonCode: number, reason: string): void {
@@ -112,6 +137,11 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.sink.send(encodePacket({ type: PacketType.DISCONNECT, reasonCode, reason }, this.version));
     const timer = setTimeout(() => this.closeWith(reason), KICK_GRACE_MS);
     timer.unref();
+  }
+
+  /** Tells the client the server is going away; the gateway closes the socket once in-flight sends are answered. */
+  goAway(reasonCode: number, reason: string): void {
+    if (this.state === 'open') this.sink.send(encodePacket({ type: PacketType.DISCONNECT, reasonCode, reason }, this.version));
   }
 
 
@@ -189,11 +219,12 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.crypto = exchange.session;
     this.version = version;
     this.decoder.version = version;
+    this.decoder.maxRemainingLength = this.maxPacketBytes;
     for (const old of this.services.presence.conflicting(this.uid, this.deviceFlag, this.deviceId, this.deviceLevel)) {
       old.kick(ReasonCode.ConnectKick, 'login in other device');
     }
     this.state = 'open';
-    this.authenticated = true;
+    this.markAuthenticated();
     this.services.presence.add(this);
     this.sink.send(connack(ReasonCode.Success, version, exchange.serverKey, exchange.salt));
   }
@@ -231,7 +262,8 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       try {
         o = await outcome;
       } catch (err) {
-        this.log.error({ err, session: this.id }, 'send failed');
+        // The store logs its own failures once per kind; the sender gets a reason and keeps its session.
+        this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
         o = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
       }
       if (this.state !== 'open') return;

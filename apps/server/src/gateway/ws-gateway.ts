@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { CloseCode, WsConnection } from './connection.ts';
@@ -7,6 +8,7 @@ import { JsonRpcSession } from './jsonrpc-session.ts';
 import type { ConnectionRegistry, LiveConnection } from './registry.ts';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
+import { MAX_CONNECT_BYTES } from './session-base.ts';
 import { WkprotoSession } from './wkproto-session.ts';
 
 export interface WsGatewayOptions {
@@ -14,6 +16,10 @@ export interface WsGatewayOptions {
   port: number;
   maxFrameBytes: number;
   maxOutboundBytes: number;
+  /** `gateway.auth_timeout`, ms: also bounds how long the HTTP upgrade request may take. */
+  authTimeoutMs: number;
+  /** `gateway.tls_*`: accept `wss://` only. */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 export interface WsGateway {
@@ -22,6 +28,8 @@ export interface WsGateway {
   readonly listening: boolean;
   /** Live connections of every gateway listener, by protocol once known. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
+  /** Stops taking new connections; the live ones stay open. */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -47,19 +55,27 @@ export async function startWsGateway(
 ): Promise<WsGateway> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxFrameBytes, perMessageDeflate: false });
 
-  const http: Server = createServer((_req, res) => {
+  const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket upgrade required\n');
-  });
+  };
+  const http: Server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, onRequest) : createServer(onRequest);
+  // A connection that never completes its upgrade request is cut like one that never sends CONNECT.
+  http.headersTimeout = opts.authTimeoutMs;
+  http.requestTimeout = opts.authTimeoutMs;
   http.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => accept(ws));
+    if (!registry.admits()) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => accept(ws, socket as Socket));
   });
 
-  function accept(ws: WebSocket): void {
+  function accept(ws: WebSocket, socket: Socket): void {
     const metrics = services.metrics;
     const conn = new WsConnection(ws, opts.maxOutboundBytes, metrics.outbound, () => {
       log.info({ protocol: entry.protocol, session: (jsonrpc ?? wkproto)?.id }, 'closing a client that does not read');
@@ -78,19 +94,39 @@ export async function startWsGateway(
       protocol: undefined,
       outboundBytes: () => conn.outboundBytes,
       pendingAcks: () => (jsonrpc ?? wkproto)?.pendingAckCount ?? 0,
+      session: () => jsonrpc ?? wkproto,
+      closeGracefully: (reason) => conn.close(CloseCode.GoingAway, reason),
       terminate: () => ws.terminate(),
     };
     registry.add(entry);
 
-    ws.on('message', (data: RawData) => {
+    // Before CONNECT completes the connection may send at most one CONNECT's worth of bytes
+    // (WebSocket framing included): counted on the raw socket, before ws buffers a frame.
+    let preLoginBytes = 0;
+    const countPreLogin = (chunk: Buffer) => {
+      preLoginBytes += chunk.length;
+      if (preLoginBytes <= MAX_CONNECT_BYTES) return;
+      socket.off('data', countPreLogin);
+      metrics.sessionError(entry.protocol ?? 'unknown', 'connect_too_large', SessionErrorClass.protocol);
+      socket.destroy();
+    };
+    socket.on('data', countPreLogin);
+    const loggedIn = () => {
+      socket.off('data', countPreLogin);
+      registry.loggedIn(entry);
+    };
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       if (jsonrpc) return jsonrpc.onMessage(buf.toString('utf8'));
       if (wkproto) return wkproto.onData(buf);
       const first = firstSignificantByte(buf);
-      if (first === undefined) return;
-      if (first === 0x7b || first === 0x5b) {
+      if (first === undefined && isBinary) return;
+      // WKProto clients send binary frames; any text frame is JSON-RPC (answered -32700 at once when it is not JSON).
+      if (!isBinary || first === 0x7b || first === 0x5b) {
         entry.protocol = 'jsonrpc';
         jsonrpc = new JsonRpcSession(conn, services, log);
+        jsonrpc.onAuthenticated = loggedIn;
         entry.deadlines = jsonrpc;
         jsonrpc.onMessage(buf.toString('utf8'));
       } else {
@@ -101,6 +137,7 @@ export async function startWsGateway(
           log,
           Math.min(MAX_WKPROTO_PACKET, opts.maxFrameBytes),
         );
+        wkproto.onAuthenticated = loggedIn;
         entry.deadlines = wkproto;
         wkproto.onData(buf);
       }
@@ -121,6 +158,7 @@ export async function startWsGateway(
     });
   }
 
+  let closed: Promise<void> | undefined;
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(opts.port, opts.host, () => resolve());
@@ -132,9 +170,14 @@ export async function startWsGateway(
       return http.listening;
     },
     connections: () => registry.counts(),
+    stopAccepting() {
+      closed ??= new Promise<void>((resolve) => http.close(() => resolve()));
+    },
     async close() {
+      closed ??= new Promise<void>((resolve) => http.close(() => resolve()));
       await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeAllConnections();
+      await closed;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { failureKind } from '../store/write-health.ts';
 
 /**
  * Error body shapes. Most business routes answer WuKongIM's legacy
@@ -50,11 +51,19 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (err.validation || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
       return reply.status(400).send(errorBody(shape, 400, 'invalid_request', config.bindMessage ?? '数据格式有误！'));
     }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(415).send(errorBody(shape, 415, 'unsupported_media_type', 'Content-Type must be application/json'));
+    }
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.status(413).send(errorBody(shape, 413, 'payload_too_large', config.tooLargeMessage ?? 'request body too large'));
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, 'bad_request', err.message));
+    }
+    // The store logs its own failures once per kind; the caller learns the kind, not the details.
+    const storeFailure = failureKind(err);
+    if (storeFailure) {
+      return reply.status(503).header('retry-after', '1').send(errorBody(shape, 503, 'store_unavailable', `store writes failing (${storeFailure})`));
     }
     request.log.error({ err }, 'request failed');
     return reply.status(500).send(errorBody(shape, 500, 'internal_error', 'internal error'));

@@ -30,6 +30,11 @@ export function createMetrics(inputs: OpsInputs): Registry {
     { name: 'parley_deliveries_total', help: 'RECVs handed to online sessions.', read: () => inputs.fanout.stats.deliveries },
     { name: 'parley_auth_failures_total', help: 'CONNECTs refused for bad credentials.', read: () => inputs.gatewayMetrics.authFailures },
     { name: 'parley_gateway_closes_total', help: 'Gateway connections closed.', read: () => inputs.gatewayMetrics.closes },
+    {
+      name: 'parley_gateway_refused_connections_total',
+      help: 'Connections refused at accept because gateway.max_pending_connections had not completed CONNECT.',
+      read: () => inputs.gatewayMetrics.refusedConnections,
+    },
   ];
   for (const c of counters) {
     let reported = 0;
@@ -52,6 +57,14 @@ export function createMetrics(inputs: OpsInputs): Registry {
     collect() {
       const { total: _total, ...byProtocol } = inputs.connections();
       for (const [protocol, n] of Object.entries(byProtocol)) this.set({ protocol }, n);
+    },
+  });
+  new Gauge({
+    name: 'parley_gateway_prelogin_connections',
+    help: 'Connections that have not completed CONNECT (bounded by gateway.max_pending_connections).',
+    registers: [register],
+    collect() {
+      this.set(inputs.gatewayMetrics.preLoginConnections());
     },
   });
   new Gauge({ name: 'parley_append_queue_depth', help: 'Messages waiting for the next group commit.', registers: [register], collect() { this.set(inputs.queue.depth); } });

@@ -35,22 +35,33 @@ export function partDownReason(part: string): string {
   return READY_PART_REASONS[part] ?? `${part} not ready`;
 }
 
-async function succeeds(probe: () => Promise<void>): Promise<boolean> {
+/** A probe failure whose message says why (shown after the part's reason in `/readyz`). */
+export class ProbeFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProbeFailure';
+  }
+}
+
+/** Runs a probe: undefined when it passes, else the detail to show ('' when there is none). */
+async function failure(probe: () => Promise<void>): Promise<string | undefined> {
   try {
     await probe();
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (err) {
+    return err instanceof ProbeFailure ? err.message : '';
   }
 }
 
 /** Runs the probes; a store that cannot be read is not probed for writing (it cannot commit either). */
 export async function checkReadiness(probes: ReadinessProbes): Promise<Readiness> {
   const routes = probes.gatewaysListening();
-  const slots = await succeeds(probes.storeReadable);
-  const channels = slots && (await succeeds(probes.storeWritable));
-  const parts = { routes, slots, channels };
+  const slotsDown = await failure(probes.storeReadable);
+  const channelsDown = slotsDown === undefined ? await failure(probes.storeWritable) : '';
+  const parts = { routes, slots: slotsDown === undefined, channels: channelsDown === undefined };
+  const details: Record<string, string | undefined> = { slots: slotsDown, channels: channelsDown };
   const down = Object.entries(parts).filter(([, up]) => !up);
   if (down.length === 0) return { ready: true, parts };
-  return { ready: false, reason: down.map(([part]) => partDownReason(part)).join(', '), parts };
+  const reason = down.map(([part]) => (details[part] ? `${partDownReason(part)}: ${details[part]}` : partDownReason(part))).join(', ');
+  return { ready: false, reason, parts };
 }

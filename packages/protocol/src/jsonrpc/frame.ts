@@ -32,6 +32,8 @@ export class JsonRpcDecodeError extends Error {
     readonly code: number,
     message: string,
     readonly id: JsonRpcId | null = null,
+    /** The frame was well formed but too deep to process: the session can go on. */
+    readonly recoverable = false,
   ) {
     super(message);
     this.name = 'JsonRpcDecodeError';
@@ -54,8 +56,46 @@ function readId(raw: unknown): JsonRpcId | null | undefined {
   throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'id must be a non-empty string or an integer');
 }
 
-/** Decodes one text frame; throws `JsonRpcDecodeError` for anything malformed. */
+/** Deepest object/array nesting accepted in a frame (params and payload objects included). */
+export const MAX_FRAME_DEPTH = 64;
+
+/**
+ * Whether `text` nests objects/arrays deeper than `max`. Strings are skipped
+ * with `indexOf`, so a frame that is mostly one long string costs little.
+ */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let j = text.indexOf('"', i + 1);
+      while (j !== -1) {
+        let slashes = 0;
+        while (text.charCodeAt(j - 1 - slashes) === 0x5c) slashes++;
+        if (slashes % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      if (j === -1) return false;
+      i = j;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Decodes one text frame; throws `JsonRpcDecodeError` for anything malformed.
+ * A frame nested deeper than {@link MAX_FRAME_DEPTH} is refused before it is
+ * parsed (`recoverable`: the frame is simply not processed).
+ */
 export function decodeJsonRpc(text: string): JsonRpcFrame {
+  if (jsonDepthExceeds(text, MAX_FRAME_DEPTH)) {
+    throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, `frame nested deeper than ${MAX_FRAME_DEPTH} levels`, null, true);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

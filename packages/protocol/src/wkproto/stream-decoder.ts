@@ -34,7 +34,7 @@ const asBuffer = (chunk: Uint8Array): Buffer =>
 
 /** Incremental decoder: feed arbitrary chunks with {@link push}. */
 export class WkprotoDecoder {
-  readonly maxRemainingLength: number;
+  private maxLength: number;
   private versionValue: number;
   private readonly header: FrameHeader = { type: 0, flags: 0, headerSize: 0, remainingLength: 0 };
   private readonly head = Buffer.alloc(MAX_HEADER_BYTES);
@@ -50,9 +50,25 @@ export class WkprotoDecoder {
     if (!Number.isInteger(max) || max < 0 || max > MAX_REMAINING_LENGTH) {
       throw new RangeError(`maxRemainingLength must be an integer in [0, ${MAX_REMAINING_LENGTH}]`);
     }
-    this.maxRemainingLength = max;
+    this.maxLength = max;
     this.versionValue = options.version ?? 5;
     assertDecodeVersion(this.versionValue);
+  }
+
+  /**
+   * Largest accepted remaining length in bytes. May be changed between packets
+   * (a gateway accepts only a CONNECT-sized packet before CONNECT completes,
+   * then the full limit); a packet already being assembled keeps its size.
+   */
+  get maxRemainingLength(): number {
+    return this.maxLength;
+  }
+
+  set maxRemainingLength(max: number) {
+    if (!Number.isInteger(max) || max < 0 || max > MAX_REMAINING_LENGTH) {
+      throw new RangeError(`maxRemainingLength must be an integer in [0, ${MAX_REMAINING_LENGTH}]`);
+    }
+    this.maxLength = max;
   }
 
   /** Protocol version applied to the next decoded body; may be changed from inside a handler. */
