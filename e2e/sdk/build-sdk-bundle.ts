@@ -20,10 +20,22 @@ async function buildOnce(): Promise<string> {
   const st = await stat(entry);
   const dir = join(tmpdir(), 'parley-e2e-sdk');
   const out = join(dir, `wukongimjssdk-${pkg.version}-${st.size}-${Math.floor(st.mtimeMs)}.cjs`);
-  if (await stat(out).then(() => true, () => false)) return out;
+  if (
+    await stat(out).then(
+      () => true,
+      () => false,
+    )
+  )
+    return out;
   await mkdir(dir, { recursive: true });
   const result = await build({
-    entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', target: 'node20', write: false, logLevel: 'silent',
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    logLevel: 'silent',
   });
   const code = result.outputFiles[0]?.contents;
   if (!code) throw new Error('esbuild produced no output for wukongimjssdk');

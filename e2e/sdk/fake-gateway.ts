@@ -8,8 +8,18 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  encodePacket, negotiateVersion, PacketType, ReasonCode, serverKeyExchange, WkprotoDecoder, type ConnectPacket,
-  type RecvackPacket, type RecvPacket, type SendPacket, type WkPacket, type WkSessionCrypto,
+  encodePacket,
+  negotiateVersion,
+  PacketType,
+  ReasonCode,
+  serverKeyExchange,
+  WkprotoDecoder,
+  type ConnectPacket,
+  type RecvackPacket,
+  type RecvPacket,
+  type SendPacket,
+  type WkPacket,
+  type WkSessionCrypto,
 } from '@parley/protocol/wkproto';
 
 /** One accepted WebSocket session. */
@@ -66,16 +76,32 @@ export async function startFakeGateway(opts: { answerConnect?: boolean; messageS
       const kx = serverKeyExchange(p.clientKey);
       s.crypto = kx.session;
       s.decoder.version = v;
-      write(s, [{
-        type: PacketType.CONNACK, ...(p.version > 3 ? { serverVersion: v } : {}), timeDiff: 0n,
-        reasonCode: ReasonCode.Success, serverKey: kx.serverKey, salt: kx.salt, nodeId: 1n,
-      }]);
+      write(s, [
+        {
+          type: PacketType.CONNACK,
+          ...(p.version > 3 ? { serverVersion: v } : {}),
+          timeDiff: 0n,
+          reasonCode: ReasonCode.Success,
+          serverKey: kx.serverKey,
+          salt: kx.salt,
+          nodeId: 1n,
+        },
+      ]);
     } else if (p.type === PacketType.SEND && s.crypto) {
       const plaintext = s.crypto.openSend(p).toString('utf8');
       s.sends.push({ packet: p, plaintext });
       const messageId = nextId++;
       const messageSeq = nextSeq++;
-      write(s, [{ type: PacketType.SENDACK, messageId, clientSeq: p.clientSeq, messageSeq, reasonCode: ReasonCode.Success, clientMsgNo: p.clientMsgNo }]);
+      write(s, [
+        {
+          type: PacketType.SENDACK,
+          messageId,
+          clientSeq: p.clientSeq,
+          messageSeq,
+          reasonCode: ReasonCode.Success,
+          clientMsgNo: p.clientMsgNo,
+        },
+      ]);
     } else if (p.type === PacketType.PING) {
       write(s, [{ type: PacketType.PONG }]);
     } else if (p.type === PacketType.RECVACK) {
@@ -119,7 +145,13 @@ export async function startFakeGateway(opts: { answerConnect?: boolean; messageS
     },
     pushRecv: (s, r, coalesceWith) => {
       if (!s.crypto) throw new Error('session has no keys');
-      const sealed = s.crypto.sealRecv({ ...r, type: PacketType.RECV, setting: r.setting ?? 0, msgKey: '', payload: Buffer.from(r.payload) });
+      const sealed = s.crypto.sealRecv({
+        ...r,
+        type: PacketType.RECV,
+        setting: r.setting ?? 0,
+        msgKey: '',
+        payload: Buffer.from(r.payload),
+      });
       write(s, [...(coalesceWith ?? []), sealed], coalesceWith !== undefined);
       return sealed;
     },

@@ -39,14 +39,28 @@ sdk.connectManager.addConnectStatusListener((status, reasonCode) => send({ event
 sdk.chatManager.addMessageListener((m) => {
   if (m.messageID === undefined) return; // the SDK also echoes locally created (outgoing) messages here
   send({
-    event: 'message', fromUID: m.fromUID, channelId: m.channel?.channelID, channelType: m.channel?.channelType,
-    messageSeq: m.messageSeq, messageID: str(m.messageID), clientMsgNo: m.clientMsgNo, timestamp: m.timestamp,
-    contentType: m.contentType, content: m.content?.contentObj ?? null, text: m.content?.text,
+    event: 'message',
+    fromUID: m.fromUID,
+    channelId: m.channel?.channelID,
+    channelType: m.channel?.channelType,
+    messageSeq: m.messageSeq,
+    messageID: str(m.messageID),
+    clientMsgNo: m.clientMsgNo,
+    timestamp: m.timestamp,
+    contentType: m.contentType,
+    content: m.content?.contentObj ?? null,
+    text: m.content?.text,
     header: { redDot: !!m.header?.reddot, noPersist: !!m.header?.noPersist, syncOnce: !!m.header?.syncOnce },
   });
 });
 sdk.chatManager.addMessageStatusListener((ack) => {
-  send({ event: 'sendack', clientSeq: ack.clientSeq, messageID: str(ack.messageID), messageSeq: ack.messageSeq, reasonCode: ack.reasonCode });
+  send({
+    event: 'sendack',
+    clientSeq: ack.clientSeq,
+    messageID: str(ack.messageID),
+    messageSeq: ack.messageSeq,
+    reasonCode: ack.reasonCode,
+  });
 });
 
 process.on('message', async (cmd) => {

@@ -54,14 +54,28 @@ describe('wukongimjssdk harness', () => {
     expect(ack).toMatchObject({ reasonCode: 1, messageID: '1957234823423213568', messageSeq: 1, clientMsgNo: sent?.packet.clientMsgNo });
 
     const recv = gw.pushRecv(s, {
-      redDot: true, fromUid: 'carol', channelId: 'carol', channelType: 1, clientMsgNo: 'cmn-1',
-      messageId: 9_007_199_254_740_993n, messageSeq: 4_294_967_295n, timestamp: 1_785_398_400,
+      redDot: true,
+      fromUid: 'carol',
+      channelId: 'carol',
+      channelType: 1,
+      clientMsgNo: 'cmn-1',
+      messageId: 9_007_199_254_740_993n,
+      messageSeq: 4_294_967_295n,
+      timestamp: 1_785_398_400,
       payload: JSON.stringify({ type: 1, content: 'hi bob' }),
     });
     const m = await sdk.nextMessage();
     expect(m).toMatchObject({
-      fromUID: 'carol', channelId: 'carol', channelType: 1, messageID: '9007199254740993', messageSeq: 4_294_967_295,
-      clientMsgNo: 'cmn-1', timestamp: 1_785_398_400, contentType: 1, text: 'hi bob', header: { redDot: true },
+      fromUID: 'carol',
+      channelId: 'carol',
+      channelType: 1,
+      messageID: '9007199254740993',
+      messageSeq: 4_294_967_295,
+      clientMsgNo: 'cmn-1',
+      timestamp: 1_785_398_400,
+      contentType: 1,
+      text: 'hi bob',
+      header: { redDot: true },
     });
     const ra = await gw.until(() => s.recvacks[0]);
     expect(ra).toMatchObject({ messageId: recv.messageId, messageSeq: recv.messageSeq, redDot: true });
@@ -95,7 +109,12 @@ describe('wukongimjssdk harness', () => {
     const s = await gw.nextConnect();
     const base = { fromUid: 'a', channelId: 'a', channelType: 1, clientMsgNo: 'c', messageSeq: 1n, timestamp: 1 };
     const first = s.crypto?.sealRecv({
-      ...base, type: PacketType.RECV, setting: 0, msgKey: '', messageId: 1n, payload: Buffer.from('{"type":1,"content":"first"}'),
+      ...base,
+      type: PacketType.RECV,
+      setting: 0,
+      msgKey: '',
+      messageId: 1n,
+      payload: Buffer.from('{"type":1,"content":"first"}'),
     });
     gw.pushRecv(s, { ...base, messageId: 2n, payload: '{"type":1,"content":"second"}' }, first ? [first] : []);
     expect((await sdk.nextMessage()).text).toBe('first');

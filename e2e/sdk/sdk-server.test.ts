@@ -36,7 +36,9 @@ beforeAll(async () => {
   for (const uid of ['sdk-alice', 'sdk-bob']) {
     expect(await post('/user/token', { uid, token: `tok-${uid}`, device_flag: 1, device_level: 0 })).toEqual({ status: 200 });
   }
-  expect(await post('/channel', { channel_id: 'sdk-group', channel_type: 2, subscribers: ['sdk-alice', 'sdk-bob'] })).toEqual({ status: 200 });
+  expect(await post('/channel', { channel_id: 'sdk-group', channel_type: 2, subscribers: ['sdk-alice', 'sdk-bob'] })).toEqual({
+    status: 200,
+  });
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
@@ -55,19 +57,44 @@ describe('the published wukongimjssdk against the real server', () => {
     const toBob = await alice.sendText('sdk-bob', 1, 'hello bob');
     expect(toBob.reasonCode).toBe(1);
     const atBob = await bob.nextMessage();
-    expect(atBob).toMatchObject({ fromUID: 'sdk-alice', channelId: 'sdk-alice', channelType: 1, messageSeq: toBob.messageSeq, messageID: toBob.messageID, text: 'hello bob' });
+    expect(atBob).toMatchObject({
+      fromUID: 'sdk-alice',
+      channelId: 'sdk-alice',
+      channelType: 1,
+      messageSeq: toBob.messageSeq,
+      messageID: toBob.messageID,
+      text: 'hello bob',
+    });
     expect(BigInt(atBob.messageID)).toBeGreaterThan(2n ** 53n);
 
     const toAlice = await bob.sendText('sdk-alice', 1, 'hello alice');
     expect(toAlice.messageSeq).toBe(toBob.messageSeq + 1);
     const atAlice = await alice.nextMessage();
-    expect(atAlice).toMatchObject({ fromUID: 'sdk-bob', channelId: 'sdk-bob', messageSeq: toAlice.messageSeq, messageID: toAlice.messageID, text: 'hello alice' });
+    expect(atAlice).toMatchObject({
+      fromUID: 'sdk-bob',
+      channelId: 'sdk-bob',
+      messageSeq: toAlice.messageSeq,
+      messageID: toAlice.messageID,
+      text: 'hello alice',
+    });
 
     const inGroup = await alice.sendText('sdk-group', 2, 'hello group');
     const groupAtBob = await bob.nextMessage();
-    expect(groupAtBob).toMatchObject({ fromUID: 'sdk-alice', channelId: 'sdk-group', channelType: 2, messageSeq: inGroup.messageSeq, messageID: inGroup.messageID, text: 'hello group' });
+    expect(groupAtBob).toMatchObject({
+      fromUID: 'sdk-alice',
+      channelId: 'sdk-group',
+      channelType: 2,
+      messageSeq: inGroup.messageSeq,
+      messageID: inGroup.messageID,
+      text: 'hello group',
+    });
 
-    const history = (await post('/channel/messagesync', { login_uid: 'sdk-bob', channel_id: 'sdk-alice', channel_type: 1, pull_mode: 1 })) as {
+    const history = (await post('/channel/messagesync', {
+      login_uid: 'sdk-bob',
+      channel_id: 'sdk-alice',
+      channel_type: 1,
+      pull_mode: 1,
+    })) as {
       messages: Array<{ message_idstr: string; payload: string }>;
     };
     expect(history.messages.map((m) => m.message_idstr)).toEqual([toBob.messageID, toAlice.messageID]);

@@ -176,14 +176,19 @@ export class SdkClient extends EventEmitter {
 
   /** Resolves once the SDK reports `status` (default Connected); rejects on ConnectFail/Kick or timeout. */
   waitForStatus(status: number = SdkConnectStatus.Connected, ms = this.timeoutMs): Promise<SdkStatus> {
-    return this.waitFor('status', () => {
-      const s = this.status;
-      if (s?.status === status) return s;
-      if (s && (s.status === SdkConnectStatus.ConnectFail || s.status === SdkConnectStatus.ConnectKick)) {
-        throw Object.assign(new Error(`SDK status ${s.status}, reason ${s.reasonCode}`), s);
-      }
-      return undefined;
-    }, ms, `SDK status ${status}`);
+    return this.waitFor(
+      'status',
+      () => {
+        const s = this.status;
+        if (s?.status === status) return s;
+        if (s && (s.status === SdkConnectStatus.ConnectFail || s.status === SdkConnectStatus.ConnectKick)) {
+          throw Object.assign(new Error(`SDK status ${s.status}, reason ${s.reasonCode}`), s);
+        }
+        return undefined;
+      },
+      ms,
+      `SDK status ${status}`,
+    );
   }
 
   /** Starts the SDK's connect and waits for Connected. */

@@ -35,14 +35,29 @@ export function highestHeld(results: readonly ScenarioResult[], steps: readonly 
   return best;
 }
 
-async function withTarget(name: TargetName, o: BenchOptions, users: string[], fn: (d: Driver) => Promise<ScenarioResult[]>): Promise<ScenarioResult[]> {
+async function withTarget(
+  name: TargetName,
+  o: BenchOptions,
+  users: string[],
+  fn: (d: Driver) => Promise<ScenarioResult[]>,
+): Promise<ScenarioResult[]> {
   let driver: Driver | undefined;
   try {
     driver = await startTarget(name, { parleyNodeArgs: o.parleyNodeArgs, log: o.log });
     await driver.provisionUsers(users);
     return await fn(driver);
   } catch (e) {
-    return [makeResult({ scenario: 'capacity', title: 'capacity', target: name, figures: [], gates: [], counts: {}, error: (e as Error).message })];
+    return [
+      makeResult({
+        scenario: 'capacity',
+        title: 'capacity',
+        target: name,
+        figures: [],
+        gates: [],
+        counts: {},
+        error: (e as Error).message,
+      }),
+    ];
   } finally {
     await driver?.stop();
   }
@@ -55,12 +70,16 @@ export async function runCapacity(o: BenchOptions): Promise<Record<string, unkno
   for (const target of o.targets) {
     o.log(`capacity ${target}: 1:1 ${ONE_TO_ONE_STEPS.join(',')} msg/s`);
     const one = await withTarget(target, o, oneToOneUsers(o.pairs), (d) =>
-      runOneToOne(d, { ...o, pairs: o.pairs, rates: twice(ONE_TO_ONE_STEPS), continueWhile: holds }));
+      runOneToOne(d, { ...o, pairs: o.pairs, rates: twice(ONE_TO_ONE_STEPS), continueWhile: holds }),
+    );
     o.log(`capacity ${target}: groups ${GROUP_STEPS.join(',')} msg/s`);
     const groups = await withTarget(target, o, fanoutUsers(o.groups, o.members), (d) =>
-      runFanout(d, { ...o, groups: o.groups, members: o.members, rates: twice(GROUP_STEPS), continueWhile: holds }));
+      runFanout(d, { ...o, groups: o.groups, members: o.members, rates: twice(GROUP_STEPS), continueWhile: holds }),
+    );
     const steps = [...one, ...groups].map((r) => ({
-      scenario: r.scenario, valid: r.valid, error: r.error,
+      scenario: r.scenario,
+      valid: r.valid,
+      error: r.error,
       sendackP99Ms: r.figures.find((f) => f.key === 'sendack_p99_ms')?.value ?? null,
       failedGates: r.gates.filter((g) => !g.ok).map((g) => `${g.name}: ${g.detail}`),
     }));

@@ -70,7 +70,9 @@ const scenarios = values.scenarios.split(',');
 for (const s of scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s}`);
 
 const options: BenchOptions = {
-  scenarios, targets, log,
+  scenarios,
+  targets,
+  log,
   phaseSeconds: num('seconds', values.seconds),
   warmupSeconds: num('warmup', values.warmup),
   bodyBytes: num('body-bytes', values['body-bytes']),
@@ -94,20 +96,25 @@ if (values.capacity) {
   const doc = await runCapacity(options);
   const summary = doc.summary as Record<string, { oneToOne: number; groups: number }>;
   console.log(`capacity: highest step holding sendack p99 < ${doc.p99LimitMs} ms twice in a row`);
-  for (const [t, s] of Object.entries(summary)) console.log(`  ${t.padEnd(16)} 1:1 ${String(s.oneToOne).padStart(6)} msg/s   groups ${String(s.groups).padStart(4)} msg/s`);
+  for (const [t, s] of Object.entries(summary))
+    console.log(`  ${t.padEnd(16)} 1:1 ${String(s.oneToOne).padStart(6)} msg/s   groups ${String(s.groups).padStart(4)} msg/s`);
   console.log(JSON.stringify(doc));
   if (values.json) writeFileSync(values.json, JSON.stringify(doc, null, 2));
 } else {
   const outcome = await runBench(options);
   const reports = buildReports(outcome.results);
   const tag = outcome.sentinel.noisy ? 'noisy' : 'quiet';
-  console.log(`parley-bench ${outcome.git ?? ''} — ${tag} (sentinel ${outcome.sentinel.beforeMs.toFixed(0)} → ${outcome.sentinel.afterMs.toFixed(0)} ms, ${(outcome.sentinel.difference * 100).toFixed(0)}%), ${outcome.durationS.toFixed(0)} s`);
+  console.log(
+    `parley-bench ${outcome.git ?? ''} — ${tag} (sentinel ${outcome.sentinel.beforeMs.toFixed(0)} → ${outcome.sentinel.afterMs.toFixed(0)} ms, ${(outcome.sentinel.difference * 100).toFixed(0)}%), ${outcome.durationS.toFixed(0)} s`,
+  );
   console.log(`durability: mosquitto ${outcome.durability.mosquitto}; parley ${outcome.durability.parley}`);
   if (outcome.pinning.warning) console.log(`warning: ${outcome.pinning.warning}`);
   if (outcome.durationS > TIME_BOUND_S) {
     const setup = outcome.results.reduce((t, r) => t + (r.counts.setupStartS ?? 0) + (r.counts.setupUsersS ?? 0), 0);
-    console.log(`note: the run took ${outcome.durationS.toFixed(0)} s, over the ${TIME_BOUND_S} s bound, with the issue's default sizes (not shrunk); ` +
-      `${setup.toFixed(0)} s of it was server start-up and user provisioning (one fsynced POST /user/token per Parley user)`);
+    console.log(
+      `note: the run took ${outcome.durationS.toFixed(0)} s, over the ${TIME_BOUND_S} s bound, with the issue's default sizes (not shrunk); ` +
+        `${setup.toFixed(0)} s of it was server start-up and user provisioning (one fsynced POST /user/token per Parley user)`,
+    );
   }
   console.log(renderTable(reports, targets));
   for (const p of renderProblems(reports)) console.log(`! ${p}`);

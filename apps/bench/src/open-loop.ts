@@ -98,9 +98,13 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     }
     await sleep(1);
   }
-  const sent = issued + (o.faults?.duplicateAt !== undefined && o.faults.duplicateAt < issued ? 1 : 0) - (o.faults?.dropAt !== undefined && o.faults.dropAt < issued ? 1 : 0);
+  const sent =
+    issued +
+    (o.faults?.duplicateAt !== undefined && o.faults.duplicateAt < issued ? 1 : 0) -
+    (o.faults?.dropAt !== undefined && o.faults.dropAt < issued ? 1 : 0);
   const deadline = performance.now() + o.drainMs;
-  while (performance.now() < deadline && (acked + failed < sent || o.ledger.receivedDeliveries < o.ledger.expectedDeliveries)) await sleep(5);
+  while (performance.now() < deadline && (acked + failed < sent || o.ledger.receivedDeliveries < o.ledger.expectedDeliveries))
+    await sleep(5);
   const cpu = meter.read();
   const windowMs = Math.max(o.seconds * 1000, lastAckAt - start);
   return {

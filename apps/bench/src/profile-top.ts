@@ -51,5 +51,6 @@ if (process.argv[1]?.endsWith('profile-top.ts')) {
   const file = process.argv[2];
   if (!file) throw new Error('usage: profile-top.ts FILE.cpuprofile [N]');
   const rows = topSelf(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, Number(process.argv[3] ?? 25));
-  for (const r of rows) console.log(`${(r.share * 100).toFixed(1).padStart(5)}%  ${r.selfMs.toFixed(0).padStart(6)} ms  ${r.fn}  ${r.where}`);
+  for (const r of rows)
+    console.log(`${(r.share * 100).toFixed(1).padStart(5)}%  ${r.selfMs.toFixed(0).padStart(6)} ms  ${r.fn}  ${r.where}`);
 }

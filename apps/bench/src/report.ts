@@ -57,15 +57,26 @@ export function renderTable(reports: readonly ScenarioReport[], targets: readonl
       rows.push([
         label,
         ...targets.map((t) => fmt(rep.results[t]?.figures.find((f) => f.key === key)?.value)),
-        ...parleys.map((t) => { const q = rep.ratios[t]?.[key]; return q === null || q === undefined ? '—' : `${fmt(q)}×`; }),
+        ...parleys.map((t) => {
+          const q = rep.ratios[t]?.[key];
+          return q === null || q === undefined ? '—' : `${fmt(q)}×`;
+        }),
       ]);
     }
-    rows.push(['  valid', ...targets.map((t) => {
-      const r = rep.results[t];
-      if (!r) return '—';
-      if (r.error) return 'ERROR';
-      return r.valid ? 'yes' : `NO: ${r.gates.filter((g) => !g.ok).map((g) => g.name).join(',')}`;
-    })]);
+    rows.push([
+      '  valid',
+      ...targets.map((t) => {
+        const r = rep.results[t];
+        if (!r) return '—';
+        if (r.error) return 'ERROR';
+        return r.valid
+          ? 'yes'
+          : `NO: ${r.gates
+              .filter((g) => !g.ok)
+              .map((g) => g.name)
+              .join(',')}`;
+      }),
+    ]);
   }
   const widths = head.map((h, i) => Math.max(h.length, ...rows.filter((r) => r.length > 1).map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');

@@ -43,13 +43,21 @@ export const MIN_ACHIEVED = 0.97;
 /** Gate: the generator used at most 70% of its core (else it, not the server, may be the bottleneck). */
 export function generatorGate(generatorCpuMs: number, wallMs: number): Gate {
   const share = wallMs > 0 ? generatorCpuMs / wallMs : 0;
-  return { name: 'generator-cpu', ok: share <= MAX_GENERATOR_CPU, detail: `${(share * 100).toFixed(0)}% of a core (max ${MAX_GENERATOR_CPU * 100}%)` };
+  return {
+    name: 'generator-cpu',
+    ok: share <= MAX_GENERATOR_CPU,
+    detail: `${(share * 100).toFixed(0)}% of a core (max ${MAX_GENERATOR_CPU * 100}%)`,
+  };
 }
 
 /** Gate: at least 97% of the offered rate was achieved. */
 export function achievedGate(achieved: number, offered: number, unit: string): Gate {
   const ratio = offered > 0 ? achieved / offered : 0;
-  return { name: 'achieved', ok: ratio >= MIN_ACHIEVED, detail: `${achieved.toFixed(0)} of ${offered.toFixed(0)} ${unit} (${(ratio * 100).toFixed(1)}%, min ${MIN_ACHIEVED * 100}%)` };
+  return {
+    name: 'achieved',
+    ok: ratio >= MIN_ACHIEVED,
+    detail: `${achieved.toFixed(0)} of ${offered.toFixed(0)} ${unit} (${(ratio * 100).toFixed(1)}%, min ${MIN_ACHIEVED * 100}%)`,
+  };
 }
 
 /** Gates: zero loss, zero duplicates, order intact (and nothing unexpected delivered). */

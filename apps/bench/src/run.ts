@@ -77,11 +77,15 @@ export async function runOne(name: string, target: TargetName, o: BenchOptions):
     const t2 = performance.now();
     const results = await spec.run(driver, o);
     for (const r of results) Object.assign(r.counts, { setupStartS: (t1 - t0) / 1000, setupUsersS: (t2 - t1) / 1000 });
-    o.log(`  ${target} ${name}: start ${((t1 - t0) / 1000).toFixed(1)} s, users ${((t2 - t1) / 1000).toFixed(1)} s, scenario ${((performance.now() - t2) / 1000).toFixed(1)} s`);
+    o.log(
+      `  ${target} ${name}: start ${((t1 - t0) / 1000).toFixed(1)} s, users ${((t2 - t1) / 1000).toFixed(1)} s, scenario ${((performance.now() - t2) / 1000).toFixed(1)} s`,
+    );
     return results;
   } catch (e) {
     o.log(`  ${target} ${name} failed: ${(e as Error).stack ?? e}`);
-    return spec.ids(o).map((id) => makeResult({ scenario: id, title: id, target, figures: [], gates: [], counts: {}, error: (e as Error).message }));
+    return spec
+      .ids(o)
+      .map((id) => makeResult({ scenario: id, title: id, target, figures: [], gates: [], counts: {}, error: (e as Error).message }));
   } finally {
     await driver?.stop();
   }

@@ -13,7 +13,17 @@ import type { Faults } from '../src/open-loop.ts';
 
 const PAIRS = 4;
 const run = (driver: Driver, uidPrefix: string, faults?: Faults) =>
-  runOneToOne(driver, { pairs: PAIRS, rates: [40], phaseSeconds: 1, warmupSeconds: 0.2, bodyBytes: 32, log: () => undefined, drainMs: 1500, uidPrefix, faults });
+  runOneToOne(driver, {
+    pairs: PAIRS,
+    rates: [40],
+    phaseSeconds: 1,
+    warmupSeconds: 0.2,
+    bodyBytes: 32,
+    log: () => undefined,
+    drainMs: 1500,
+    uidPrefix,
+    faults,
+  });
 
 describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', (protocol) => {
   let driver: Driver;

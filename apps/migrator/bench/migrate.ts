@@ -30,11 +30,22 @@ process.stderr.write = (() => true) as typeof process.stderr.write;
 
 function planIn(root: string): string {
   const plan = join(root, 'plan.json');
-  writeFileSync(plan, JSON.stringify({
-    version: 1,
-    sources: [{ node_id: 1, data_dir: source, shard_count: 8 }],
-    target: { cluster_id: 'bench', created_at: '2026-05-01T00:00:00Z', slot_count: 12, hash_slot_count: 256, replicas: 1, channel_replicas: 1, nodes: [{ node_id: 1, addr: '127.0.0.1:11110', data_dir: join(root, 'target') }] },
-  }));
+  writeFileSync(
+    plan,
+    JSON.stringify({
+      version: 1,
+      sources: [{ node_id: 1, data_dir: source, shard_count: 8 }],
+      target: {
+        cluster_id: 'bench',
+        created_at: '2026-05-01T00:00:00Z',
+        slot_count: 12,
+        hash_slot_count: 256,
+        replicas: 1,
+        channel_replicas: 1,
+        nodes: [{ node_id: 1, addr: '127.0.0.1:11110', data_dir: join(root, 'target') }],
+      },
+    }),
+  );
   return plan;
 }
 
@@ -72,7 +83,11 @@ async function pass(): Promise<Pass> {
     const failed = [prep, exp, imp, ver].filter((r, i) => r.status !== ['prepared', 'exported', 'imported', 'offline_verified'][i]);
     if (failed.length > 0) throw new Error(`bench run failed: ${failed.map((r) => `${r.stage}: ${r.errors.join('; ')}`).join(' | ')}`);
     return {
-      prepare: t1 - t0, export: t2 - t1, import: t3 - t2, verify: t4 - t3, messages: prep.retained_messages ?? 0,
+      prepare: t1 - t0,
+      export: t2 - t1,
+      import: t3 - t2,
+      verify: t4 - t3,
+      messages: prep.retained_messages ?? 0,
       cpu: { prepare: c1 - c0, export: c2 - c1, import: c3 - c2, verify: c4 - c3 },
     };
   } finally {
@@ -92,7 +107,11 @@ async function measure(): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { messages, passes: runs.length };
   for (const s of STAGES) {
     const ms = med(runs.map((r) => r[s]));
-    out[s] = { ms_median: Math.round(ms), messages_per_s: Math.round((messages * 1000) / ms), cpu_ms_median: Math.round(med(runs.map((r) => r.cpu[s]))) };
+    out[s] = {
+      ms_median: Math.round(ms),
+      messages_per_s: Math.round((messages * 1000) / ms),
+      cpu_ms_median: Math.round(med(runs.map((r) => r.cpu[s]))),
+    };
   }
   const total = med(runs.map((r) => STAGES.reduce((n, s) => n + r[s], 0)));
   out.all_four_ms_median = Math.round(total);
@@ -116,7 +135,9 @@ function cli(): Record<string, number> {
     for (const s of STAGES) {
       const t0 = performance.now();
       // GNU time reports the child's user and system CPU seconds on its last stderr line
-      const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, PARLEYCTL, 'migrate', s, '--plan', plan, ...args[s]!], { encoding: 'utf8' });
+      const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, PARLEYCTL, 'migrate', s, '--plan', plan, ...args[s]!], {
+        encoding: 'utf8',
+      });
       const ms = performance.now() - t0;
       if (r.status !== 0) throw new Error(`parleyctl migrate ${s} failed: ${r.stdout.slice(0, 500)}`);
       const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
@@ -141,9 +162,19 @@ const startMs = Math.round(performance.now() - t0);
 const withWorkers = await measure();
 const cliRuns = [cli(), cli(), cli()];
 process.stderr.write = quiet;
-process.stdout.write(`${JSON.stringify({
-  source,
-  main_thread_only: mainThread,
-  with_scan_workers: { scan_workers: workers, scan_workers_start_ms: startMs, ...withWorkers },
-  cli_wall: { runs: cliRuns, total_ms_median: med(cliRuns.map((r) => r.total_ms!)), total_cpu_ms_median: med(cliRuns.map((r) => r.total_cpu_ms!)) },
-}, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify(
+    {
+      source,
+      main_thread_only: mainThread,
+      with_scan_workers: { scan_workers: workers, scan_workers_start_ms: startMs, ...withWorkers },
+      cli_wall: {
+        runs: cliRuns,
+        total_ms_median: med(cliRuns.map((r) => r.total_ms!)),
+        total_cpu_ms_median: med(cliRuns.map((r) => r.total_cpu_ms!)),
+      },
+    },
+    null,
+    2,
+  )}\n`,
+);

@@ -73,7 +73,7 @@ migrate
 
 migrate
   .command('diagnose')
-  .description('inventory of everything that blocks the plan, with each blocker\'s resolution; its own workspace, which prepare refuses')
+  .description("inventory of everything that blocks the plan, with each blocker's resolution; its own workspace, which prepare refuses")
   .requiredOption('--plan <file>', 'plan file (JSON)')
   .requiredOption('--workspace <dir>', 'new workspace directory')
   .action(async (o: StageOpts) => {

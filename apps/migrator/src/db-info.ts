@@ -2,8 +2,14 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_FORMAT_MAJOR_VERSION } from '@parley/pebble';
 import {
-  CLUSTER_META_FILE, DATA_FORMAT_FILE, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
-  type ClusterMeta, type DataFormat, type MigrationMarker, type StartedMarker,
+  CLUSTER_META_FILE,
+  DATA_FORMAT_FILE,
+  MIGRATION_MARKER_FILE,
+  STARTED_MARKER_FILE,
+  type ClusterMeta,
+  type DataFormat,
+  type MigrationMarker,
+  type StartedMarker,
 } from '@parley/shared';
 import { readJsonFile } from './stages/common.ts';
 import { listShards } from './source/shards.ts';
@@ -54,7 +60,9 @@ export function dbInfo(dir: string): DbInfo {
       dir,
       data_format: format?.data_format ?? null,
       created_by: format?.created_by ?? null,
-      migration: marker ? { node_id: marker.node_id, selection_digest: marker.selection_digest, imported_at: marker.imported_at, tool: marker.tool } : null,
+      migration: marker
+        ? { node_id: marker.node_id, selection_digest: marker.selection_digest, imported_at: marker.imported_at, tool: marker.tool }
+        : null,
       cluster: read<ClusterMeta>(join(dir, CLUSTER_META_FILE)),
       started: read<StartedMarker>(join(dir, STARTED_MARKER_FILE)),
     };
@@ -66,7 +74,11 @@ export function dbInfo(dir: string): DbInfo {
   }
   const { shards, problem } = listShards(dir);
   if (!problem) {
-    return { kind: 'v2_data_dir', dir, shards: shards.map((s) => ({ shard: s.slice(s.lastIndexOf('/') + 1), format_major_version: formatVersion(s) })) };
+    return {
+      kind: 'v2_data_dir',
+      dir,
+      shards: shards.map((s) => ({ shard: s.slice(s.lastIndexOf('/') + 1), format_major_version: formatVersion(s) })),
+    };
   }
   return { kind: 'unknown', dir, reason: 'neither a Pebble database, a v2 data dir nor a Parley data dir' };
 }

@@ -48,7 +48,10 @@ export function policyOf(plan: Plan): Policy {
   const missing = new Map<string, MissingEntry>();
   for (const [index, e] of (md.missing_conversations ?? []).entries()) {
     missing.set(`${e.uid_sha256} ${e.channel_sha256}`, {
-      index, capture_digest: e.capture_digest, retained_tail: e.retained_tail, hidden: e.visibility === 'hidden_until_new_message',
+      index,
+      capture_digest: e.capture_digest,
+      retained_tail: e.retained_tail,
+      hidden: e.visibility === 'hidden_until_new_message',
     });
   }
   return {
@@ -74,7 +77,12 @@ const hex = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
  * `<channel_type>:<channel_id>` (the Parley channel id) and of the capture
  * (the canonical JSON of uid, channel, type and retained tail).
  */
-export function missingIdentity(uid: string, channelId: string, channelType: number, retainedTail: number): {
+export function missingIdentity(
+  uid: string,
+  channelId: string,
+  channelType: number,
+  retainedTail: number,
+): {
   uid_sha256: string;
   channel_sha256: string;
   capture_digest: string;

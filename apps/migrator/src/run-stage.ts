@@ -12,7 +12,15 @@ const SUCCESS = new Set(['prepared', 'exported', 'imported', 'offline_verified',
 
 /** A fresh report for `stage`, status `failed` until the stage says otherwise. */
 export function newReport<R extends ReportBase>(stage: string, extra: Omit<R, keyof ReportBase>): R {
-  return { stage, status: 'failed', tool: buildInfo(), errors: [], started_at: new Date().toISOString(), duration_ms: 0, ...extra } as unknown as R;
+  return {
+    stage,
+    status: 'failed',
+    tool: buildInfo(),
+    errors: [],
+    started_at: new Date().toISOString(),
+    duration_ms: 0,
+    ...extra,
+  } as unknown as R;
 }
 
 /**

@@ -19,17 +19,19 @@ describe.runIf(hasFixture(NAME))('cluster3-closed: three source nodes into a one
   const target = join(root, 'target');
   const reports: Record<string, any> = {};
 
-  it('refuses a plan that names only some of the cluster\'s nodes', async () => {
+  it("refuses a plan that names only some of the cluster's nodes", async () => {
     for (const named of [[nodes[1]!], [nodes[0]!, nodes[2]!]]) {
       const r2 = tempRoot();
       const p = writePlan(r2, named[0]!.data_dir, { sources: named });
       const r = await parleyctl(['migrate', 'prepare', '--plan', p, '--workspace', join(r2, 'ws')]);
       expect(r.code).toBe(1);
-      expect(r.report.errors.join('\n')).toMatch(/the cluster \(remote\.json version \d+\) has nodes \[1, 2, 3\] but the plan names .*every node must be named/);
+      expect(r.report.errors.join('\n')).toMatch(
+        /the cluster \(remote\.json version \d+\) has nodes \[1, 2, 3\] but the plan names .*every node must be named/,
+      );
     }
   }, 60_000);
 
-  it('chooses the authoritative replicas the fixture\'s authoritative section names, and migrates', async () => {
+  it("chooses the authoritative replicas the fixture's authoritative section names, and migrates", async () => {
     const stages: Array<[string, string[]]> = [
       ['prepare', ['--workspace', join(root, 'ws')]],
       ['export', ['--workspace', join(root, 'ws'), '--archive', archive]],
@@ -46,18 +48,33 @@ describe.runIf(hasFixture(NAME))('cluster3-closed: three source nodes into a one
     expect(String(got.topology.remote_json_version)).toBe(want.cluster_config_version);
     expect(got.topology.from_nodes.map(String)).toEqual(want.cluster_config_from_nodes);
     expect(got.slots_in_sync).toBe(want.slots_in_sync_on_all_formal_replicas);
-    expect(got.slots_diverging.map((s: any) => [s.slot, s.authoritative_nodes.map(String), s.lagging_nodes.map(String)]))
-      .toEqual(want.slots_diverging.map((s: any) => [s.slot, s.authoritative_nodes, s.lagging_nodes]));
+    expect(got.slots_diverging.map((s: any) => [s.slot, s.authoritative_nodes.map(String), s.lagging_nodes.map(String)])).toEqual(
+      want.slots_diverging.map((s: any) => [s.slot, s.authoritative_nodes, s.lagging_nodes]),
+    );
     const pick = (c: any) => ({
-      channel: `${c.channel_id}/${c.channel_type}`, slot: c.slot, quorum: c.quorum, held_by: c.authoritative_config_held_by.map(String), stale: c.stale_config_copies_on.map(String),
-      conf_version: String(c.authoritative_config.conf_version), replicas: c.authoritative_config.replicas.map(String), leader: String(c.authoritative_config.leader_id),
-      committed: c.committed_last_seq, last_id: c.committed_last_message_id, last_term: String(c.committed_last_term), log_sha: c.committed_log_sha256,
-      authoritative: c.authoritative_replicas.map(String), lagging: c.lagging_replicas.map((l: any) => [String(l.node), l.last_seq, l.missing_seqs]),
-      uncommitted: c.uncommitted_tails.length, non_replica: c.non_replica_copies.map((n: any) => String(n.node)),
+      channel: `${c.channel_id}/${c.channel_type}`,
+      slot: c.slot,
+      quorum: c.quorum,
+      held_by: c.authoritative_config_held_by.map(String),
+      stale: c.stale_config_copies_on.map(String),
+      conf_version: String(c.authoritative_config.conf_version),
+      replicas: c.authoritative_config.replicas.map(String),
+      leader: String(c.authoritative_config.leader_id),
+      committed: c.committed_last_seq,
+      last_id: c.committed_last_message_id,
+      last_term: String(c.committed_last_term),
+      log_sha: c.committed_log_sha256,
+      authoritative: c.authoritative_replicas.map(String),
+      lagging: c.lagging_replicas.map((l: any) => [String(l.node), l.last_seq, l.missing_seqs]),
+      uncommitted: c.uncommitted_tails.length,
+      non_replica: c.non_replica_copies.map((n: any) => String(n.node)),
     });
-    expect(got.channels.map(pick).sort((a: any, b: any) => (a.channel < b.channel ? -1 : 1))).toEqual(want.channels.map(pick).sort((a: any, b: any) => (a.channel < b.channel ? -1 : 1)));
-    expect(got.slot_scoped_row_differences.map((d: any) => [d.kind, d.key, d.slot, d.authoritative_nodes.map(String)]))
-      .toEqual(want.slot_scoped_row_differences.map((d: any) => [d.kind, d.key, d.slot, d.authoritative_nodes]));
+    expect(got.channels.map(pick).sort((a: any, b: any) => (a.channel < b.channel ? -1 : 1))).toEqual(
+      want.channels.map(pick).sort((a: any, b: any) => (a.channel < b.channel ? -1 : 1)),
+    );
+    expect(got.slot_scoped_row_differences.map((d: any) => [d.kind, d.key, d.slot, d.authoritative_nodes.map(String)])).toEqual(
+      want.slot_scoped_row_differences.map((d: any) => [d.kind, d.key, d.slot, d.authoritative_nodes]),
+    );
     const totals = want.totals_after_migration;
     expect(reports.prepare.retained_messages).toBe(totals.committed_messages);
     expect(reports.prepare.out.users.count).toBe(totals.user_rows);
@@ -81,7 +98,9 @@ describe.runIf(hasFixture(NAME))('cluster3-closed: three source nodes into a one
     }
     const { server, api, ws } = await startOn(target, 7, 'parley-test');
     try {
-      expect(await checkMessages(server, api, node1, join(target, 'parley.db'))).toBe(exp.authoritative.totals_after_migration.committed_messages);
+      expect(await checkMessages(server, api, node1, join(target, 'parley.db'))).toBe(
+        exp.authoritative.totals_after_migration.committed_messages,
+      );
       for (const a of exp.authoritative.channels) {
         const tail = await server.queue.tail(v3(a.channel_id, a.channel_type), a.channel_type);
         expect(tail, a.channel_id).toBe(a.committed_last_seq);

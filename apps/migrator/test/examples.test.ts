@@ -15,23 +15,32 @@ const CASES: Array<[string, string[]]> = [
 ];
 
 describe.each(CASES)('example plan %s', (file, data) => {
-  it.runIf(hasFixture(data[0]!.split('/')[0]!))('runs all four stages on the fixture it describes, its paths pointed at copies', async () => {
-    const root = tempRoot();
-    const plan = JSON.parse(readFileSync(join(EXAMPLES, file), 'utf8'));
-    plan.sources.forEach((s: any, i: number) => {
-      s.data_dir = join(root, `source-${i}`);
-      cpSync(join(fixtureDir(''), data[i]!), s.data_dir, { recursive: true });
-    });
-    plan.target.nodes[0].data_dir = join(root, 'target');
-    const planFile = join(root, 'plan.json');
-    writeFileSync(planFile, JSON.stringify(plan, null, 2));
-    const p = await prepare(planFile, join(root, 'ws'));
-    expect(p.code, JSON.stringify(p.report.errors.concat(p.report.blockers as never[])).slice(0, 2000)).toBe(0);
-    expect((await exportArchive(planFile, join(root, 'ws'), join(root, 'archive'))).code).toBe(0);
-    expect((await importArchive(planFile, join(root, 'ws-import'), join(root, 'archive'))).code).toBe(0);
-    const v = await verify(planFile, join(root, 'ws-verify'), join(root, 'archive'));
-    expect(v.report.status, JSON.stringify(v.report.errors)).toBe('offline_verified');
-    if (file === 'edge-policies.json') expect(p.report.excluded).toEqual({ keep_latest_duplicates: 1, 'quarantine:message_id_clash': 1, 'quarantine:unresolved_allowlist_channel': 2 });
-    if (file === 'three-nodes.json') expect(p.report.retained_messages).toBe(362);
-  }, 60_000);
+  it.runIf(hasFixture(data[0]!.split('/')[0]!))(
+    'runs all four stages on the fixture it describes, its paths pointed at copies',
+    async () => {
+      const root = tempRoot();
+      const plan = JSON.parse(readFileSync(join(EXAMPLES, file), 'utf8'));
+      plan.sources.forEach((s: any, i: number) => {
+        s.data_dir = join(root, `source-${i}`);
+        cpSync(join(fixtureDir(''), data[i]!), s.data_dir, { recursive: true });
+      });
+      plan.target.nodes[0].data_dir = join(root, 'target');
+      const planFile = join(root, 'plan.json');
+      writeFileSync(planFile, JSON.stringify(plan, null, 2));
+      const p = await prepare(planFile, join(root, 'ws'));
+      expect(p.code, JSON.stringify(p.report.errors.concat(p.report.blockers as never[])).slice(0, 2000)).toBe(0);
+      expect((await exportArchive(planFile, join(root, 'ws'), join(root, 'archive'))).code).toBe(0);
+      expect((await importArchive(planFile, join(root, 'ws-import'), join(root, 'archive'))).code).toBe(0);
+      const v = await verify(planFile, join(root, 'ws-verify'), join(root, 'archive'));
+      expect(v.report.status, JSON.stringify(v.report.errors)).toBe('offline_verified');
+      if (file === 'edge-policies.json')
+        expect(p.report.excluded).toEqual({
+          keep_latest_duplicates: 1,
+          'quarantine:message_id_clash': 1,
+          'quarantine:unresolved_allowlist_channel': 2,
+        });
+      if (file === 'three-nodes.json') expect(p.report.retained_messages).toBe(362);
+    },
+    60_000,
+  );
 });

@@ -28,7 +28,9 @@ describe.runIf(hasFixture(NAME))('holdout-closed through the CLI, served by the 
     expect(reports.verify.status).toBe('offline_verified');
     // u99320 deleted its conversation with grp-ember-16 in v2: the membership stays hidden until a new message
     expect(reports.import.hidden_memberships).toBe(1);
-    expect(reports.prepare.warnings.filter((w: any) => w.code === 'missing_conversation').map((w: any) => [w.uid, w.channel_id])).toEqual([['u99320', 'grp-ember-16']]);
+    expect(reports.prepare.warnings.filter((w: any) => w.code === 'missing_conversation').map((w: any) => [w.uid, w.channel_id])).toEqual([
+      ['u99320', 'grp-ember-16'],
+    ]);
   }, 120_000);
 
   it('answers /conversation/sync with 200 for every user, listing what v2 lists; commands are bindings', async () => {
@@ -36,7 +38,11 @@ describe.runIf(hasFixture(NAME))('holdout-closed through the CLI, served by the 
     const { server, api } = await startOn(target, 7, 'parley-test');
     try {
       expect(await checkConversations(server, api, exp)).toBeGreaterThan(3000);
-      const gone = await fetch(`${api}/conversation/list`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid: 'u99320', limit: 200 }) });
+      const gone = await fetch(`${api}/conversation/list`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ uid: 'u99320', limit: 200 }),
+      });
       const page = (await gone.json()) as any;
       expect(page.conversations.map((c: any) => c.channel_id)).not.toContain('grp-ember-16');
     } finally {

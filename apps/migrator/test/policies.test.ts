@@ -38,7 +38,11 @@ describe.runIf(present)('message policies on basic data', () => {
     const r = await migrate(root, p);
     expect(r.prepare.excluded).toEqual({ exclude_cmd: 8 + 22 });
     const excluded = [...readJsonl<ExcludedRecord>(join(root, 'archive', 'records', 'excluded.jsonl'))];
-    expect(excluded.filter((e) => e.kind === 'message').every((e) => String(e.record.channel_id).endsWith('____cmd') && typeof e.record.payload === 'string')).toBe(true);
+    expect(
+      excluded
+        .filter((e) => e.kind === 'message')
+        .every((e) => String(e.record.channel_id).endsWith('____cmd') && typeof e.record.payload === 'string'),
+    ).toBe(true);
     const db = new Database(r.db, { readonly: true });
     try {
       expect(db.prepare("select count(*) as n from messages where channel_id like '%____cmd'").get()).toEqual({ n: 0 });
@@ -65,7 +69,9 @@ describe.runIf(present)('message policies on basic data', () => {
     const kept = g9.messages.filter((m: any) => (m.setting & 2) === 0).map((m: any) => m.message_id);
     const db = new Database(r.db, { readonly: true });
     try {
-      const rows = db.prepare("select message_seq as s, cast(message_id as text) as id from messages where channel_id = 'group09' order by 1").all() as Array<{ s: number; id: string }>;
+      const rows = db
+        .prepare("select message_seq as s, cast(message_id as text) as id from messages where channel_id = 'group09' order by 1")
+        .all() as Array<{ s: number; id: string }>;
       expect(rows.map((x) => x.id)).toEqual(kept);
       expect(rows.map((x) => x.s)).toEqual(kept.map((_: string, i: number) => i + 1));
     } finally {
@@ -90,7 +96,7 @@ describe.runIf(present)('message policies on basic data', () => {
     }
   }, 60_000);
 
-  it('missing_conversations: the warning\'s patch keeps a membership v2 shows no conversation for visible; a wrong entry stops the run', async () => {
+  it("missing_conversations: the warning's patch keeps a membership v2 shows no conversation for visible; a wrong entry stops the run", async () => {
     const { root, plan } = setup();
     const first = await prepare(plan, join(root, 'ws-first'));
     const w = first.report.warnings.find((x) => x.code === 'missing_conversation')!;
@@ -102,25 +108,60 @@ describe.runIf(present)('message policies on basic data', () => {
     expect(r.import.hidden_memberships).toBe(0);
     const db = new Database(r.db, { readonly: true });
     try {
-      expect(db.prepare("select deleted_to_seq as d, removed from memberships where channel_id = 'group07' and uid = 'user02'").get()).toEqual({ d: 0, removed: 0 });
+      expect(
+        db.prepare("select deleted_to_seq as d, removed from memberships where channel_id = 'group07' and uid = 'user02'").get(),
+      ).toEqual({ d: 0, removed: 0 });
     } finally {
       db.close();
     }
     const elsewhere = (x: any) => (x.target.nodes[0].data_dir = join(root, 'target-2'));
-    const wrong = editedPlan(visible, (x) => { elsewhere(x); x.metadata.missing_conversations[0].retained_tail += 1; }, 'plan-wrong.json');
-    expect((await prepare(wrong, join(root, 'ws-wrong'))).report.errors.join('\n')).toMatch(/missing_conversations\[0\]\.retained_tail: \d+, but the retained tail is \d+/);
-    const nothing = editedPlan(visible, (x) => { elsewhere(x); x.metadata.missing_conversations[0].uid_sha256 = '0'.repeat(64); }, 'plan-nothing.json');
-    expect((await prepare(nothing, join(root, 'ws-nothing'))).report.errors.join('\n')).toMatch(/missing_conversations\[0\]: binds to no live membership/);
+    const wrong = editedPlan(
+      visible,
+      (x) => {
+        elsewhere(x);
+        x.metadata.missing_conversations[0].retained_tail += 1;
+      },
+      'plan-wrong.json',
+    );
+    expect((await prepare(wrong, join(root, 'ws-wrong'))).report.errors.join('\n')).toMatch(
+      /missing_conversations\[0\]\.retained_tail: \d+, but the retained tail is \d+/,
+    );
+    const nothing = editedPlan(
+      visible,
+      (x) => {
+        elsewhere(x);
+        x.metadata.missing_conversations[0].uid_sha256 = '0'.repeat(64);
+      },
+      'plan-nothing.json',
+    );
+    expect((await prepare(nothing, join(root, 'ws-nothing'))).report.errors.join('\n')).toMatch(
+      /missing_conversations\[0\]: binds to no live membership/,
+    );
   }, 60_000);
 
   it('refuses what this release cannot carry out, naming the member', async () => {
     const { root, plan } = setup();
     const cases: Array<[(p: any) => void, RegExp]> = [
-      [(p) => (p.metadata = { conversation_lookup: 'v2_active_slot' }), /plan\.metadata\.conversation_lookup: not carried out by this release/],
-      [(p) => (p.messages = { resolve_duplicate_chains: true }), /plan\.messages\.resolve_duplicate_chains: requires plan\.messages\.keep_latest_duplicates/],
-      [(p) => (p.metadata = { conversation_replicas: [{ logical_key: 'x', copies_sha256: '0'.repeat(64), source_node_id: 1 }] }), /plan\.metadata\.conversation_replicas: binds to nothing/],
-      [(p) => (p.plugin_configs = [{ plugin_no: 'no.such.plugin', source_node_id: 1 }]), /plan\.plugin_configs\[0\]: binds to nothing: source node 1 has no plugin "no\.such\.plugin"/],
-      [(p) => (p.plugin_nodes = [{ target_node_id: 7, source_node_id: 9 }]), /plan\.plugin_nodes\[0\]\.source_node_id: 9 is not a source node/],
+      [
+        (p) => (p.metadata = { conversation_lookup: 'v2_active_slot' }),
+        /plan\.metadata\.conversation_lookup: not carried out by this release/,
+      ],
+      [
+        (p) => (p.messages = { resolve_duplicate_chains: true }),
+        /plan\.messages\.resolve_duplicate_chains: requires plan\.messages\.keep_latest_duplicates/,
+      ],
+      [
+        (p) => (p.metadata = { conversation_replicas: [{ logical_key: 'x', copies_sha256: '0'.repeat(64), source_node_id: 1 }] }),
+        /plan\.metadata\.conversation_replicas: binds to nothing/,
+      ],
+      [
+        (p) => (p.plugin_configs = [{ plugin_no: 'no.such.plugin', source_node_id: 1 }]),
+        /plan\.plugin_configs\[0\]: binds to nothing: source node 1 has no plugin "no\.such\.plugin"/,
+      ],
+      [
+        (p) => (p.plugin_nodes = [{ target_node_id: 7, source_node_id: 9 }]),
+        /plan\.plugin_nodes\[0\]\.source_node_id: 9 is not a source node/,
+      ],
     ];
     for (const [i, [edit, want]] of cases.entries()) {
       const p = editedPlan(plan, edit, `plan-${i}.json`);
@@ -151,8 +192,17 @@ describe.runIf(present)('message policies on basic data', () => {
     });
     expect(JSON.stringify(r.prepare)).not.toContain('sk-fixture-not-a-secret');
     expect(readFileSync(join(root, 'archive', 'plugins', 'node-1', '0-ai-example.wkp'), 'utf8')).toBe('plugin program bytes');
-    const bad = editedPlan(p, (x) => { x.target.nodes[0].data_dir = join(root, 'target-2'); x.plugin_artifacts[0].sha256 = '0'.repeat(64); }, 'plan-bad.json');
-    expect((await prepare(bad, join(root, 'ws-bad'))).report.errors.join('\n')).toMatch(/plan\.plugin_artifacts\[0\]\.sha256: the file's SHA-256 is /);
+    const bad = editedPlan(
+      p,
+      (x) => {
+        x.target.nodes[0].data_dir = join(root, 'target-2');
+        x.plugin_artifacts[0].sha256 = '0'.repeat(64);
+      },
+      'plan-bad.json',
+    );
+    expect((await prepare(bad, join(root, 'ws-bad'))).report.errors.join('\n')).toMatch(
+      /plan\.plugin_artifacts\[0\]\.sha256: the file's SHA-256 is /,
+    );
   }, 60_000);
 });
 
@@ -160,7 +210,11 @@ describe.runIf(hasFixture('edge-closed'))('conversation_list_limit on edge data'
   it('hides conversations beyond the limit as v2 did; /conversation/sync lists what v2 lists with that limit', async () => {
     const { root, plan } = setup('edge-closed');
     const first = await prepare(plan, join(root, 'ws-first'));
-    const p = editedPlan(patchedPlan(plan, first.report.resolution_patch!), (x) => (x.metadata = { conversation_list_limit: 20 }), 'plan-limit.json');
+    const p = editedPlan(
+      patchedPlan(plan, first.report.resolution_patch!),
+      (x) => (x.metadata = { conversation_list_limit: 20 }),
+      'plan-limit.json',
+    );
     const r = await migrate(root, p);
     const beyond = r.import.targets[0]!.derived.beyond_list_limit ?? 0;
     expect(beyond).toBeGreaterThan(0);

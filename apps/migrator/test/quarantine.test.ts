@@ -16,11 +16,21 @@ describe.runIf(hasFixture(EDGE) && hasFixture('basic-flushed'))('quarantine[] bi
   let n = 0;
   const run = async (edit: (p: any) => void) => prepare(editedPlan(resolved, edit, `plan-${++n}.json`), join(root, `ws-${n}`));
 
-  it('the trial migration\'s plan (exclude_cmd, compact_sequences, a made-up quarantine entry) is refused, not accepted and ignored', async () => {
+  it("the trial migration's plan (exclude_cmd, compact_sequences, a made-up quarantine entry) is refused, not accepted and ignored", async () => {
     const r2 = tempRoot();
     const p = writePlan(r2, copyDatadir('basic-flushed', r2), {
       messages: { exclude_cmd: true, compact_sequences: true },
-      quarantine: [{ node_id: 1, shard: 3, key: Buffer.alloc(20, 1).fill(Buffer.of(1, 1, 1, 0), 0, 4).toString('base64'), sha256: 'a'.repeat(64), reason: 'invalid_message_channel' }],
+      quarantine: [
+        {
+          node_id: 1,
+          shard: 3,
+          key: Buffer.alloc(20, 1)
+            .fill(Buffer.of(1, 1, 1, 0), 0, 4)
+            .toString('base64'),
+          sha256: 'a'.repeat(64),
+          reason: 'invalid_message_channel',
+        },
+      ],
     });
     const r = await prepare(p, join(r2, 'ws'));
     expect(r.code).toBe(1);
@@ -34,9 +44,15 @@ describe.runIf(hasFixture(EDGE) && hasFixture('basic-flushed'))('quarantine[] bi
     expect((await prepare(resolved, join(root, 'ws-ok'))).code).toBe(0);
     const clash = (p: any) => p.quarantine.findIndex((q: any) => q.reason === 'message_id_clash');
     const cases: Array<[(p: any) => void, RegExp]> = [
-      [(p) => p.quarantine.push({ ...p.quarantine[0] }), /plan\.quarantine\[3\]: duplicate entry \(plan\.quarantine\[0\] binds the same row\)/],
+      [
+        (p) => p.quarantine.push({ ...p.quarantine[0] }),
+        /plan\.quarantine\[3\]: duplicate entry \(plan\.quarantine\[0\] binds the same row\)/,
+      ],
       [(p) => (p.quarantine[0].sha256 = 'b'.repeat(64)), /plan\.quarantine\[0\]\.sha256: the row's SHA-256 is [0-9a-f]{64}/],
-      [(p) => (p.quarantine[clash(p)].reason = 'invalid_message_channel'), /\.reason: invalid_message_channel does not fit this row: its key hash is the hash of its ChannelId column/],
+      [
+        (p) => (p.quarantine[clash(p)].reason = 'invalid_message_channel'),
+        /\.reason: invalid_message_channel does not fit this row: its key hash is the hash of its ChannelId column/,
+      ],
       [(p) => (p.quarantine[clash(p)].reason = 'unresolved_allowlist_channel'), /\.key: not the aggregate key of an allowlist row/],
       [(p) => delete p.messages.compact_sequences, /quarantining a message \(message_id_clash\) requires messages\.compact_sequences/],
       [(p) => (p.quarantine[0].node_id = 2), /plan\.quarantine\[0\]\.node_id: 2 is not a source node/],
@@ -68,7 +84,9 @@ describe.runIf(hasFixture(EDGE) && hasFixture('basic-flushed'))('quarantine[] bi
       db.close();
     }
     expect(key).toBeDefined();
-    const r = await run((p) => p.quarantine.push({ node_id: 1, shard, key: key!.toString('base64'), sha256: sha, reason: 'unresolved_allowlist_channel' }));
+    const r = await run((p) =>
+      p.quarantine.push({ node_id: 1, shard, key: key!.toString('base64'), sha256: sha, reason: 'unresolved_allowlist_channel' }),
+    );
     expect(r.code).toBe(1);
     expect(r.report.errors.join('\n')).toMatch(/\.reason: the allowlist row's channel hash [0-9a-f]{16} resolves to a known channel/);
   }, 60_000);
@@ -78,7 +96,12 @@ describe.runIf(hasFixture(EDGE) && hasFixture('basic-flushed'))('quarantine[] bi
     expect(d.code).toBe(1);
     expect(d.report.status).toBe('blocked');
     expect(d.report.complete_scan).toBe(true);
-    expect(d.report.blockers.map((b) => b.code).sort()).toEqual(['duplicate_client_msg_no', 'duplicate_message_id', 'unresolved_allowlist_channel', 'unresolved_allowlist_channel']);
+    expect(d.report.blockers.map((b) => b.code).sort()).toEqual([
+      'duplicate_client_msg_no',
+      'duplicate_message_id',
+      'unresolved_allowlist_channel',
+      'unresolved_allowlist_channel',
+    ]);
     expect(d.report.blockers.every((b) => b.resolution !== undefined && b.resolution.patch.length > 0)).toBe(true);
     const p = await prepare(plan, join(root, 'ws-diag'));
     expect(p.report.errors.join('\n')).toMatch(/already exists \(it is a diagnose workspace\)/);
@@ -91,7 +114,9 @@ describe.runIf(hasFixture(EDGE) && hasFixture('basic-flushed'))('quarantine[] bi
     expect(m.code, m.report.errors.join('\n')).toBe(0);
     expect(m.report.matches_archive).toBe(true);
     const { readFileSync } = await import('node:fs');
-    expect(readFileSync(join(root, 'ws-export-map', 'sequence_mapping.jsonl'))).toEqual(readFileSync(join(root, 'archive', 'records', 'sequence_mapping.jsonl')));
+    expect(readFileSync(join(root, 'ws-export-map', 'sequence_mapping.jsonl'))).toEqual(
+      readFileSync(join(root, 'archive', 'records', 'sequence_mapping.jsonl')),
+    );
     const none = await exportMap(plan, join(root, 'ws-export-map-2'), join(root, 'archive'));
     expect(none.report.errors.join('\n')).toMatch(/compact_sequences is not set/);
   }, 60_000);

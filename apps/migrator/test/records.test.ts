@@ -32,27 +32,53 @@ function checkAgainstExpected(name: string, records: string, blockedAllowlists: 
   const exp = expected(name);
   const messages = [...readJsonl<MessageRecord>(recordPath(records, 'messages'))];
   const byChannel = new Map<string, MessageRecord[]>();
-  for (const m of messages) byChannel.set(`${m.channel_type}:${m.v2_channel_id}`, [...(byChannel.get(`${m.channel_type}:${m.v2_channel_id}`) ?? []), m]);
+  for (const m of messages)
+    byChannel.set(`${m.channel_type}:${m.v2_channel_id}`, [...(byChannel.get(`${m.channel_type}:${m.v2_channel_id}`) ?? []), m]);
   for (const c of exp.message_channels) {
     const got = (byChannel.get(`${c.channel_type}:${c.channel_id}`) ?? []).map((m) => ({
-      seq: m.message_seq, id: m.message_id, cmn: m.client_msg_no, from: m.from_uid, ts: m.timestamp, header: m.header, setting: m.setting,
-      expire: m.expire, topic: m.topic, term: m.term, payload: m.payload,
+      seq: m.message_seq,
+      id: m.message_id,
+      cmn: m.client_msg_no,
+      from: m.from_uid,
+      ts: m.timestamp,
+      header: m.header,
+      setting: m.setting,
+      expire: m.expire,
+      topic: m.topic,
+      term: m.term,
+      payload: m.payload,
     }));
     const want = c.messages.map((m: any) => ({
-      seq: m.message_seq, id: m.message_id, cmn: m.client_msg_no, from: m.from_uid, ts: m.timestamp, header: m.header.byte, setting: m.setting,
-      expire: m.expire, topic: m.topic, term: m.term, payload: m.payload_base64,
+      seq: m.message_seq,
+      id: m.message_id,
+      cmn: m.client_msg_no,
+      from: m.from_uid,
+      ts: m.timestamp,
+      header: m.header.byte,
+      setting: m.setting,
+      expire: m.expire,
+      topic: m.topic,
+      term: m.term,
+      payload: m.payload_base64,
     }));
     expect(got, c.channel_id).toEqual(want);
   }
   const tails = [...readJsonl<TailRecord>(recordPath(records, 'tails'))];
   for (const c of exp.message_channels) {
-    expect(tails.find((t) => t.v2_channel_id === c.channel_id && t.channel_type === c.channel_type)?.last_seq, c.channel_id).toBe(Number(c.last_msg_seq));
+    expect(tails.find((t) => t.v2_channel_id === c.channel_id && t.channel_type === c.channel_type)?.last_seq, c.channel_id).toBe(
+      Number(c.last_msg_seq),
+    );
   }
   const creds = [...readJsonl<CredentialRecord>(recordPath(records, 'credentials'))];
   for (const u of exp.users) {
     for (const d of u.devices) {
       const row = creds.find((x) => x.v2_device_id === d.id);
-      expect(row && [row.uid, row.token, row.device_flag, row.device_level]).toEqual([d.uid, d.token, Number(d.device_flag), d.device_level]);
+      expect(row && [row.uid, row.token, row.device_flag, row.device_level]).toEqual([
+        d.uid,
+        d.token,
+        Number(d.device_flag),
+        d.device_level,
+      ]);
     }
   }
   const convs = [...readJsonl<ConversationRecord>(recordPath(records, 'conversations'))];
@@ -61,15 +87,25 @@ function checkAgainstExpected(name: string, records: string, blockedAllowlists: 
     for (const c of u.conversations) {
       const row = convs.find((x) => x.v2_id === c.id);
       expect(row && [row.uid, row.v2_channel_id, row.type, row.unread_count, row.readed_to_msg_seq, row.deleted_at_msg_seq]).toEqual([
-        u.uid, c.channel_id, c.type, c.unread_count, Number(c.readed_to_msg_seq), Number(c.deleted_at_msg_seq),
+        u.uid,
+        c.channel_id,
+        c.type,
+        c.unread_count,
+        Number(c.readed_to_msg_seq),
+        Number(c.deleted_at_msg_seq),
       ]);
     }
   }
   const members = [...readJsonl<MemberRecord>(recordPath(records, 'members'))];
-  const list = (kind: string, c: any) => members.filter((m) => m.list === kind && m.channel_id === v3(c.channel_id, c.channel_type) && m.channel_type === c.channel_type).map((m) => m.uid).sort();
+  const list = (kind: string, c: any) =>
+    members
+      .filter((m) => m.list === kind && m.channel_id === v3(c.channel_id, c.channel_type) && m.channel_type === c.channel_type)
+      .map((m) => m.uid)
+      .sort();
   for (const c of exp.channels) {
     expect(list('subscriber', c), `${c.channel_id} subscribers`).toEqual(c.subscribers.map((s: any) => s.uid).sort());
-    if (!blockedAllowlists.includes(c.channel_id)) expect(list('allow', c), `${c.channel_id} allowlist`).toEqual(c.allowlist.map((s: any) => s.uid).sort());
+    if (!blockedAllowlists.includes(c.channel_id))
+      expect(list('allow', c), `${c.channel_id} allowlist`).toEqual(c.allowlist.map((s: any) => s.uid).sort());
     expect(list('deny', c), `${c.channel_id} denylist`).toEqual(c.denylist.map((s: any) => s.uid).sort());
   }
   const sys = [...readJsonl<{ uid: string }>(recordPath(records, 'system_uids'))].map((s) => s.uid).sort();
@@ -77,71 +113,103 @@ function checkAgainstExpected(name: string, records: string, blockedAllowlists: 
 }
 
 describe.each(['basic-closed', 'basic-crash', 'basic-flushed'])('decoded records match expected.json: %s', (name) => {
-  it.runIf(hasFixture(name))('messages, tails, credentials, conversations, members, system uids', async () => {
-    const { ran, records } = await prepared(name);
-    expect(ran.report.status).toBe('prepared');
-    checkAgainstExpected(name, records);
-  }, 30_000);
+  it.runIf(hasFixture(name))(
+    'messages, tails, credentials, conversations, members, system uids',
+    async () => {
+      const { ran, records } = await prepared(name);
+      expect(ran.report.status).toBe('prepared');
+      checkAgainstExpected(name, records);
+    },
+    30_000,
+  );
 });
 
 describe('shards read by scan workers that are already running', () => {
-  it.runIf(hasFixture('basic-closed') && hasFixture('edge-closed'))('give the same records and blockers', async () => {
-    await scanWorkersReady();
-    const basic = await prepared('basic-closed');
-    expect(basic.ran.report.status).toBe('prepared');
-    checkAgainstExpected('basic-closed', basic.records);
-    const edge = await prepared('edge-closed');
-    expect(edge.ran.report.blockers.map((x) => x.code).sort()).toEqual([
-      'duplicate_client_msg_no', 'duplicate_message_id', 'unresolved_allowlist_channel', 'unresolved_allowlist_channel',
-    ]);
-    checkAgainstExpected('edge-closed', edge.records, ['allowonly01']);
-  }, 30_000);
+  it.runIf(hasFixture('basic-closed') && hasFixture('edge-closed'))(
+    'give the same records and blockers',
+    async () => {
+      await scanWorkersReady();
+      const basic = await prepared('basic-closed');
+      expect(basic.ran.report.status).toBe('prepared');
+      checkAgainstExpected('basic-closed', basic.records);
+      const edge = await prepared('edge-closed');
+      expect(edge.ran.report.blockers.map((x) => x.code).sort()).toEqual([
+        'duplicate_client_msg_no',
+        'duplicate_message_id',
+        'unresolved_allowlist_channel',
+        'unresolved_allowlist_channel',
+      ]);
+      checkAgainstExpected('edge-closed', edge.records, ['allowonly01']);
+    },
+    30_000,
+  );
 });
 
 describe.each(['edge-closed', 'edge-crash', 'edge-flushed'])('edge cases: %s', (name) => {
-  it.runIf(hasFixture(name))('blocks exactly what the strict default cannot carry, naming channel, seq and shard', async () => {
-    const { root, plan, ran } = await prepared(name);
-    expect(ran.code).toBe(1);
-    expect(ran.report.status).toBe('blocked');
-    const b = ran.report.blockers.map((x) => [x.code, x.channel_id ?? null, x.message_seq ?? null, typeof x.shard]);
-    expect(b.sort()).toEqual([
-      ['duplicate_client_msg_no', 'group01', 24, 'number'],
-      ['duplicate_message_id', 'group03', 1, 'number'],
-      ['unresolved_allowlist_channel', null, null, 'number'],
-      ['unresolved_allowlist_channel', null, null, 'number'],
-    ]);
-    expect(ran.report.blockers.find((x) => x.code === 'duplicate_message_id')!.detail).toMatch(/group02\/2 seq 24 \(shard \d\)/);
-    const e = await exportArchive(plan, join(root, 'ws'), join(root, 'archive'));
-    expect(e.code).toBe(1);
-    expect(e.report.errors.join('\n')).toMatch(/no archive_seal\.json/);
-  }, 30_000);
+  it.runIf(hasFixture(name))(
+    'blocks exactly what the strict default cannot carry, naming channel, seq and shard',
+    async () => {
+      const { root, plan, ran } = await prepared(name);
+      expect(ran.code).toBe(1);
+      expect(ran.report.status).toBe('blocked');
+      const b = ran.report.blockers.map((x) => [x.code, x.channel_id ?? null, x.message_seq ?? null, typeof x.shard]);
+      expect(b.sort()).toEqual([
+        ['duplicate_client_msg_no', 'group01', 24, 'number'],
+        ['duplicate_message_id', 'group03', 1, 'number'],
+        ['unresolved_allowlist_channel', null, null, 'number'],
+        ['unresolved_allowlist_channel', null, null, 'number'],
+      ]);
+      expect(ran.report.blockers.find((x) => x.code === 'duplicate_message_id')!.detail).toMatch(/group02\/2 seq 24 \(shard \d\)/);
+      const e = await exportArchive(plan, join(root, 'ws'), join(root, 'archive'));
+      expect(e.code).toBe(1);
+      expect(e.report.errors.join('\n')).toMatch(/no archive_seal\.json/);
+    },
+    30_000,
+  );
 
-  it.runIf(hasFixture(name))('carries the rest exactly: truncations, removals, a deleted conversation', async () => {
-    const { root, plan, records } = await prepared(name);
-    // allowonly01 is only a hash in v2 (no row names it): the unresolved_allowlist_channel blocker
-    checkAgainstExpected(name, records, ['allowonly01']);
-    const dir = join(root, 'store');
-    await (await openSqlite({ dataDir: dir, sync: 'normal' })).destroy();
-    const db = new Database(join(dir, 'parley.db'));
-    try {
-      deriveInto(db, records, policyOf(JSON.parse(readFileSync(plan, 'utf8'))));
-      const exp = expected(name);
-      const seqs = (id: string) => (db.prepare('select message_seq as s from messages where channel_id = ? and channel_type = 2 order by 1').all(id) as Array<{ s: number }>).map((r) => r.s);
-      expect(seqs('group04')).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));
-      expect(seqs('group06')).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
-      const tail = (id: string) => (db.prepare('select tail_seq as t from channel_log where channel_id = ? and channel_type = 2').get(id) as { t: number }).t;
-      expect([tail('group04'), tail('group06')]).toEqual([27, 16]);
-      const stored = new Set((db.prepare('select cast(message_id as text) as id from messages').all() as Array<{ id: string }>).map((r) => r.id));
-      const retained = new Set(exp.message_channels.flatMap((c: any) => c.messages.map((m: any) => m.message_id)));
-      for (const g of exp.get_message_by_id) if (!retained.has(g.message_id)) expect(stored.has(g.message_id), `stale id ${g.message_id}`).toBe(false);
-      const member = (ch: string, uid: string) => db.prepare('select removed, activated_at from memberships where channel_id = ? and channel_type = 2 and uid = ?').get(ch, uid) as { removed: number; activated_at: number } | undefined;
-      expect(member('group07', 'user02')).toMatchObject({ removed: 0, activated_at: 0 });
-      expect(member('group02', 'user11')?.removed ?? 1).toBe(1);
-      expect(member('group02', 'user17')?.removed).toBe(0);
-      const deny = (db.prepare("select uid from member_lists where channel_id = 'group02' and list = 'deny'").all() as Array<{ uid: string }>).map((r) => r.uid);
-      expect(deny).toEqual(['user07']);
-    } finally {
-      db.close();
-    }
-  }, 30_000);
+  it.runIf(hasFixture(name))(
+    'carries the rest exactly: truncations, removals, a deleted conversation',
+    async () => {
+      const { root, plan, records } = await prepared(name);
+      // allowonly01 is only a hash in v2 (no row names it): the unresolved_allowlist_channel blocker
+      checkAgainstExpected(name, records, ['allowonly01']);
+      const dir = join(root, 'store');
+      await (await openSqlite({ dataDir: dir, sync: 'normal' })).destroy();
+      const db = new Database(join(dir, 'parley.db'));
+      try {
+        deriveInto(db, records, policyOf(JSON.parse(readFileSync(plan, 'utf8'))));
+        const exp = expected(name);
+        const seqs = (id: string) =>
+          (
+            db.prepare('select message_seq as s from messages where channel_id = ? and channel_type = 2 order by 1').all(id) as Array<{
+              s: number;
+            }>
+          ).map((r) => r.s);
+        expect(seqs('group04')).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));
+        expect(seqs('group06')).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+        const tail = (id: string) =>
+          (db.prepare('select tail_seq as t from channel_log where channel_id = ? and channel_type = 2').get(id) as { t: number }).t;
+        expect([tail('group04'), tail('group06')]).toEqual([27, 16]);
+        const stored = new Set(
+          (db.prepare('select cast(message_id as text) as id from messages').all() as Array<{ id: string }>).map((r) => r.id),
+        );
+        const retained = new Set(exp.message_channels.flatMap((c: any) => c.messages.map((m: any) => m.message_id)));
+        for (const g of exp.get_message_by_id)
+          if (!retained.has(g.message_id)) expect(stored.has(g.message_id), `stale id ${g.message_id}`).toBe(false);
+        const member = (ch: string, uid: string) =>
+          db.prepare('select removed, activated_at from memberships where channel_id = ? and channel_type = 2 and uid = ?').get(ch, uid) as
+            { removed: number; activated_at: number } | undefined;
+        expect(member('group07', 'user02')).toMatchObject({ removed: 0, activated_at: 0 });
+        expect(member('group02', 'user11')?.removed ?? 1).toBe(1);
+        expect(member('group02', 'user17')?.removed).toBe(0);
+        const deny = (
+          db.prepare("select uid from member_lists where channel_id = 'group02' and list = 'deny'").all() as Array<{ uid: string }>
+        ).map((r) => r.uid);
+        expect(deny).toEqual(['user07']);
+      } finally {
+        db.close();
+      }
+    },
+    30_000,
+  );
 });

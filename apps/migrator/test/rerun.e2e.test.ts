@@ -57,8 +57,13 @@ describe.runIf(hasFixture(NAME))('a killed export or import, run again with the 
     expect(existsSync(partial)).toBe(true);
     expect(existsSync(target)).toBe(false);
     const env = {
-      PARLEY_NODE_DATA_DIR: partial, PARLEY_NODE_ID: '7', PARLEY_CLUSTER_ID: 'parley-test', PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0', PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0', PARLEY_LOG_LEVEL: 'silent',
+      PARLEY_NODE_DATA_DIR: partial,
+      PARLEY_NODE_ID: '7',
+      PARLEY_CLUSTER_ID: 'parley-test',
+      PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
+      PARLEY_LOG_LEVEL: 'silent',
     };
     await expect(startServer(loadConfig(undefined, env), createLogger('silent'))).rejects.toThrow(/import that did not complete/);
     expect(existsSync(join(partial, 'started.json'))).toBe(false);

@@ -14,8 +14,36 @@ function loggingSink(): { sink: ReplaySink; calls: unknown[] } {
     loadingTails: true,
     // a recorded message carries the checked columns; the others only inside its encoded tail
     message: (m: RawMessage) => {
-      const { ch, seq, column_seq, header, channel_id, channel_type, message_id, from_uid, client_msg_no, stream_no, setting, timestamp, term } = m;
-      const checked: CheckedMessage = { ch, seq, column_seq, header, channel_id, channel_type, message_id, from_uid, client_msg_no, stream_no, setting, timestamp, term };
+      const {
+        ch,
+        seq,
+        column_seq,
+        header,
+        channel_id,
+        channel_type,
+        message_id,
+        from_uid,
+        client_msg_no,
+        stream_no,
+        setting,
+        timestamp,
+        term,
+      } = m;
+      const checked: CheckedMessage = {
+        ch,
+        seq,
+        column_seq,
+        header,
+        channel_id,
+        channel_type,
+        message_id,
+        from_uid,
+        client_msg_no,
+        stream_no,
+        setting,
+        timestamp,
+        term,
+      };
       const o = { buf: Buffer.alloc(messageTailBound(m)), used: 0, reserve: () => undefined };
       writeMessageTail(o, m);
       calls.push(['message', checked, o.buf.toString('utf8', 0, o.used)]);

@@ -13,10 +13,19 @@ export function v3(id: string, type: number): string {
 }
 
 /** Starts the real server on an imported target (ephemeral ports, silent log). */
-export async function startOn(target: string, nodeId: number, clusterId: string): Promise<{ server: RunningServer; api: string; ws: string }> {
+export async function startOn(
+  target: string,
+  nodeId: number,
+  clusterId: string,
+): Promise<{ server: RunningServer; api: string; ws: string }> {
   const env = {
-    PARLEY_NODE_DATA_DIR: target, PARLEY_NODE_ID: String(nodeId), PARLEY_CLUSTER_ID: clusterId, PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-    PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0', PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0', PARLEY_LOG_LEVEL: 'silent',
+    PARLEY_NODE_DATA_DIR: target,
+    PARLEY_NODE_ID: String(nodeId),
+    PARLEY_CLUSTER_ID: clusterId,
+    PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
+    PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
+    PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
+    PARLEY_LOG_LEVEL: 'silent',
   };
   const server = await startServer(loadConfig(undefined, env), createLogger('silent'));
   return { server, api: `http://127.0.0.1:${server.addresses.api.port}`, ws: `ws://127.0.0.1:${server.addresses.ws.port}` };
@@ -33,19 +42,34 @@ const order = (a: { channel_type: number; channel_id: string }, b: { channel_typ
  * exactly the commands v2's would (above the conversation's read position).
  * `skip(channel_id, type)`: Parley channel ids the plan's policies changed (compared elsewhere); `limit`: the v2 list limit.
  */
-export async function checkConversations(server: RunningServer, api: string, exp: any, skip: (channelId: string, type: number) => boolean = () => false, limit = 1000): Promise<number> {
+export async function checkConversations(
+  server: RunningServer,
+  api: string,
+  exp: any,
+  skip: (channelId: string, type: number) => boolean = () => false,
+  limit = 1000,
+): Promise<number> {
   let compared = 0;
-  const cmdChannels = new Map<string, any>(exp.message_channels.filter((c: any) => c.channel_id.endsWith('____cmd')).map((c: any) => [`${c.channel_type}:${c.channel_id}`, c]));
+  const cmdChannels = new Map<string, any>(
+    exp.message_channels.filter((c: any) => c.channel_id.endsWith('____cmd')).map((c: any) => [`${c.channel_type}:${c.channel_id}`, c]),
+  );
   const tails = new Map<string, string>(exp.message_channels.map((c: any) => [`${c.channel_type}:${c.channel_id}`, c.last_msg_seq]));
   for (const u of exp.users) {
     const wantCmd: string[] = [];
-    const beyond = new Set(v2ChatOrder(u).slice(limit).map((c: any) => `${c.channel_type}:${c.channel_id}`));
+    const beyond = new Set(
+      v2ChatOrder(u)
+        .slice(limit)
+        .map((c: any) => `${c.channel_type}:${c.channel_id}`),
+    );
     for (const cv of u.conversations) {
       const id = v3(cv.channel_id, cv.channel_type);
       if (skip(id, cv.channel_type)) continue;
       if (cv.type === 1) {
         const live = await server.store.cmdBindings.listLive(u.uid, 10_000);
-        expect(live.find((b) => b.channelId === id && b.channelType === cv.channel_type), `${u.uid} ${cv.channel_id}`).toMatchObject({ startSeq: 1, ackSeq: Number(cv.readed_to_msg_seq) });
+        expect(
+          live.find((b) => b.channelId === id && b.channelType === cv.channel_type),
+          `${u.uid} ${cv.channel_id}`,
+        ).toMatchObject({ startSeq: 1, ackSeq: Number(cv.readed_to_msg_seq) });
         expect(await server.store.memberships.get(id, cv.channel_type, u.uid), `no membership of ${u.uid} in ${id}`).toBeUndefined();
         const log = cmdChannels.get(`${cv.channel_type}:${cv.channel_id}`);
         for (const m of log?.messages ?? []) if (Number(m.message_seq) > Number(cv.readed_to_msg_seq)) wantCmd.push(m.message_id);
@@ -55,12 +79,17 @@ export async function checkConversations(server: RunningServer, api: string, exp
       expect(m, `${u.uid} ${cv.channel_id}`).toBeDefined();
       // beyond the list limit v2 hid the conversation: the target hides it up to the tail
       const hidden = beyond.has(`${cv.channel_type}:${cv.channel_id}`) ? Number(tails.get(`${cv.channel_type}:${cv.channel_id}`) ?? 0) : 0;
-      expect([m!.readSeq, m!.deletedToSeq], `${u.uid} ${cv.channel_id}`).toEqual([Number(cv.readed_to_msg_seq), Math.max(Number(cv.deleted_at_msg_seq), hidden)]);
+      expect([m!.readSeq, m!.deletedToSeq], `${u.uid} ${cv.channel_id}`).toEqual([
+        Number(cv.readed_to_msg_seq),
+        Math.max(Number(cv.deleted_at_msg_seq), hidden),
+      ]);
     }
     const sync = await post(api, '/conversation/sync', { uid: u.uid, msg_count: 1, limit: 500 });
     expect(sync.status, `${u.uid}: ${sync.text}`).toBe(200);
     const gone = v3Deletes(exp, u.uid);
-    const want = v2ConversationSync(exp, u.uid, limit).filter((i) => !gone(i) && !skip(i.channel_type === 1 ? v3Person(u.uid, i.channel_id) : i.channel_id, i.channel_type));
+    const want = v2ConversationSync(exp, u.uid, limit).filter(
+      (i) => !gone(i) && !skip(i.channel_type === 1 ? v3Person(u.uid, i.channel_id) : i.channel_id, i.channel_type),
+    );
     const got = (sync.json as any[])
       .map((i) => ({ channel_id: i.channel_id, channel_type: i.channel_type, last_msg_seq: i.last_msg_seq, unread: i.unread }))
       .filter((i) => !skip(i.channel_type === 1 ? v3Person(u.uid, i.channel_id) : i.channel_id, i.channel_type));
@@ -99,7 +128,9 @@ export async function checkTokens(ws: string, exp: any): Promise<void> {
 function readerOf(dbFile: string, channelId: string, type: number): string | undefined {
   const db = new Database(dbFile, { readonly: true });
   try {
-    const row = db.prepare('select uid from memberships where channel_id = ? and channel_type = ? and removed = 0 order by deleted_to_seq, uid limit 1').get(channelId, type) as { uid: string } | undefined;
+    const row = db
+      .prepare('select uid from memberships where channel_id = ? and channel_type = ? and removed = 0 order by deleted_to_seq, uid limit 1')
+      .get(channelId, type) as { uid: string } | undefined;
     return row?.uid;
   } finally {
     db.close();
@@ -119,19 +150,42 @@ export async function checkMessages(server: RunningServer, api: string, exp: any
     const disbanded = exp.channels.some((x: any) => x.channel_id === c.channel_id && x.channel_type === c.channel_type && x.info?.disband);
     if (id.endsWith('____cmd') || disbanded) {
       const page = await server.store.messages.range(id, c.channel_type, 1, Number.MAX_SAFE_INTEGER, 10_000, false);
-      expect(page.messages.map((m) => [m.messageSeq, m.messageId.toString()]), c.channel_id).toEqual(c.messages.map((m: any) => [Number(m.message_seq), m.message_id]));
+      expect(
+        page.messages.map((m) => [m.messageSeq, m.messageId.toString()]),
+        c.channel_id,
+      ).toEqual(c.messages.map((m: any) => [Number(m.message_seq), m.message_id]));
       n += c.messages.length;
       continue;
     }
     const login = readerOf(dbFile, id, c.channel_type) ?? c.channel_id.split('@')[0];
     const channelId = c.channel_type === 1 ? (c.channel_id.split('@').find((x: string) => x !== login) ?? login) : c.channel_id;
-    const r = await post(api, '/channel/messagesync', { login_uid: login, channel_id: channelId, channel_type: c.channel_type, start_message_seq: 0, end_message_seq: 0, limit: 10_000, pull_mode: 1 });
+    const r = await post(api, '/channel/messagesync', {
+      login_uid: login,
+      channel_id: channelId,
+      channel_type: c.channel_type,
+      start_message_seq: 0,
+      end_message_seq: 0,
+      limit: 10_000,
+      pull_mode: 1,
+    });
     expect(r.status, r.text).toBe(200);
     const got = r.json.messages.map((m: any) => ({
-      id: m.message_idstr, seq: m.message_seq, cmn: m.client_msg_no, from: m.from_uid, payload: m.payload, ts: m.timestamp, red: m.header.red_dot,
+      id: m.message_idstr,
+      seq: m.message_seq,
+      cmn: m.client_msg_no,
+      from: m.from_uid,
+      payload: m.payload,
+      ts: m.timestamp,
+      red: m.header.red_dot,
     }));
     const want = c.messages.map((m: any) => ({
-      id: m.message_id, seq: Number(m.message_seq), cmn: m.client_msg_no, from: m.from_uid, payload: m.payload_base64, ts: m.timestamp, red: m.header.red_dot ? 1 : 0,
+      id: m.message_id,
+      seq: Number(m.message_seq),
+      cmn: m.client_msg_no,
+      from: m.from_uid,
+      payload: m.payload_base64,
+      ts: m.timestamp,
+      red: m.header.red_dot ? 1 : 0,
     }));
     expect(got, `${c.channel_id}`).toEqual(want);
     n += want.length;
@@ -147,7 +201,8 @@ export async function checkMessages(server: RunningServer, api: string, exp: any
 export function applyMapping(exp: any, mapping: MappingRecord[]): any {
   const out = structuredClone(exp);
   const byChannel = new Map<string, MappingRecord[]>();
-  for (const m of mapping) byChannel.set(`${m.channel_type}:${m.v2_channel_id}`, [...(byChannel.get(`${m.channel_type}:${m.v2_channel_id}`) ?? []), m]);
+  for (const m of mapping)
+    byChannel.set(`${m.channel_type}:${m.v2_channel_id}`, [...(byChannel.get(`${m.channel_type}:${m.v2_channel_id}`) ?? []), m]);
   const boundary = (type: number, ch: string, pos: number) => {
     const rows = byChannel.get(`${type}:${ch}`);
     if (!rows || pos <= 0) return pos;

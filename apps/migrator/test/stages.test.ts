@@ -107,11 +107,21 @@ describe.runIf(present)('stage rules', () => {
     expect((await verify(plan2, join(r2, 'ver2'), join(r2, 'archive'))).report.status).toBe('offline_verified');
 
     const env = (extra: Record<string, string>) => ({
-      PARLEY_NODE_DATA_DIR: join(r2, 'target'), PARLEY_NODE_ID: '7', PARLEY_CLUSTER_ID: 'parley-test', PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0', PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0', PARLEY_LOG_LEVEL: 'silent', ...extra,
+      PARLEY_NODE_DATA_DIR: join(r2, 'target'),
+      PARLEY_NODE_ID: '7',
+      PARLEY_CLUSTER_ID: 'parley-test',
+      PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
+      PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
+      PARLEY_LOG_LEVEL: 'silent',
+      ...extra,
     });
-    await expect(startServer(loadConfig(undefined, env({ PARLEY_CLUSTER_ID: 'other', PARLEY_CLUSTER_INITIAL_SLOT_COUNT: '16' })), createLogger('silent')))
-      .rejects.toThrow(/cluster\.id is "other".*[\s\S]*cluster\.initial_slot_count is 16/);
+    await expect(
+      startServer(
+        loadConfig(undefined, env({ PARLEY_CLUSTER_ID: 'other', PARLEY_CLUSTER_INITIAL_SLOT_COUNT: '16' })),
+        createLogger('silent'),
+      ),
+    ).rejects.toThrow(/cluster\.id is "other".*[\s\S]*cluster\.initial_slot_count is 16/);
     expect(existsSync(join(r2, 'target', 'started.json'))).toBe(false);
     const server = await startServer(loadConfig(undefined, env({})), createLogger('silent'));
     await server.close();
@@ -128,7 +138,15 @@ describe.runIf(present)('stage rules', () => {
     const nodes = [1, 2, 3].map((id) => ({ node_id: id, addr: `127.0.0.1:${11110 + id}`, data_dir: join(r2, `t${id}`) }));
     const src = join(fixtureDir(NAME), 'datadir');
     const plan2 = writePlan(r2, src, {
-      target: { cluster_id: 'c3', created_at: '2026-05-01T00:00:00Z', slot_count: 12, hash_slot_count: 256, replicas: 3, channel_replicas: 3, nodes },
+      target: {
+        cluster_id: 'c3',
+        created_at: '2026-05-01T00:00:00Z',
+        slot_count: 12,
+        hash_slot_count: 256,
+        replicas: 3,
+        channel_replicas: 3,
+        nodes,
+      },
     });
     const p = await prepare(plan2, join(r2, 'ws'));
     expect(p.code).toBe(1);
@@ -143,7 +161,14 @@ describe.runIf(present)('source checks', () => {
     const root = tempRoot();
     const copy = copyDatadir(NAME, root);
     const lock = join(copy, 'db', 'wukongimdb', 'shard003', 'LOCK');
-    const holder = spawn('python3', ['-c', `import fcntl,sys,time\nf=open(${JSON.stringify(lock)},'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(30)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(
+      'python3',
+      [
+        '-c',
+        `import fcntl,sys,time\nf=open(${JSON.stringify(lock)},'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(30)`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     try {
       await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
       const p = await prepare(writePlan(root, copy), join(root, 'ws'));
@@ -176,8 +201,16 @@ describe('plan errors', () => {
       source_commit: 'deadbeef',
       sources: [{ node_id: 1, data_dir: join(root, 'missing-source'), shard_count: 0, extra: true }],
       target: {
-        cluster_id: '', created_at: 'yesterday', slot_count: 0, hash_slot_count: 128, replicas: 3, channel_replicas: 4,
-        nodes: [{ node_id: 0, addr: 'nope', data_dir: existing }, { node_id: 1024, addr: '127.0.0.1:1', data_dir: 'relative' }],
+        cluster_id: '',
+        created_at: 'yesterday',
+        slot_count: 0,
+        hash_slot_count: 128,
+        replicas: 3,
+        channel_replicas: 4,
+        nodes: [
+          { node_id: 0, addr: 'nope', data_dir: existing },
+          { node_id: 1024, addr: '127.0.0.1:1', data_dir: 'relative' },
+        ],
       },
       messages: { dedupe: true },
       quarantine: [{ node_id: 1, shard: 0, key: 'AA==', sha256: 'x', reason: 'because' }],
@@ -188,11 +221,27 @@ describe('plan errors', () => {
     const p = await prepare(file, join(existing, 'ws'));
     const errors = p.report.errors.join('\n');
     for (const want of [
-      'plan.version', 'plan.source_commit: unsupported value', 'plan.sources[0]: unknown member "extra"', 'plan.sources[0].shard_count',
-      'plan.sources[0].data_dir: ', 'plan.target.cluster_id', 'plan.target.created_at', 'plan.target.slot_count', 'plan.target.hash_slot_count',
-      'plan.target.replicas: 3 exceeds the target node count 2', 'plan.target.channel_replicas: 4 exceeds', 'plan.target.nodes[0].node_id',
-      'plan.target.nodes[0].addr', 'plan.target.nodes[1].node_id', 'plan.target.nodes[1].data_dir', 'plan.target.nodes[0].data_dir: ', 'already exists; targets must be new',
-      'plan.messages: unknown member "dedupe"', 'plan.quarantine[0].sha256', 'plan.quarantine[0].reason', 'plan: unknown member "unknown_member"',
+      'plan.version',
+      'plan.source_commit: unsupported value',
+      'plan.sources[0]: unknown member "extra"',
+      'plan.sources[0].shard_count',
+      'plan.sources[0].data_dir: ',
+      'plan.target.cluster_id',
+      'plan.target.created_at',
+      'plan.target.slot_count',
+      'plan.target.hash_slot_count',
+      'plan.target.replicas: 3 exceeds the target node count 2',
+      'plan.target.channel_replicas: 4 exceeds',
+      'plan.target.nodes[0].node_id',
+      'plan.target.nodes[0].addr',
+      'plan.target.nodes[1].node_id',
+      'plan.target.nodes[1].data_dir',
+      'plan.target.nodes[0].data_dir: ',
+      'already exists; targets must be new',
+      'plan.messages: unknown member "dedupe"',
+      'plan.quarantine[0].sha256',
+      'plan.quarantine[0].reason',
+      'plan: unknown member "unknown_member"',
       'contains --workspace',
     ]) {
       expect(errors).toContain(want);

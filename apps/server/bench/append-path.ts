@@ -28,7 +28,19 @@ async function worker(): Promise<void> {
     const n = next++;
     const c = n % channels;
     await queue.append(
-      { channelId: `u${c}@v${c}`, channelType: 1, messageId: id++, clientMsgNo: `cmn-${n}`, fromUid: `u${c}`, setting: 0, flags: 2, expire: 0, topic: '', createdAt: Date.now(), payload },
+      {
+        channelId: `u${c}@v${c}`,
+        channelType: 1,
+        messageId: id++,
+        clientMsgNo: `cmn-${n}`,
+        fromUid: `u${c}`,
+        setting: 0,
+        flags: 2,
+        expire: 0,
+        topic: '',
+        createdAt: Date.now(),
+        payload,
+      },
       true,
     );
   }

@@ -130,7 +130,8 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
     // With gateway TLS the listener speaks wss:// only, so that is the address clients are given.
     ws_addr: config.api.externalWsAddr || (ws && !config.gateway.tls ? `ws://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
-    wss_addr: config.api.externalWssAddr || (ws && config.gateway.tls ? `wss://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
+    wss_addr:
+      config.api.externalWssAddr || (ws && config.gateway.tls ? `wss://${hostFor(ws.address, requestHost)}:${ws.address.port}` : ''),
   });
 
   const ops = createOps({
@@ -168,11 +169,20 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
     ops,
-    access: { keys: config.api.keys, credentialRatePerKey: config.api.credentialRatePerKey, credentialRatePerUid: config.api.credentialRatePerUid },
+    access: {
+      keys: config.api.keys,
+      credentialRatePerKey: config.api.credentialRatePerKey,
+      credentialRatePerUid: config.api.credentialRatePerUid,
+    },
     corsOrigins: config.api.corsOrigins,
     https: config.api.tls,
   });
-  const registry = new ConnectionRegistry(config.gateway.authTimeoutMs, config.gateway.idleTimeoutMs, metrics, config.gateway.maxPendingConnections);
+  const registry = new ConnectionRegistry(
+    config.gateway.authTimeoutMs,
+    config.gateway.idleTimeoutMs,
+    metrics,
+    config.gateway.maxPendingConnections,
+  );
   metrics.outbound.current = () => registry.maxOutboundBytes();
   metrics.preLoginConnections = () => registry.preLoginCount;
   const gatewayServices = {

@@ -41,15 +41,29 @@ describe('API keys and scopes', () => {
   });
 
   it('a key without the tokens scope cannot set a token; one with it can, as Bearer or as v2’s token header', async () => {
-    const denied = await call(`${t.api}/user/token`, { body: { uid: 'alice', token: 'secret-a', device_flag: 1 }, headers: bearer(READ_KEY) });
+    const denied = await call(`${t.api}/user/token`, {
+      body: { uid: 'alice', token: 'secret-a', device_flag: 1 },
+      headers: bearer(READ_KEY),
+    });
     expect(denied.status).toBe(403);
     expect(denied.json).toMatchObject({ code: 'forbidden', msg: 'API key "reader" lacks the "tokens" scope' });
-    const channels = await call(`${t.api}/user/token`, { body: { uid: 'alice', token: 'secret-a', device_flag: 1 }, headers: bearer(CHANNELS_KEY) });
+    const channels = await call(`${t.api}/user/token`, {
+      body: { uid: 'alice', token: 'secret-a', device_flag: 1 },
+      headers: bearer(CHANNELS_KEY),
+    });
     expect(channels.status).toBe(403);
 
-    expect((await call(`${t.api}/user/token`, { body: { uid: 'alice', token: 'secret-a', device_flag: 1 }, headers: bearer(TOKENS_KEY) })).status).toBe(200);
-    expect((await call(`${t.api}/user/token`, { body: { uid: 'bob', token: 'secret-b', device_flag: 1 }, headers: { token: TOKENS_KEY } })).status).toBe(200);
-    expect((await call(`${t.api}/user/token`, { body: { uid: 'carol', token: 'secret-c', device_flag: 1 }, headers: bearer(ADMIN_KEY) })).status).toBe(200);
+    expect(
+      (await call(`${t.api}/user/token`, { body: { uid: 'alice', token: 'secret-a', device_flag: 1 }, headers: bearer(TOKENS_KEY) }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call(`${t.api}/user/token`, { body: { uid: 'bob', token: 'secret-b', device_flag: 1 }, headers: { token: TOKENS_KEY } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call(`${t.api}/user/token`, { body: { uid: 'carol', token: 'secret-c', device_flag: 1 }, headers: bearer(ADMIN_KEY) })).status,
+    ).toBe(200);
   });
 
   it('each scope opens its own routes only', async () => {
@@ -73,7 +87,9 @@ describe('API keys and scopes', () => {
   });
 
   it('gives every one of the 48 registered business routes a scope', () => {
-    const business = t.server.app.registeredRoutes.filter((r) => r.method !== 'OPTIONS' && !/^\/(healthz|readyz|metrics|top|debug|bench|docs)(\/|$)/.test(r.url));
+    const business = t.server.app.registeredRoutes.filter(
+      (r) => r.method !== 'OPTIONS' && !/^\/(healthz|readyz|metrics|top|debug|bench|docs)(\/|$)/.test(r.url),
+    );
     expect(business).toHaveLength(48);
     for (const r of business) expect(ROUTE_RULES[`${r.method} ${r.url}`], `${r.method} ${r.url}`).toBeDefined();
   });
@@ -89,15 +105,33 @@ describe('API keys and scopes', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     expect(Number(retryAfter)).toBeGreaterThan(0);
     // Another uid is not held back by dave's bucket.
-    expect((await call(`${t.api}/user/token`, { body: { uid: 'erin', token: 'e', device_flag: 1 }, headers: bearer(TOKENS_KEY) })).status).toBe(200);
+    expect(
+      (await call(`${t.api}/user/token`, { body: { uid: 'erin', token: 'e', device_flag: 1 }, headers: bearer(TOKENS_KEY) })).status,
+    ).toBe(200);
   });
 
   it('writes one audit line per credential and membership change: key, route, uid; never the token', async () => {
-    await call(`${t.api}/user/token`, { body: { uid: 'frank', token: 'frank-plaintext-token', device_flag: 1 }, headers: bearer(TOKENS_KEY) });
-    await call(`${t.api}/channel/subscriber_add`, { body: { channel_id: 'g1', channel_type: 2, subscribers: ['frank'] }, headers: bearer(CHANNELS_KEY) });
+    await call(`${t.api}/user/token`, {
+      body: { uid: 'frank', token: 'frank-plaintext-token', device_flag: 1 },
+      headers: bearer(TOKENS_KEY),
+    });
+    await call(`${t.api}/channel/subscriber_add`, {
+      body: { channel_id: 'g1', channel_type: 2, subscribers: ['frank'] },
+      headers: bearer(CHANNELS_KEY),
+    });
     const audits = logLines.filter((l) => l.includes('"msg":"audit"')).map((l) => JSON.parse(l));
-    expect(audits).toContainEqual(expect.objectContaining({ audit: 'credential', key: 'issuer', route: 'POST /user/token', uid: 'frank', status: 200 }));
-    expect(audits).toContainEqual(expect.objectContaining({ audit: 'membership', key: 'groups', route: 'POST /channel/subscriber_add', channel_id: 'g1', subscribers_count: 1 }));
+    expect(audits).toContainEqual(
+      expect.objectContaining({ audit: 'credential', key: 'issuer', route: 'POST /user/token', uid: 'frank', status: 200 }),
+    );
+    expect(audits).toContainEqual(
+      expect.objectContaining({
+        audit: 'membership',
+        key: 'groups',
+        route: 'POST /channel/subscriber_add',
+        channel_id: 'g1',
+        subscribers_count: 1,
+      }),
+    );
     const all = logLines.join('\n');
     for (const secret of ['frank-plaintext-token', TOKENS_KEY, CHANNELS_KEY, READ_KEY, ADMIN_KEY]) expect(all).not.toContain(secret);
   });
@@ -112,14 +146,20 @@ describe('browser requests', () => {
     });
     expect(form.status).toBe(403);
     expect(form.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await fetch(`${t.api}/user/token`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${t.api}/user/token`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('answers 415 to any body that is not application/json, even with a valid key and no Origin', async () => {
     for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
-      const r = await call(`${t.api}/user/token`, { body: '{"uid":"alice","token":"owned"}', headers: { 'content-type': type, ...bearer(TOKENS_KEY) } });
+      const r = await call(`${t.api}/user/token`, {
+        body: '{"uid":"alice","token":"owned"}',
+        headers: { 'content-type': type, ...bearer(TOKENS_KEY) },
+      });
       expect(r.status, type).toBe(415);
       expect(r.json).toMatchObject({ status: 415, code: 'unsupported_media_type' });
     }
@@ -130,7 +170,10 @@ describe('listed CORS origins', () => {
   it('answers an allowed origin’s preflight and requests with its own origin', async () => {
     const s = await startTestServer({ PARLEY_API_CORS_ORIGINS: 'https://app.example' });
     try {
-      const pre = await fetch(`${s.api}/message/send`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+      const pre = await fetch(`${s.api}/message/send`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+      });
       expect(pre.status).toBe(204);
       expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
       const r = await call(`${s.api}/user/systemuids`, { headers: { origin: 'https://app.example' } });

@@ -38,13 +38,17 @@ describe('subscribers', () => {
     await post(t.api, '/channel', { channel_id: 'c3', channel_type: 2, subscribers: ['a', 'b'] });
     expect((await post(t.api, '/channel/subscriber_remove_all', { channel_id: 'c3', channel_type: 2 })).json).toEqual({ status: 200 });
     expect(await send('a', 'c3')).toBe(3);
-    expect((await post(t.api, '/channel/subscriber_remove_all', { channel_id: 'a', channel_type: 1 })).json).toEqual(legacy('个人频道不支持此操作！'));
+    expect((await post(t.api, '/channel/subscriber_remove_all', { channel_id: 'a', channel_type: 1 })).json).toEqual(
+      legacy('个人频道不支持此操作！'),
+    );
   });
   it('/channel/subscriber_add and _remove change who may send and pull', async () => {
     await post(t.api, '/channel', { channel_id: 'c4', channel_type: 2 });
     expect((await post(t.api, '/channel/subscriber_add', { channel_id: 'c4', subscribers: ['x'] })).json).toEqual({ status: 200 });
     expect(await send('x', 'c4')).toBe(1);
-    expect((await post(t.api, '/channel/subscriber_remove', { channel_id: 'c4', channel_type: 2, subscribers: ['x'] })).json).toEqual({ status: 200 });
+    expect((await post(t.api, '/channel/subscriber_remove', { channel_id: 'c4', channel_type: 2, subscribers: ['x'] })).json).toEqual({
+      status: 200,
+    });
     expect(await send('x', 'c4')).toBe(3);
     const pull = await post(t.api, '/channel/messagesync', { login_uid: 'x', channel_id: 'c4', channel_type: 2 });
     expect(pull.status).toBe(400);
@@ -63,14 +67,18 @@ describe('allow and deny lists', () => {
     await post(t.api, '/channel', { channel_id: 'c5', channel_type: 2, subscribers: ['a', 'b'] });
     expect((await post(t.api, '/channel/blacklist_add', { channel_id: 'c5', channel_type: 2, uids: ['a'] })).json).toEqual({ status: 200 });
     expect(await send('a', 'c5')).toBe(4);
-    expect((await post(t.api, '/channel/blacklist_remove', { channel_id: 'c5', channel_type: 2, uids: ['a'] })).json).toEqual({ status: 200 });
+    expect((await post(t.api, '/channel/blacklist_remove', { channel_id: 'c5', channel_type: 2, uids: ['a'] })).json).toEqual({
+      status: 200,
+    });
     expect(await send('a', 'c5')).toBe(1);
     expect((await post(t.api, '/channel/blacklist_set', { channel_id: 'c5', channel_type: 2, uids: ['b'] })).json).toEqual({ status: 200 });
     expect([await send('a', 'c5'), await send('b', 'c5')]).toEqual([1, 4]);
     expect((await post(t.api, '/channel/blacklist_remove_all', { channel_id: 'c5', channel_type: 2 })).json).toEqual({ status: 200 });
     expect(await send('b', 'c5')).toBe(1);
     expect((await post(t.api, '/channel/blacklist_set', { channel_id: '', channel_type: 2 })).json).toEqual(legacy('频道ID不能为空！'));
-    expect((await post(t.api, '/channel/blacklist_remove_all', { channel_id: 'c5', channel_type: 0 })).json).toEqual(legacy('频道类型不能为0！'));
+    expect((await post(t.api, '/channel/blacklist_remove_all', { channel_id: 'c5', channel_type: 0 })).json).toEqual(
+      legacy('频道类型不能为0！'),
+    );
   });
   it('a person denylist blocks that sender (reason 4)', async () => {
     await post(t.api, '/channel/blacklist_add', { channel_id: 'victim', channel_type: 1, uids: ['spammer'] });
@@ -84,12 +92,16 @@ describe('allow and deny lists', () => {
     expect([await send('a', 'c6'), await send('b', 'c6')]).toEqual([1, 13]);
     await post(t.api, '/channel/whitelist_set', { channel_id: 'c6', channel_type: 2, uids: ['b'] });
     expect((await get(t.api, '/channel/whitelist?channel_id=c6&channel_type=2')).json).toEqual([{ id: 0, uid: 'b' }]);
-    expect((await post(t.api, '/channel/whitelist_remove', { channel_id: 'c6', channel_type: 2, uids: ['b'] })).json).toEqual({ status: 200 });
+    expect((await post(t.api, '/channel/whitelist_remove', { channel_id: 'c6', channel_type: 2, uids: ['b'] })).json).toEqual({
+      status: 200,
+    });
     expect([await send('a', 'c6'), await send('b', 'c6')]).toEqual([1, 1]);
     await post(t.api, '/channel/whitelist_add', { channel_id: 'c6', channel_type: 2, uids: ['a'] });
     expect((await post(t.api, '/channel/whitelist_remove_all', { channel_id: 'c6', channel_type: 2 })).json).toEqual({ status: 200 });
     expect((await get(t.api, '/channel/whitelist?channel_id=c6&channel_type=2')).json).toEqual([]);
-    expect((await post(t.api, '/channel/whitelist_add', { channel_id: 'c#6', channel_type: 2, uids: ['a'] })).json).toEqual(legacy('频道ID不能包含特殊字符！'));
+    expect((await post(t.api, '/channel/whitelist_add', { channel_id: 'c#6', channel_type: 2, uids: ['a'] })).json).toEqual(
+      legacy('频道ID不能包含特殊字符！'),
+    );
     expect((await get(t.api, '/channel/whitelist')).json).toEqual(legacy('channel_id不能为空！'));
   });
 });

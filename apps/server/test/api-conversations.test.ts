@@ -10,9 +10,16 @@ afterAll(() => t.close());
 const legacy = (msg: string) => ({ msg, status: 400, code: expect.any(String) });
 const send = (from: string, channel: string, type: number, text = 'x') =>
   post(t.api, '/message/send', { from_uid: from, channel_id: channel, channel_type: type, payload: Buffer.from(text).toString('base64') });
-type Conv = { channel_id: string; channel_type: number; unread: number; read_seq: number; last_message: { message_seq: number; message_idstr: string } | null };
+type Conv = {
+  channel_id: string;
+  channel_type: number;
+  unread: number;
+  read_seq: number;
+  last_message: { message_seq: number; message_idstr: string } | null;
+};
 const list = async (uid: string, body: object = {}) => (await post(t.api, '/conversation/list', { uid, ...body })).json;
-const find = async (uid: string, channel: string): Promise<Conv | undefined> => (await list(uid)).conversations.find((c: Conv) => c.channel_id === channel);
+const find = async (uid: string, channel: string): Promise<Conv | undefined> =>
+  (await list(uid)).conversations.find((c: Conv) => c.channel_id === channel);
 
 describe('/conversation/list', () => {
   it('derives unread, last message and peer ids; own sends count as read', async () => {
@@ -21,7 +28,12 @@ describe('/conversation/list', () => {
     const page = await post(t.api, '/conversation/list', { uid: 'bob' });
     expect(page.json).toMatchObject({ done: true, deletes: [], unresolved: [], reset_required: false });
     const conv = page.json.conversations.find((c: Conv) => c.channel_id === 'alice');
-    expect(conv).toMatchObject({ channel_type: 1, unread: 2, read_seq: 0, last_message: { message_seq: 2, message_idstr: rawMessageIds(second.text)[0] } });
+    expect(conv).toMatchObject({
+      channel_type: 1,
+      unread: 2,
+      read_seq: 0,
+      last_message: { message_seq: 2, message_idstr: rawMessageIds(second.text)[0] },
+    });
     expect(await find('alice', 'bob')).toMatchObject({ unread: 0 });
   });
 
@@ -74,16 +86,28 @@ describe('conversation mutations', () => {
     expect(await find('finn', 'eve')).toMatchObject({ unread: 1, last_message: { message_seq: 5 } });
   });
   it('reject bad bodies and a missing membership', async () => {
-    expect((await post(t.api, '/conversations/clearUnread', { channel_id: 'eve', channel_type: 1 })).json).toEqual(legacy('uid cannot be empty'));
-    expect((await post(t.api, '/conversations/delete', { uid: 'finn' })).json).toEqual(legacy('channel_id or channel_type cannot be empty'));
-    expect((await post(t.api, '/conversations/setUnread', { uid: 'finn', channel_id: 'eve', channel_type: 1, unread: -1 })).json).toEqual(legacy('unread cannot be negative'));
+    expect((await post(t.api, '/conversations/clearUnread', { channel_id: 'eve', channel_type: 1 })).json).toEqual(
+      legacy('uid cannot be empty'),
+    );
+    expect((await post(t.api, '/conversations/delete', { uid: 'finn' })).json).toEqual(
+      legacy('channel_id or channel_type cannot be empty'),
+    );
+    expect((await post(t.api, '/conversations/setUnread', { uid: 'finn', channel_id: 'eve', channel_type: 1, unread: -1 })).json).toEqual(
+      legacy('unread cannot be negative'),
+    );
     expect((await post(t.api, '/conversations/activate', { uid: 'nobody', channel_id: 'g9', channel_type: 2 })).status).toBe(400);
   });
 });
 
 describe('/conversation/retry and the deprecated /conversation/sync', () => {
   it('retry point-reads conversations and reports unknown ones as deletes', async () => {
-    const r = await post(t.api, '/conversation/retry', { uid: 'bob', channels: [{ channel_id: 'alice', channel_type: 1 }, { channel_id: 'zz', channel_type: 2 }] });
+    const r = await post(t.api, '/conversation/retry', {
+      uid: 'bob',
+      channels: [
+        { channel_id: 'alice', channel_type: 1 },
+        { channel_id: 'zz', channel_type: 2 },
+      ],
+    });
     expect(r.json).toMatchObject({ done: true, deletes: [{ channel_id: 'zz', channel_type: 2 }] });
     expect(r.json.conversations.map((c: Conv) => c.channel_id)).toEqual(['alice']);
     expect((await post(t.api, '/conversation/retry', { uid: 'bob', channels: [] })).json).toEqual(legacy('uid或channels不能为空！'));

@@ -14,7 +14,16 @@ function rng(seed: number): () => number {
   };
 }
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; maxLength?: number; minimum?: number; maximum?: number; maxItems?: number; anyOf?: Schema[] };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  maxItems?: number;
+  anyOf?: Schema[];
+};
 
 /** A value that the schema rejects, chosen at random among the ways to be wrong. */
 function invalid(s: Schema, r: () => number): unknown {
@@ -22,7 +31,14 @@ function invalid(s: Schema, r: () => number): unknown {
   if (s.anyOf) return pick([{ nested: true }, [[1]], true]);
   switch (s.type) {
     case 'string':
-      return pick<unknown>([123, true, null, { a: 1 }, ['x'], ...(s.maxLength ? ['x'.repeat(s.maxLength + 1 + Math.floor(r() * 5000))] : [])]);
+      return pick<unknown>([
+        123,
+        true,
+        null,
+        { a: 1 },
+        ['x'],
+        ...(s.maxLength ? ['x'.repeat(s.maxLength + 1 + Math.floor(r() * 5000))] : []),
+      ]);
     case 'integer':
       return pick<unknown>([
         '1',
@@ -75,7 +91,17 @@ function pick<T>(r: () => number, xs: T[]): T {
 /** Operations routes (top answers 503 while warming up, by contract); the business API is what is fuzzed here. */
 const OPS = /^\/(healthz|readyz|metrics|top|debug|bench|docs)(\/|$)/;
 
-const TABLES = ['devices', 'channels', 'memberships', 'member_lists', 'messages', 'channel_log', 'system_uids', 'cmd_bindings', 'message_events'];
+const TABLES = [
+  'devices',
+  'channels',
+  'memberships',
+  'member_lists',
+  'messages',
+  'channel_log',
+  'system_uids',
+  'cmd_bindings',
+  'message_events',
+];
 
 let t: TestServer;
 beforeAll(async () => {

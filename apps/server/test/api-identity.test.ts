@@ -59,7 +59,12 @@ describe('system uids', () => {
     expect((await get(t.api, '/user/systemuids')).json).toEqual([]);
   });
   it('rejects uids that are not a list of strings', async () => {
-    for (const path of ['/user/systemuids_add', '/user/systemuids_remove', '/user/systemuids_add_to_cache', '/user/systemuids_remove_from_cache']) {
+    for (const path of [
+      '/user/systemuids_add',
+      '/user/systemuids_remove',
+      '/user/systemuids_add_to_cache',
+      '/user/systemuids_remove_from_cache',
+    ]) {
       expect((await post(t.api, path, { uids: 'robot' })).json).toEqual(legacy('数据格式有误！'));
     }
   });

@@ -7,7 +7,13 @@ beforeAll(async () => {
   t = await startTestServer();
   await post(t.api, '/channel', { channel_id: 'g', channel_type: 2, subscribers: ['a', 'b'] });
   for (let i = 1; i <= 5; i++) {
-    const r = await post(t.api, '/message/send', { from_uid: 'a', channel_id: 'g', channel_type: 2, payload: Buffer.from(`m${i}`).toString('base64'), client_msg_no: `n${i}` });
+    const r = await post(t.api, '/message/send', {
+      from_uid: 'a',
+      channel_id: 'g',
+      channel_type: 2,
+      payload: Buffer.from(`m${i}`).toString('base64'),
+      client_msg_no: `n${i}`,
+    });
     ids.push(rawMessageIds(r.text)[0]!);
   }
 });
@@ -46,9 +52,17 @@ describe('POST /channel/messagesyncbatch', () => {
     ]);
   });
   it('refuses the whole request when one item is not readable, and an empty batch', async () => {
-    const r = await post(t.api, '/channel/messagesyncbatch', { login_uid: 'b', items: [{ channel_id: 'g', channel_type: 2 }, { channel_id: 'other', channel_type: 2 }] });
+    const r = await post(t.api, '/channel/messagesyncbatch', {
+      login_uid: 'b',
+      items: [
+        { channel_id: 'g', channel_type: 2 },
+        { channel_id: 'other', channel_type: 2 },
+      ],
+    });
     expect(r.json).toEqual(legacy('internal/message: valid channel membership required'));
-    expect((await post(t.api, '/channel/messagesyncbatch', { login_uid: 'b', items: [] })).json).toEqual(legacy('internal/message: batch message sync items required'));
+    expect((await post(t.api, '/channel/messagesyncbatch', { login_uid: 'b', items: [] })).json).toEqual(
+      legacy('internal/message: batch message sync items required'),
+    );
   });
 });
 
@@ -72,7 +86,12 @@ describe('POST /messages', () => {
     expect(rawMessageIds(r.text)).toEqual([ids[0], ids[2], ids[4]]);
   });
   it('refuses more than 128 selectors explicitly', async () => {
-    const r = await post(t.api, '/messages', { login_uid: 'b', channel_id: 'g', channel_type: 2, message_seqs: Array.from({ length: 129 }, (_, i) => i + 1) });
+    const r = await post(t.api, '/messages', {
+      login_uid: 'b',
+      channel_id: 'g',
+      channel_type: 2,
+      message_seqs: Array.from({ length: 129 }, (_, i) => i + 1),
+    });
     expect(r.json).toEqual(legacy('at most 128 selectors per request'));
   });
   it('refuses a caller who may not read the channel', async () => {
@@ -95,14 +114,31 @@ describe('request-scoped sends', () => {
   it('deliver a command to exactly the listed uids and need sync_once', async () => {
     for (const uid of ['r1', 'r2', 'r3']) await storeToken(t.api, uid, `tok-${uid}`);
     const [r1, r2, r3] = await Promise.all(['r1', 'r2', 'r3'].map((u) => connectRpc(t.ws, u, `tok-${u}`)));
-    const ok = await post(t.api, '/message/send', { from_uid: 'svc', subscribers: ['r1', ' r2 ', 'r1'], payload: 'eyJ0eXBlIjo5OX0=', header: { sync_once: 1 } });
+    const ok = await post(t.api, '/message/send', {
+      from_uid: 'svc',
+      subscribers: ['r1', ' r2 ', 'r1'],
+      payload: 'eyJ0eXBlIjo5OX0=',
+      header: { sync_once: 1 },
+    });
     expect(ok.json).toMatchObject({ reason: 1, message_seq: 1 });
-    for (const c of [r1!, r2!]) expect((await c.nextNotification('recv')).params).toMatchObject({ channelType: 8, header: { syncOnce: true }, payload: { type: 99 } });
+    for (const c of [r1!, r2!])
+      expect((await c.nextNotification('recv')).params).toMatchObject({
+        channelType: 8,
+        header: { syncOnce: true },
+        payload: { type: 99 },
+      });
     await new Promise((r) => setTimeout(r, 100));
     expect(r3!.pending('recv')).toHaveLength(0);
     const needs = await post(t.api, '/message/send', { from_uid: 'svc', subscribers: ['r1'], payload: 'aGk=' });
     expect(needs.json).toEqual({ error: 'request subscribers require sync_once', code: expect.any(String) });
-    const both = await post(t.api, '/message/send', { from_uid: 'svc', subscribers: ['r1'], channel_id: 'g', channel_type: 2, payload: 'aGk=', sync_once: 1 });
+    const both = await post(t.api, '/message/send', {
+      from_uid: 'svc',
+      subscribers: ['r1'],
+      channel_id: 'g',
+      channel_type: 2,
+      payload: 'aGk=',
+      sync_once: 1,
+    });
     expect(both.json.error).toBe('request subscribers cannot include channel_id');
     for (const c of [r1!, r2!, r3!]) c.close();
   });

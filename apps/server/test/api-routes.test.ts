@@ -46,7 +46,11 @@ describe('the README operation table', () => {
       .filter((r) => r.method !== 'OPTIONS' && !OPS.test(r.url))
       .map((r) => `${r.method} ${r.url}`)
       .sort();
-    expect(registered).toEqual(readTable().map((r) => `${r.method} ${r.path}`).sort());
+    expect(registered).toEqual(
+      readTable()
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
   });
 
   it('names for each row the API key scope the route really requires', () => {

@@ -57,7 +57,10 @@ describe('channel message pulls of a person channel without membership', () => {
     await send('pm-a', 'pm-g', 2, 'in the group');
     const r = await post(t.api, '/channel/messagesyncbatch', {
       login_uid: 'pm-a',
-      items: [{ channel_id: 'pm-g', channel_type: 2, pull_mode: 1 }, { channel_id: 'pm-b', channel_type: 1, pull_mode: 1 }],
+      items: [
+        { channel_id: 'pm-g', channel_type: 2, pull_mode: 1 },
+        { channel_id: 'pm-b', channel_type: 1, pull_mode: 1 },
+      ],
     });
     expect([r.status, r.json]).toEqual([400, legacy('internal/message: valid channel membership required')]);
   });
@@ -116,7 +119,12 @@ describe('/conversation/sync last_msg_seqs', () => {
 
 describe('/channel/info (deprecated) validates nothing and upserts metadata', () => {
   it('accepts an empty channel id, a zero type and a missing id', async () => {
-    for (const body of [{ channel_id: '', channel_type: 2 }, { channel_id: 'ci-1', channel_type: 0 }, { ban: 1 }, { channel_id: 'a#b@c', channel_type: 2 }]) {
+    for (const body of [
+      { channel_id: '', channel_type: 2 },
+      { channel_id: 'ci-1', channel_type: 0 },
+      { ban: 1 },
+      { channel_id: 'a#b@c', channel_type: 2 },
+    ]) {
       const r = await post(t.api, '/channel/info', body);
       expect([r.status, r.json], JSON.stringify(body)).toEqual([200, { status: 200 }]);
     }
@@ -124,7 +132,9 @@ describe('/channel/info (deprecated) validates nothing and upserts metadata', ()
 
   it('upserts the flags it is given', async () => {
     await post(t.api, '/channel', { channel_id: 'ci-g', channel_type: 2, subscribers: ['ci-u'] });
-    expect((await post(t.api, '/channel/info', { channel_id: 'ci-g', channel_type: 2, send_ban: 0, ban: 1 })).json).toEqual({ status: 200 });
+    expect((await post(t.api, '/channel/info', { channel_id: 'ci-g', channel_type: 2, send_ban: 0, ban: 1 })).json).toEqual({
+      status: 200,
+    });
     const r = await post(t.api, '/message/send', { from_uid: 'ci-u', channel_id: 'ci-g', channel_type: 2, payload: b64('x') });
     expect(r.json.reason).toBe(19);
   });
@@ -140,7 +150,12 @@ describe('/debug/config', () => {
     const r = await call(`${t.api}/debug/config`);
     expect(r.status).toBe(200);
     const v = r.json.values;
-    expect([v['cluster.initial_slot_count'], v['cluster.hash_slot_count'], v['cluster.slot_replica_n'], v['cluster.channel_replica_n']]).toEqual([12, 256, 1, 1]);
+    expect([
+      v['cluster.initial_slot_count'],
+      v['cluster.hash_slot_count'],
+      v['cluster.slot_replica_n'],
+      v['cluster.channel_replica_n'],
+    ]).toEqual([12, 256, 1, 1]);
     expect(r.json).toMatchObject({ initial_slot_count: 12, hash_slot_count: 256, slot_replica_count: 1, channel_replica_count: 1 });
   });
 });
@@ -171,7 +186,10 @@ describe('an oversized bench body', () => {
   });
 
   it('takes a chunked body within the limit', async () => {
-    const ok = await postChunked(`${t.api}/bench/v1/users/tokens`, JSON.stringify({ run_id: 'r', batch_id: 'b', users: [{ uid: 'bench-u', token: 't' }] }));
+    const ok = await postChunked(
+      `${t.api}/bench/v1/users/tokens`,
+      JSON.stringify({ run_id: 'r', batch_id: 'b', users: [{ uid: 'bench-u', token: 't' }] }),
+    );
     expect(ok).toEqual({ status: 200, json: { run_id: 'r', batch_id: 'b', accepted: 1 } });
   });
 });

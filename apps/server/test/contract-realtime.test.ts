@@ -28,7 +28,16 @@ function tcpExchange(bytes: Uint8Array, server: TestServer = t): Promise<Buffer>
 
 const connectFrame = (version: number, token: string) =>
   encodePacket(
-    { type: PacketType.CONNECT, version: Math.min(Math.max(version, 1), 6), deviceFlag: 1, deviceId: 'rt', uid: 'rt-a', token, clientTimestamp: BigInt(Date.now()), clientKey: generateKeyPair().publicKey },
+    {
+      type: PacketType.CONNECT,
+      version: Math.min(Math.max(version, 1), 6),
+      deviceFlag: 1,
+      deviceId: 'rt',
+      uid: 'rt-a',
+      token,
+      clientTimestamp: BigInt(Date.now()),
+      clientKey: generateKeyPair().publicKey,
+    },
     6,
   );
 

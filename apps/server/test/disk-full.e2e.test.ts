@@ -15,15 +15,25 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  */
 describe('a full disk', { timeout: 60_000 }, () => {
   it('logs the real cause once, answers senders with a reason, turns readiness down, and recovers when space is freed', async () => {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testEnv(dir, { PARLEY_LOG_LEVEL: 'info' }), TMPFS_DIR: dir };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...testEnv(dir, { PARLEY_LOG_LEVEL: 'info' }),
+      TMPFS_DIR: dir,
+    };
     const script = 'mount -t tmpfs -o size=8m tmpfs "$TMPFS_DIR" && exec "$0" "$@"';
-    const proc = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, process.execPath, ...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(
+      'unshare',
+      ['--mount', '--propagation', 'private', 'sh', '-c', script, process.execPath, ...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
-    const inNamespace = (command: string) => execFileSync('nsenter', ['--target', String(proc.pid), '--mount', '--', 'sh', '-c', command], { env: { ...env } });
+    const inNamespace = (command: string) =>
+      execFileSync('nsenter', ['--target', String(proc.pid), '--mount', '--', 'sh', '-c', command], { env: { ...env } });
     try {
       const line = await waitFor(async () => out.split('\n').find((l) => l.includes('"event":"listening"')), 20_000);
       const ev = JSON.parse(line) as { api: string; ws: string };
@@ -36,7 +46,10 @@ describe('a full disk', { timeout: 60_000 }, () => {
       inNamespace('dd if=/dev/zero of="$TMPFS_DIR/filler" bs=64k 2>/dev/null || true');
       let failed: Record<string, unknown> | undefined;
       for (let i = 0; i < 200 && !failed; i++) {
-        const r = (await c.request('send', { channelId: 'alice', channelType: 1, payload, clientMsgNo: `full-${i}` })).result as Record<string, unknown>;
+        const r = (await c.request('send', { channelId: 'alice', channelType: 1, payload, clientMsgNo: `full-${i}` })).result as Record<
+          string,
+          unknown
+        >;
         if (r.reasonCode !== 1) failed = r;
       }
       expect(failed).toMatchObject({ reasonCode: 15, messageId: '0' });
@@ -44,7 +57,12 @@ describe('a full disk', { timeout: 60_000 }, () => {
       const http = await fetch(`${api}/message/send`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ from_uid: 'alice', channel_id: 'alice', channel_type: 1, payload: Buffer.from(JSON.stringify(payload)).toString('base64') }),
+        body: JSON.stringify({
+          from_uid: 'alice',
+          channel_id: 'alice',
+          channel_type: 1,
+          payload: Buffer.from(JSON.stringify(payload)).toString('base64'),
+        }),
       });
       expect([http.status, await http.json()]).toEqual([503, { error: 'store writes failing (disk_full)', code: 'store_unavailable' }]);
       const down = await waitFor(async () => {
@@ -54,12 +72,22 @@ describe('a full disk', { timeout: 60_000 }, () => {
       expect(down.reason).toMatch(/^channel not ready: store writes failing \(disk_full: SQLITE_FULL /);
       const failing = err.split('\n').filter((l) => l.includes('"msg":"store writes failing"'));
       expect(failing).toHaveLength(1);
-      expect(JSON.parse(failing[0]!)).toMatchObject({ kind: 'disk_full', code: 'SQLITE_FULL', cause: expect.stringMatching(/ bytes free on the volume/) });
+      expect(JSON.parse(failing[0]!)).toMatchObject({
+        kind: 'disk_full',
+        code: 'SQLITE_FULL',
+        cause: expect.stringMatching(/ bytes free on the volume/),
+      });
       expect(err).not.toContain('cannot rollback');
 
       inNamespace('rm -f "$TMPFS_DIR/filler"');
       await waitFor(async () => ((await get(api, '/readyz')).status === 200 ? true : undefined));
-      expect(((await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 1 }, clientMsgNo: 'after' })).result as { reasonCode: number }).reasonCode).toBe(1);
+      expect(
+        (
+          (await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 1 }, clientMsgNo: 'after' })).result as {
+            reasonCode: number;
+          }
+        ).reasonCode,
+      ).toBe(1);
       c.close();
     } finally {
       proc.kill('SIGTERM');

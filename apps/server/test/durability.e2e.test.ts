@@ -14,17 +14,15 @@ describe('durability', () => {
     const killAfter = 250;
     let killed = false;
     const sends = Array.from({ length: total }, (_, i) =>
-      alice
-        .request('send', { clientMsgNo: `k-${i}`, channelId: 'bob', channelType: 1, payload: { n: i } })
-        .then((r) => {
-          const result = r.result as { messageId: string; messageSeq: number; reasonCode: number } | undefined;
-          if (killed || result?.reasonCode !== 1) return;
-          acked.set(`k-${i}`, { id: result.messageId, seq: result.messageSeq });
-          if (acked.size === killAfter) {
-            killed = true;
-            first.proc.kill('SIGKILL');
-          }
-        }),
+      alice.request('send', { clientMsgNo: `k-${i}`, channelId: 'bob', channelType: 1, payload: { n: i } }).then((r) => {
+        const result = r.result as { messageId: string; messageSeq: number; reasonCode: number } | undefined;
+        if (killed || result?.reasonCode !== 1) return;
+        acked.set(`k-${i}`, { id: result.messageId, seq: result.messageSeq });
+        if (acked.size === killAfter) {
+          killed = true;
+          first.proc.kill('SIGKILL');
+        }
+      }),
     );
     await Promise.race([Promise.all(sends), alice.closed]);
     await first.exited;
@@ -42,7 +40,10 @@ describe('durability', () => {
       expect(sync.status).toBe(200);
       const ids = rawMessageIds(sync.text);
       const stored = new Map<string, { id: string; seq: number }>(
-        sync.json.messages.map((m: { client_msg_no: string; message_seq: number }, i: number) => [m.client_msg_no, { id: ids[i]!, seq: m.message_seq }]),
+        sync.json.messages.map((m: { client_msg_no: string; message_seq: number }, i: number) => [
+          m.client_msg_no,
+          { id: ids[i]!, seq: m.message_seq },
+        ]),
       );
       for (const [clientMsgNo, ack] of acked) expect(stored.get(clientMsgNo)).toEqual(ack);
       const seqs = sync.json.messages.map((m: { message_seq: number }) => m.message_seq);

@@ -97,7 +97,12 @@ export class EasySdkStyleClient {
     }
     if (m.method === 'recv') {
       this.emit('message', m.params);
-      this.ws?.send(JSON.stringify({ method: 'recvack', params: { header: m.params?.header, messageId: m.params?.messageId, messageSeq: m.params?.messageSeq } }));
+      this.ws?.send(
+        JSON.stringify({
+          method: 'recvack',
+          params: { header: m.params?.header, messageId: m.params?.messageId, messageSeq: m.params?.messageSeq },
+        }),
+      );
     } else if (m.method === 'disconnect') {
       this.emit('disconnect', m.params);
       this.localDisconnect('Server disconnected');

@@ -6,7 +6,11 @@ import { connectRpc, startTestServer, storeToken, type TestServer } from './help
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer({ PARLEY_DELIVERY_RETRY_INTERVAL: '300ms', PARLEY_DELIVERY_RETRY_MAX_COUNT: '2', PARLEY_DELIVERY_PENDING_ACK_MAX_PER_SESSION: '3' });
+  t = await startTestServer({
+    PARLEY_DELIVERY_RETRY_INTERVAL: '300ms',
+    PARLEY_DELIVERY_RETRY_MAX_COUNT: '2',
+    PARLEY_DELIVERY_PENDING_ACK_MAX_PER_SESSION: '3',
+  });
   for (const uid of ['r-alice', 'r-bob', 'r-carol', 'r-dave', 'd-eve', 'w-frank']) await storeToken(t.api, uid, `tok-${uid}`);
 });
 afterAll(() => t.close());

@@ -60,11 +60,26 @@ describe('channel routes reject bad bodies and change nothing', () => {
     ['/channel', 'a channel id with #', { channel_id: 'a#b', channel_type: 2 }, '频道ID不能包含特殊字符！'],
     ['/channel', 'channel type 0', { channel_id: 'newg', channel_type: 0 }, '频道类型错误！'],
     ['/channel', 'a boolean flag', { channel_id: 'newg', channel_type: 2, ban: true }, '数据格式有误！'],
-    ['/channel', 'subscribers on a person channel', { channel_id: 'alice', channel_type: 1, subscribers: ['x'] }, '不支持个人频道添加订阅者！'],
+    [
+      '/channel',
+      'subscribers on a person channel',
+      { channel_id: 'alice', channel_type: 1, subscribers: ['x'] },
+      '不支持个人频道添加订阅者！',
+    ],
     ['/channel', 'a blank subscriber', { channel_id: 'newg', channel_type: 2, subscribers: ['x', ' '] }, '订阅者不能为空！'],
     ['/channel/subscriber_add', 'no subscribers', { channel_id: 'grp', channel_type: 2, subscribers: [] }, '订阅者不能为空！'],
-    ['/channel/subscriber_add', 'a person channel', { channel_id: 'alice', channel_type: 1, subscribers: ['x'] }, '个人频道不支持添加订阅者！'],
-    ['/channel/subscriber_add', 'temp subscribers', { channel_id: 'grp', channel_type: 2, subscribers: ['x'], temp_subscriber: 1 }, '新版本临时订阅者已不支持！'],
+    [
+      '/channel/subscriber_add',
+      'a person channel',
+      { channel_id: 'alice', channel_type: 1, subscribers: ['x'] },
+      '个人频道不支持添加订阅者！',
+    ],
+    [
+      '/channel/subscriber_add',
+      'temp subscribers',
+      { channel_id: 'grp', channel_type: 2, subscribers: ['x'], temp_subscriber: 1 },
+      '新版本临时订阅者已不支持！',
+    ],
     ['/channel/subscriber_add', 'subscribers not an array', { channel_id: 'grp', subscribers: 'x' }, '数据格式有误！'],
     ['/channel/subscriber_remove', 'channel type 0', { channel_id: 'grp', channel_type: 0, subscribers: ['alice'] }, '频道类型错误！'],
     ['/channel/blacklist_add', 'no uids', { channel_id: 'grp', channel_type: 2, uids: [] }, 'uids不能为空！'],
@@ -93,12 +108,22 @@ describe('POST /message/send rejects bad bodies and stores nothing', () => {
     ['no sender', { channel_id: 'grp', channel_type: 2, payload: 'aGk=' }, 400, 'invalid request'],
     ['no payload', { from_uid: 'alice', channel_id: 'grp', channel_type: 2 }, 400, 'invalid request'],
     ['an empty payload', { from_uid: 'alice', channel_id: 'grp', channel_type: 2, payload: '' }, 400, 'invalid request'],
-    ['a payload that is not Base64', { from_uid: 'alice', channel_id: 'grp', channel_type: 2, payload: 'not base64!' }, 400, 'invalid payload'],
+    [
+      'a payload that is not Base64',
+      { from_uid: 'alice', channel_id: 'grp', channel_type: 2, payload: 'not base64!' },
+      400,
+      'invalid payload',
+    ],
     ['a string channel_type', { from_uid: 'alice', channel_id: 'grp', channel_type: '2', payload: 'aGk=' }, 400, 'invalid request'],
     ['channel_type 300', { from_uid: 'alice', channel_id: 'grp', channel_type: 300, payload: 'aGk=' }, 400, 'invalid request'],
     ['a negative expire', { from_uid: 'alice', channel_id: 'grp', channel_type: 2, payload: 'aGk=', expire: -1 }, 400, 'invalid request'],
     ['no channel', { from_uid: 'alice', channel_type: 2, payload: 'aGk=' }, 400, 'invalid request'],
-    ['a person id not naming the sender', { from_uid: 'alice', channel_id: 'bob@carol', channel_type: 1, payload: 'aGk=' }, 400, 'invalid channel id'],
+    [
+      'a person id not naming the sender',
+      { from_uid: 'alice', channel_id: 'bob@carol', channel_type: 1, payload: 'aGk=' },
+      400,
+      'invalid channel id',
+    ],
   ];
   for (const [name, body, status, error] of cases) {
     it(name, async () => {
@@ -116,11 +141,19 @@ describe('POST /message/send rejects bad bodies and stores nothing', () => {
     const clash = await post(t.api, '/message/send', { ...body, payload: 'dHdv' });
     expect(clash.status).toBe(409);
     const sync = await post(t.api, '/channel/messagesync', { login_uid: 'alice', channel_id: 'grp', channel_type: 2, pull_mode: 1 });
-    expect(sync.json.messages.filter((m: { client_msg_no: string }) => m.client_msg_no === 'same').map((m: { payload: string }) => m.payload)).toEqual(['b25l']);
+    expect(
+      sync.json.messages.filter((m: { client_msg_no: string }) => m.client_msg_no === 'same').map((m: { payload: string }) => m.payload),
+    ).toEqual(['b25l']);
   });
   it('answers a plain no_persist send with reason 1 and zero ids, storing nothing', async () => {
     const before = await messagesIn('grp', 2);
-    const r = await post(t.api, '/message/send', { from_uid: 'alice', channel_id: 'grp', channel_type: 2, payload: 'aGk=', header: { no_persist: 1 } });
+    const r = await post(t.api, '/message/send', {
+      from_uid: 'alice',
+      channel_id: 'grp',
+      channel_type: 2,
+      payload: 'aGk=',
+      header: { no_persist: 1 },
+    });
     expect(r.json).toEqual({ message_id: 0, message_seq: 0, reason: 1 });
     expect(await messagesIn('grp', 2)).toBe(before);
   });
@@ -128,9 +161,15 @@ describe('POST /message/send rejects bad bodies and stores nothing', () => {
 
 describe('POST /channel/messagesync', () => {
   it('validates its body', async () => {
-    expect((await post(t.api, '/channel/messagesync', { login_uid: '', channel_id: 'grp', channel_type: 2 })).json).toEqual(legacy('login_uid不能为空！'));
-    expect((await post(t.api, '/channel/messagesync', { login_uid: 'a', channel_id: 'grp', channel_type: 0 })).json).toEqual(legacy('channel_type不能为空！'));
-    expect((await post(t.api, '/channel/messagesync', { login_uid: 'a', channel_id: 'grp', channel_type: 2, limit: 'x' })).json).toEqual(legacy('数据格式有误！'));
+    expect((await post(t.api, '/channel/messagesync', { login_uid: '', channel_id: 'grp', channel_type: 2 })).json).toEqual(
+      legacy('login_uid不能为空！'),
+    );
+    expect((await post(t.api, '/channel/messagesync', { login_uid: 'a', channel_id: 'grp', channel_type: 0 })).json).toEqual(
+      legacy('channel_type不能为空！'),
+    );
+    expect((await post(t.api, '/channel/messagesync', { login_uid: 'a', channel_id: 'grp', channel_type: 2, limit: 'x' })).json).toEqual(
+      legacy('数据格式有误！'),
+    );
   });
   it('needs a live membership', async () => {
     const r = await post(t.api, '/channel/messagesync', { login_uid: 'stranger', channel_id: 'grp', channel_type: 2 });

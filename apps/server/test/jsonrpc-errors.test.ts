@@ -60,7 +60,11 @@ describe('malformed input gets a JSON-RPC error object, stores nothing and close
   }
 
   it('a request before connect', () =>
-    rejects([JSON.stringify({ jsonrpc: '2.0', id: 's1', method: 'send', params: { channelId: 'u2', channelType: 1, payload: {} } })], -32600, 's1'));
+    rejects(
+      [JSON.stringify({ jsonrpc: '2.0', id: 's1', method: 'send', params: { channelId: 'u2', channelType: 1, payload: {} } })],
+      -32600,
+      's1',
+    ));
   it('invalid JSON', () => rejects(['{"jsonrpc":"2.0", nope'], -32700));
   it('a wrong jsonrpc version', () => rejects(['{"jsonrpc":"1.0","id":"v","method":"ping"}'], -32600, 'v'));
   it('an unknown method after connect', async () => {

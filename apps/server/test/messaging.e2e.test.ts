@@ -60,11 +60,23 @@ describe('the real server over JSON-RPC and HTTP', () => {
     expect(atOtherDevice.params).toMatchObject({ messageId: first.messageId, channelId: 'bob', fromUid: 'alice' });
     expect(alice.pending('recv')).toHaveLength(0);
 
-    const reply = await send(bob, { client_msg_no: 'p-2', channel_id: 'alice', channel_type: 1, payload: payloadOf('hi alice'), header: { redDot: true } });
+    const reply = await send(bob, {
+      client_msg_no: 'p-2',
+      channel_id: 'alice',
+      channel_type: 1,
+      payload: payloadOf('hi alice'),
+      header: { redDot: true },
+    });
     expect(reply.messageSeq).toBe(2);
     expect(BigInt(reply.messageId)).toBeGreaterThan(BigInt(first.messageId));
     const atAlice = await alice.nextNotification('recv');
-    expect(atAlice.params).toMatchObject({ messageId: reply.messageId, messageSeq: 2, fromUid: 'bob', channelId: 'bob', header: { redDot: true } });
+    expect(atAlice.params).toMatchObject({
+      messageId: reply.messageId,
+      messageSeq: 2,
+      fromUid: 'bob',
+      channelId: 'bob',
+      header: { redDot: true },
+    });
     expect((await aliceWeb2.nextNotification('recv')).params.messageId).toBe(reply.messageId);
   });
 
@@ -90,7 +102,14 @@ describe('the real server over JSON-RPC and HTTP', () => {
       expect(r.reasonCode).toBe(1);
       seqs.push(r.messageSeq);
       const atAlice = await alice.nextNotification('recv');
-      expect(atAlice.params).toMatchObject({ messageId: r.messageId, messageSeq: r.messageSeq, channelId: 'g1', channelType: 2, fromUid: 'bob', payload: payloadOf(`group ${i}`) });
+      expect(atAlice.params).toMatchObject({
+        messageId: r.messageId,
+        messageSeq: r.messageSeq,
+        channelId: 'g1',
+        channelType: 2,
+        fromUid: 'bob',
+        payload: payloadOf(`group ${i}`),
+      });
       expect((await aliceWeb2.nextNotification('recv')).params.messageId).toBe(r.messageId);
     }
     expect(seqs).toEqual([1, 2, 3]);
@@ -103,13 +122,25 @@ describe('the real server over JSON-RPC and HTTP', () => {
     const r = await send(carol, { clientMsgNo: 'c-1', channelId: 'g1', channelType: 2, payload: payloadOf('let me in') });
     expect(r).toMatchObject({ reasonCode: 3, messageId: '0', messageSeq: 0 });
     carol.close();
-    const sync = await post(srv.api, '/channel/messagesync', { login_uid: 'alice', channel_id: 'g1', channel_type: 2, pull_mode: 1, limit: 100 });
+    const sync = await post(srv.api, '/channel/messagesync', {
+      login_uid: 'alice',
+      channel_id: 'g1',
+      channel_type: 2,
+      pull_mode: 1,
+      limit: 100,
+    });
     expect(sync.json.messages.map((m: { client_msg_no: string }) => m.client_msg_no)).toEqual(['g-0', 'g-1', 'g-2']);
   });
 
   it('serves backend sends over HTTP with an exact integer message_id, delivered to both devices', async () => {
     const payload = Buffer.from(JSON.stringify(payloadOf('from the backend'))).toString('base64');
-    const r = await post(srv.api, '/message/send', { from_uid: 'bob', channel_id: 'alice', channel_type: 1, payload, client_msg_no: 'http-1' });
+    const r = await post(srv.api, '/message/send', {
+      from_uid: 'bob',
+      channel_id: 'alice',
+      channel_type: 1,
+      payload,
+      client_msg_no: 'http-1',
+    });
     expect(r.status).toBe(200);
     expect(r.json.reason).toBe(1);
     const [id] = rawMessageIds(r.text);

@@ -22,7 +22,8 @@ describe('bench routes disabled', () => {
 describe('bench routes with a bearer token', () => {
   let t: TestServer;
   const auth = { authorization: `Bearer ${TOKEN}` };
-  const bench = (path: string, body?: unknown, headers: Record<string, string> = auth) => call(`${t.api}/bench/v1${path}`, { headers, body });
+  const bench = (path: string, body?: unknown, headers: Record<string, string> = auth) =>
+    call(`${t.api}/bench/v1${path}`, { headers, body });
 
   beforeAll(async () => {
     t = await startTestServer({
@@ -36,9 +37,17 @@ describe('bench routes with a bearer token', () => {
 
   it('answers 401 without or with a wrong Bearer credential on every route', async () => {
     const routes: Array<[string, unknown]> = [
-      ['/capabilities', undefined], ['/capacity-target', undefined], ['/snapshot', undefined], ['/presence/snapshot', undefined],
-      ['/channel-runtime/snapshot', undefined], ['/channel-runtime/probe', {}], ['/channel-runtime/evict', {}],
-      ['/users/tokens', {}], ['/channels', {}], ['/channels/subscribers', {}], ['/channels/subscribers/remove', {}],
+      ['/capabilities', undefined],
+      ['/capacity-target', undefined],
+      ['/snapshot', undefined],
+      ['/presence/snapshot', undefined],
+      ['/channel-runtime/snapshot', undefined],
+      ['/channel-runtime/probe', {}],
+      ['/channel-runtime/evict', {}],
+      ['/users/tokens', {}],
+      ['/channels', {}],
+      ['/channels/subscribers', {}],
+      ['/channels/subscribers/remove', {}],
     ];
     for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
       for (const [path, body] of routes) {
@@ -60,7 +69,14 @@ describe('bench routes with a bearer token', () => {
   });
 
   it('users/tokens persists through the token service: the stored token connects', async () => {
-    const r = await bench('/users/tokens', { run_id: ' run-1 ', batch_id: 'b1', users: [{ uid: 'bench-u1', token: 'bt-1', device_flag: 1 }, { uid: 'bench-u2', token: 'bt-2', device_flag: 1 }] });
+    const r = await bench('/users/tokens', {
+      run_id: ' run-1 ',
+      batch_id: 'b1',
+      users: [
+        { uid: 'bench-u1', token: 'bt-1', device_flag: 1 },
+        { uid: 'bench-u2', token: 'bt-2', device_flag: 1 },
+      ],
+    });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ run_id: 'run-1', batch_id: 'b1', accepted: 2 });
     const client = await connectRpc(t.ws, 'bench-u1', 'bt-1');
@@ -69,20 +85,51 @@ describe('bench routes with a bearer token', () => {
   });
 
   it('creates channels, adds and removes subscribers, probes and evicts', async () => {
-    const ch = await bench('/channels', { run_id: 'r', batch_id: 'c', channels: [{ channel_id: 'r-p-0', channel_type: 2, large: true }, { channel_id: 'r-p-1', channel_type: 2 }] });
+    const ch = await bench('/channels', {
+      run_id: 'r',
+      batch_id: 'c',
+      channels: [
+        { channel_id: 'r-p-0', channel_type: 2, large: true },
+        { channel_id: 'r-p-1', channel_type: 2 },
+      ],
+    });
     expect(ch.json).toEqual({ run_id: 'r', batch_id: 'c', accepted: 2 });
-    const add = await bench('/channels/subscribers', { run_id: 'r', batch_id: 's', items: [{ channel_id: 'r-p-0', channel_type: 2, subscribers: ['a', 'b', 'c'] }] });
+    const add = await bench('/channels/subscribers', {
+      run_id: 'r',
+      batch_id: 's',
+      items: [{ channel_id: 'r-p-0', channel_type: 2, subscribers: ['a', 'b', 'c'] }],
+    });
     expect(add.json).toEqual({ run_id: 'r', batch_id: 's', accepted: 1, accepted_subscribers: 3 });
-    const rm = await bench('/channels/subscribers/remove', { run_id: 'r', batch_id: 's2', items: [{ channel_id: 'r-p-0', channel_type: 2, subscribers: ['a'] }] });
+    const rm = await bench('/channels/subscribers/remove', {
+      run_id: 'r',
+      batch_id: 's2',
+      items: [{ channel_id: 'r-p-0', channel_type: 2, subscribers: ['a'] }],
+    });
     expect(rm.json).toEqual({ run_id: 'r', batch_id: 's2', accepted: 1, accepted_subscribers: 1 });
-    expect((await bench('/snapshot')).json.counts).toMatchObject({ accepted_channels: 2, accepted_subscriber_items: 1, accepted_subscribers: 3, removed_subscriber_items: 1, removed_subscribers: 1 });
+    expect((await bench('/snapshot')).json.counts).toMatchObject({
+      accepted_channels: 2,
+      accepted_subscriber_items: 1,
+      accepted_subscribers: 3,
+      removed_subscriber_items: 1,
+      removed_subscribers: 1,
+    });
 
     const probe = await bench('/channel-runtime/probe', { run_id: 'r', profile: 'p', channel_type: 2, range: { start: 0, end: 3 } });
     expect(probe.status).toBe(200);
     expect(probe.json).toMatchObject({ version: 'bench/v1', checked: 3, loaded_leader: 2, missing: ['r-p-2'] });
     const explicit = await bench('/channel-runtime/probe', { channels: [{ channel_id: 'r-p-1', channel_type: 2 }] });
     expect(explicit.json.channels[0]).toMatchObject({ channel_id: 'r-p-1', role: 'leader', status: 'loaded' });
-    expect((await bench('/channel-runtime/probe', { channels: [{ channel_id: 'x', channel_type: 2 }], run_id: 'r', profile: 'p', channel_type: 2, range: { start: 0, end: 1 } })).status).toBe(400);
+    expect(
+      (
+        await bench('/channel-runtime/probe', {
+          channels: [{ channel_id: 'x', channel_type: 2 }],
+          run_id: 'r',
+          profile: 'p',
+          channel_type: 2,
+          range: { start: 0, end: 1 },
+        })
+      ).status,
+    ).toBe(400);
     const evict = await bench('/channel-runtime/evict', { run_id: 'r', profile: 'p', channel_type: 2, range: { start: 0, end: 2 } });
     expect(evict.json).toMatchObject({ requested: 2, evicted: 2 });
     const snap = await bench('/channel-runtime/snapshot?run_id=r&profile=p&channel_type=2&start=0&end=2');
@@ -95,11 +142,26 @@ describe('bench routes with a bearer token', () => {
     ['/users/tokens', { batch_id: 'b', users: [] }, 400, 'run_id is required'],
     ['/users/tokens', { run_id: '  ', batch_id: 'b' }, 400, 'run_id is required'],
     ['/channels', { run_id: 'r', channels: [] }, 400, 'batch_id is required'],
-    ['/users/tokens', { run_id: 'r', batch_id: 'b', items: [1, 2, 3, 4].map((i) => ({ uid: `u${i}`, token: 't' })) }, 400, 'batch size 4 exceeds max 3'],
-    ['/channels/subscribers', { run_id: 'r', batch_id: 'b', items: [{ channel_id: 'g', channel_type: 2, reset: true, subscribers: [] }] }, 400, 'bench/v1 subscribers reset=true is not supported'],
+    [
+      '/users/tokens',
+      { run_id: 'r', batch_id: 'b', items: [1, 2, 3, 4].map((i) => ({ uid: `u${i}`, token: 't' })) },
+      400,
+      'batch size 4 exceeds max 3',
+    ],
+    [
+      '/channels/subscribers',
+      { run_id: 'r', batch_id: 'b', items: [{ channel_id: 'g', channel_type: 2, reset: true, subscribers: [] }] },
+      400,
+      'bench/v1 subscribers reset=true is not supported',
+    ],
     ['/channels', { run_id: 'r', batch_id: 'b', channels: [{ channel_id: 'g', channel_type: 2, ban: 1 }] }, 400, 'invalid request'],
     ['/users/tokens', 'not json', 400, 'invalid request'],
-    ['/users/tokens', { run_id: 'r', batch_id: 'b', users: [{ uid: 'u', token: 'x'.repeat(5000) }] }, 413, 'payload too large: max 4096 bytes'],
+    [
+      '/users/tokens',
+      { run_id: 'r', batch_id: 'b', users: [{ uid: 'u', token: 'x'.repeat(5000) }] },
+      413,
+      'payload too large: max 4096 bytes',
+    ],
   ])('%s answers %s for a bad body (%#)', async (path, body, status, msg) => {
     const r = await bench(path, body);
     expect(r.status).toBe(status);

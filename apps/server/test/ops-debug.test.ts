@@ -35,7 +35,13 @@ describe('debug routes with a bearer token', () => {
   afterAll(async () => t.close());
 
   it('answers 401 without, or with a wrong, Bearer credential', async () => {
-    const variants: Record<string, string>[] = [{}, { authorization: 'Bearer nope' }, { authorization: TOKEN }, { authorization: `Bearer ${TOKEN}x` }, { authorization: `bearer ${TOKEN}` }];
+    const variants: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer nope' },
+      { authorization: TOKEN },
+      { authorization: `Bearer ${TOKEN}x` },
+      { authorization: `bearer ${TOKEN}` },
+    ];
     for (const headers of variants) {
       for (const path of ['/debug/config', '/debug/pprof', '/debug/pprof/heap', '/debug/diagnostics/events']) {
         const r = await dbg(path, headers);

@@ -9,7 +9,10 @@ export interface OpsResult {
 }
 
 /** A request with optional headers; parses JSON bodies when they are JSON. */
-export async function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<OpsResult> {
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<OpsResult> {
   const res = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },

@@ -42,11 +42,23 @@ describe('logs of the operations routes', () => {
     const secret = 'bench-SECRET-5e1d0c';
     const userToken = 'bench-user-TOKEN-77aa';
     const srv = await spawnServer(
-      testEnv(tempDir(), { PARLEY_LOG_LEVEL: 'trace', PARLEY_BENCH_API_ENABLE: 'true', PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true', PARLEY_BENCH_API_TOKEN: secret }),
+      testEnv(tempDir(), {
+        PARLEY_LOG_LEVEL: 'trace',
+        PARLEY_BENCH_API_ENABLE: 'true',
+        PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true',
+        PARLEY_BENCH_API_TOKEN: secret,
+      }),
     );
     try {
       const auth = { authorization: `Bearer ${secret}` };
-      expect((await call(`${srv.api}/bench/v1/users/tokens`, { headers: auth, body: { run_id: 'r', batch_id: 'b', users: [{ uid: 'lu', token: userToken }] } })).status).toBe(200);
+      expect(
+        (
+          await call(`${srv.api}/bench/v1/users/tokens`, {
+            headers: auth,
+            body: { run_id: 'r', batch_id: 'b', users: [{ uid: 'lu', token: userToken }] },
+          })
+        ).status,
+      ).toBe(200);
       await call(`${srv.api}/bench/v1/users/tokens`, { headers: { authorization: `Bearer ${secret}-wrong` }, body: { run_id: 'r' } });
       await call(`${srv.api}/bench/v1/users/tokens`, { headers: auth, body: `{"token":"${userToken}"` });
       const cfg = await call(`${srv.api}/debug/config`, { headers: auth });

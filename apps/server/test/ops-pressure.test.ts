@@ -5,7 +5,17 @@ import { call, schemaErrors, waitFor } from './ops-helpers.ts';
 import { connectSlowClient, type SlowClient } from './slow-client.ts';
 
 type Item = { component: string; pool: string; level: string; score: number; depth: number; capacity: number };
-type Alert = { id: string; kind: string; component: string; message: string; severity: string; active: boolean; first_seen: string; resolved_at?: string; evidence: Record<string, string> };
+type Alert = {
+  id: string;
+  kind: string;
+  component: string;
+  message: string;
+  severity: string;
+  active: boolean;
+  first_seen: string;
+  resolved_at?: string;
+  evidence: Record<string, string>;
+};
 const OUTBOUND_ALERT = 'gateway|pressure_high|gateway/outbound pressure';
 
 /** Real messages to `to`, sent over HTTP by a backend; `bytes` of payload each. */
@@ -27,7 +37,11 @@ describe('a WKProto client that stops reading, with a small outbound bound and f
   let slow: SlowClient | undefined;
 
   beforeAll(async () => {
-    t = await startTestServer({ PARLEY_TOP_COLLECT_INTERVAL: '100ms', PARLEY_GATEWAY_MAX_OUTBOUND_BYTES: String(BOUND), PARLEY_STORE_SYNC: 'normal' });
+    t = await startTestServer({
+      PARLEY_TOP_COLLECT_INTERVAL: '100ms',
+      PARLEY_GATEWAY_MAX_OUTBOUND_BYTES: String(BOUND),
+      PARLEY_STORE_SYNC: 'normal',
+    });
     await storeToken(t.api, 'slow', 'tok-slow');
     await waitFor(async () => ((await call(`${t.api}/top/v1/snapshot?window=2s`)).status === 200 ? true : undefined));
   });
@@ -57,7 +71,13 @@ describe('a WKProto client that stops reading, with a small outbound bound and f
         return x && gatewayItem(x).depth >= want ? x : undefined;
       });
       const item = gatewayItem(s);
-      seen.push({ level: item.level, depth: item.depth, alert: outboundAlert(s.alerts.active), verdict: s.verdict.reasons ?? [], open: open() });
+      seen.push({
+        level: item.level,
+        depth: item.depth,
+        alert: outboundAlert(s.alerts.active),
+        verdict: s.verdict.reasons ?? [],
+        open: open(),
+      });
       if (item.level === 'busy') expect(schemaErrors(TopSnapshot, s)).toEqual([]);
     }
     expect(open()).toBe(false);
@@ -88,7 +108,11 @@ describe('a WKProto client that stops reading, with a small outbound bound and f
 describe('a JSON-RPC client over WebSocket that stops reading', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ PARLEY_TOP_COLLECT_INTERVAL: '100ms', PARLEY_GATEWAY_MAX_OUTBOUND_BYTES: '262144', PARLEY_STORE_SYNC: 'normal' });
+    t = await startTestServer({
+      PARLEY_TOP_COLLECT_INTERVAL: '100ms',
+      PARLEY_GATEWAY_MAX_OUTBOUND_BYTES: '262144',
+      PARLEY_STORE_SYNC: 'normal',
+    });
     await storeToken(t.api, 'slow-ws', 'tok-ws');
     await waitFor(async () => ((await call(`${t.api}/top/v1/snapshot?window=2s`)).status === 200 ? true : undefined));
   });

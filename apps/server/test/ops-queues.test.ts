@@ -16,7 +16,12 @@ afterEach(async () => {
 async function node(env: Record<string, string>, answer?: Answer): Promise<{ t: TestServer; hook?: Receiver }> {
   const hook = answer ? await startReceiver(answer) : undefined;
   if (hook) cleanup.push(() => hook.close());
-  const t = await startTestServer({ PARLEY_TOP_COLLECT_INTERVAL: '100ms', PARLEY_STORE_SYNC: 'normal', ...(hook ? { PARLEY_WEBHOOK_HTTP_ADDR: hook.url } : {}), ...env });
+  const t = await startTestServer({
+    PARLEY_TOP_COLLECT_INTERVAL: '100ms',
+    PARLEY_STORE_SYNC: 'normal',
+    ...(hook ? { PARLEY_WEBHOOK_HTTP_ADDR: hook.url } : {}),
+    ...env,
+  });
   cleanup.unshift(() => t.close());
   return { t, hook };
 }
@@ -30,12 +35,22 @@ const until = (t: TestServer, pool: string, levels: string[]) =>
     return levels.includes(item(s, pool)?.level ?? '') ? s : undefined;
   }, 10_000);
 const send = (t: TestServer, n: number) =>
-  Promise.all(Array.from({ length: n }, (_, i) => post(t.api, '/message/send', { from_uid: 'a', channel_id: 'b', channel_type: 1, payload: Buffer.from(`m${i}`).toString('base64') })));
+  Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      post(t.api, '/message/send', { from_uid: 'a', channel_id: 'b', channel_type: 1, payload: Buffer.from(`m${i}`).toString('base64') }),
+    ),
+  );
 
 describe('webhook queue', () => {
   it('scores queued requests against webhook.queue_size while the receiver does not answer', async () => {
     const { t, hook } = await node(
-      { PARLEY_WEBHOOK_QUEUE_SIZE: '10', PARLEY_WEBHOOK_WORKERS: '1', PARLEY_WEBHOOK_MSG_NOTIFY_BATCH_MAX_ITEMS: '1', PARLEY_WEBHOOK_REQUEST_TIMEOUT: '60s', PARLEY_WEBHOOK_FOCUS_EVENTS: 'msg.notify' },
+      {
+        PARLEY_WEBHOOK_QUEUE_SIZE: '10',
+        PARLEY_WEBHOOK_WORKERS: '1',
+        PARLEY_WEBHOOK_MSG_NOTIFY_BATCH_MAX_ITEMS: '1',
+        PARLEY_WEBHOOK_REQUEST_TIMEOUT: '60s',
+        PARLEY_WEBHOOK_FOCUS_EVENTS: 'msg.notify',
+      },
       () => 'hang',
     );
     await send(t, 1);
@@ -43,7 +58,11 @@ describe('webhook queue', () => {
     await send(t, 8);
     const s = await until(t, 'dispatch', ['degraded']);
     expect(item(s, 'dispatch')).toMatchObject({ component: 'webhook', queue: 'webhook_queue', depth: 8, capacity: 10, score: 0.8 });
-    expect((s.alerts.active as Alert[]).find((a) => a.component === 'webhook')).toMatchObject({ kind: 'pressure_high', message: 'webhook/dispatch pressure', severity: 'error' });
+    expect((s.alerts.active as Alert[]).find((a) => a.component === 'webhook')).toMatchObject({
+      kind: 'pressure_high',
+      message: 'webhook/dispatch pressure',
+      severity: 'error',
+    });
     await send(t, 5);
     expect(item(await until(t, 'dispatch', ['critical']), 'dispatch')).toMatchObject({ depth: 10, score: 1 });
   });
@@ -52,7 +71,12 @@ describe('webhook queue', () => {
 describe('webhook retries (delivery retries)', () => {
   it('score requests being retried against webhook.workers and report them as delivery.retry_queue_depth', async () => {
     const { t, hook } = await node(
-      { PARLEY_WEBHOOK_WORKERS: '2', PARLEY_WEBHOOK_MSG_NOTIFY_BATCH_MAX_ITEMS: '1', PARLEY_WEBHOOK_RETRY_MAX_ATTEMPTS: '20', PARLEY_WEBHOOK_FOCUS_EVENTS: 'msg.notify' },
+      {
+        PARLEY_WEBHOOK_WORKERS: '2',
+        PARLEY_WEBHOOK_MSG_NOTIFY_BATCH_MAX_ITEMS: '1',
+        PARLEY_WEBHOOK_RETRY_MAX_ATTEMPTS: '20',
+        PARLEY_WEBHOOK_FOCUS_EVENTS: 'msg.notify',
+      },
       () => 500,
     );
     await send(t, 2);
@@ -71,7 +95,9 @@ describe('append queue', () => {
     const a = await connectRpc(t.ws, 'a', 'tok-a');
     cleanup.push(async () => a.close());
     // Pipelined on one session: the whole burst is queued before the first commit.
-    const acks = await Promise.all(Array.from({ length: 60 }, (_, i) => a.request('send', { channelId: 'b', channelType: 1, payload: { i } })));
+    const acks = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => a.request('send', { channelId: 'b', channelType: 1, payload: { i } })),
+    );
     expect(acks.every((r) => (r.result as { reasonCode: number }).reasonCode === 1)).toBe(true);
     const s = await until(t, 'append', ['busy', 'degraded', 'critical']);
     const append = item(s, 'append')!;

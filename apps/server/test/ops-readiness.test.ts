@@ -10,7 +10,15 @@ import { call, schemaErrors, waitFor } from './ops-helpers.ts';
 import { startReceiver } from './webhook-receiver.ts';
 
 const READY = { routes: true, slots: true, channels: true };
-type Alert = { kind: string; component: string; message: string; severity: string; active: boolean; evidence?: Record<string, string>; resolved_at?: string };
+type Alert = {
+  kind: string;
+  component: string;
+  message: string;
+  severity: string;
+  active: boolean;
+  evidence?: Record<string, string>;
+  resolved_at?: string;
+};
 
 describe('readiness parts routes, slots, channels', () => {
   let t: TestServer;
@@ -36,7 +44,14 @@ describe('readiness parts routes, slots, channels', () => {
     other.exec('BEGIN IMMEDIATE');
     try {
       const r = await call(`${t.api}/readyz`);
-      expect([r.status, r.json]).toEqual([503, { ready: false, reason: 'channel not ready: store writes failing (busy: SQLITE_BUSY database is locked)', parts: { routes: true, slots: true, channels: false } }]);
+      expect([r.status, r.json]).toEqual([
+        503,
+        {
+          ready: false,
+          reason: 'channel not ready: store writes failing (busy: SQLITE_BUSY database is locked)',
+          parts: { routes: true, slots: true, channels: false },
+        },
+      ]);
       const s = await waitFor(async () => {
         const x = await snap();
         return x?.node?.ready === false ? x : undefined;
@@ -44,7 +59,13 @@ describe('readiness parts routes, slots, channels', () => {
       expect(s.node.ready_parts).toEqual({ routes: true, slots: true, channels: false });
       expect(s.verdict).toEqual({ level: 'critical', summary: 'cluster runtime is not ready', reasons: ['channel not ready'] });
       const alert = s.alerts.active.find((a: Alert) => a.kind === 'ready_part_down');
-      expect(alert).toMatchObject({ severity: 'critical', component: 'channel', message: 'channel not ready', evidence: { ready_part: 'channels', ready: 'false' }, active: true });
+      expect(alert).toMatchObject({
+        severity: 'critical',
+        component: 'channel',
+        message: 'channel not ready',
+        evidence: { ready_part: 'channels', ready: 'false' },
+        active: true,
+      });
       expect(schemaErrors(TopSnapshot, s)).toEqual([]);
     } finally {
       other.exec('ROLLBACK');
@@ -91,7 +112,11 @@ describe('slots', () => {
     try {
       expect(await checkReadiness(probes)).toEqual({ ready: true, parts: READY });
       await store.close();
-      expect(await checkReadiness(probes)).toEqual({ ready: false, reason: 'slots not ready, channel not ready', parts: { routes: true, slots: false, channels: false } });
+      expect(await checkReadiness(probes)).toEqual({
+        ready: false,
+        reason: 'slots not ready, channel not ready',
+        parts: { routes: true, slots: false, channels: false },
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -53,7 +53,11 @@ describe('GET /top/v1/snapshot', () => {
   it('defaults to the overview view', async () => {
     const r = await snap();
     expect(r.status).toBe(200);
-    expect(Object.keys(r.json).filter((k) => OPTIONAL.includes(k)).sort()).toEqual(['clients', 'pressure', 'traffic']);
+    expect(
+      Object.keys(r.json)
+        .filter((k) => OPTIONAL.includes(k))
+        .sort(),
+    ).toEqual(['clients', 'pressure', 'traffic']);
   });
 
   it('caps lists by limit and clamps limit above 100 to 100', async () => {

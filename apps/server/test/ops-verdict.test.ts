@@ -8,14 +8,21 @@ describe('top verdict, pressure and alerts from a filled queue', () => {
   let unregister: () => void;
   const snap = async () => (await call(`${t.api}/top/v1/snapshot?view=runtime&window=2s`)).json;
   /** Waits for a snapshot whose verdict has `level` (the collector ticks every 100 ms). */
-  const untilLevel = (level: string) => waitFor(async () => {
-    const s = await snap();
-    return s?.verdict?.level === level ? s : undefined;
-  });
+  const untilLevel = (level: string) =>
+    waitFor(async () => {
+      const s = await snap();
+      return s?.verdict?.level === level ? s : undefined;
+    });
 
   beforeAll(async () => {
     t = await startTestServer({ PARLEY_TOP_COLLECT_INTERVAL: '100ms' });
-    unregister = t.server.ops.collector!.registerQueue('test-fill', () => ({ component: 'test', pool: 'fill', queue: 'fill_queue', depth, capacity: 100 }));
+    unregister = t.server.ops.collector!.registerQueue('test-fill', () => ({
+      component: 'test',
+      pool: 'fill',
+      queue: 'fill_queue',
+      depth,
+      capacity: 100,
+    }));
   });
   afterAll(async () => {
     unregister();
@@ -35,10 +42,23 @@ describe('top verdict, pressure and alerts from a filled queue', () => {
     // Other pressure (the event loop of a loaded CI machine) may add reasons; ours must be there.
     expect(busy.verdict.reasons).toContain('test/fill pressure');
     const item = busy.pressure.top.find((i: { component: string }) => i.component === 'test');
-    expect(item).toMatchObject({ pool: 'fill', queue: 'fill_queue', level: 'busy', score: 0.7, depth: 70, capacity: 100, hint: 'queue depth is approaching capacity' });
+    expect(item).toMatchObject({
+      pool: 'fill',
+      queue: 'fill_queue',
+      level: 'busy',
+      score: 0.7,
+      depth: 70,
+      capacity: 100,
+      hint: 'queue depth is approaching capacity',
+    });
     expect(busy.pressure.component_scores.test).toBe(0.7);
     const alert = busy.alerts.active.find((a: { kind: string }) => a.kind === 'pressure_high');
-    expect(alert).toMatchObject({ fingerprint: 'test|pressure_high|test/fill pressure', severity: 'warn', component: 'test', active: true });
+    expect(alert).toMatchObject({
+      fingerprint: 'test|pressure_high|test/fill pressure',
+      severity: 'warn',
+      component: 'test',
+      active: true,
+    });
 
     depth = 85;
     const degraded = await untilLevel('degraded');
@@ -66,7 +86,13 @@ describe('top verdict, pressure and alerts from a filled queue', () => {
   });
 
   it('scores a queue with depth and no capacity as full', async () => {
-    const off = t.server.ops.collector!.registerQueue('test-nocap', () => ({ component: 'test', pool: 'nocap', queue: 'q', depth: 3, capacity: 0 }));
+    const off = t.server.ops.collector!.registerQueue('test-nocap', () => ({
+      component: 'test',
+      pool: 'nocap',
+      queue: 'q',
+      depth: 3,
+      capacity: 0,
+    }));
     try {
       const s = await untilLevel('critical');
       const item = s.pressure.top.find((i: { pool: string }) => i.pool === 'nocap');

@@ -14,7 +14,9 @@ const sockets: Socket[] = [];
 
 beforeAll(async () => {
   dir = tempDir();
-  s = await spawnServer(testEnv(dir, { PARLEY_GATEWAY_MAX_PENDING_CONNECTIONS: String(CAP), PARLEY_GATEWAY_AUTH_TIMEOUT: '60s', PARLEY_LOG_LEVEL: 'warn' }));
+  s = await spawnServer(
+    testEnv(dir, { PARLEY_GATEWAY_MAX_PENDING_CONNECTIONS: String(CAP), PARLEY_GATEWAY_AUTH_TIMEOUT: '60s', PARLEY_LOG_LEVEL: 'warn' }),
+  );
   wsPort = Number(new URL(s.ws).port);
   tcpPort = Number(((await (await fetch(`${s.api}/route`)).json()) as { tcp_addr: string }).tcp_addr.split(':').pop());
 });
@@ -59,7 +61,9 @@ function halfTcpConnect(port: number, declared: number, send: number): Promise<S
 function halfWsFrame(port: number, declared: number, send: number): Promise<{ socket: Socket; status: number }> {
   return new Promise((resolve, reject) => {
     const so = connect(port, '127.0.0.1', () => {
-      so.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+      so.write(
+        'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      );
     });
     sockets.push(so);
     so.on('error', () => undefined);

@@ -22,7 +22,10 @@ function infoEnv(dataDir: string, extra: Record<string, string> = {}) {
 
 /** Runs `parley start` to its end; for starts that must be refused. */
 function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   let stdout = '';
   proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -63,7 +66,12 @@ describe('refused starts', { timeout: 30_000 }, () => {
     const r = await runToExit(infoEnv(dir, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:0' }));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/api.listen_addr 0.0.0.0 is not a loopback address and no api.keys are configured/);
-    const keyed = await started(infoEnv(dir, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:0', PARLEY_API_KEYS: JSON.stringify([{ name: 'b', secret: 'b'.repeat(20), scopes: ['read'] }]) }));
+    const keyed = await started(
+      infoEnv(dir, {
+        PARLEY_API_LISTEN_ADDR: '0.0.0.0:0',
+        PARLEY_API_KEYS: JSON.stringify([{ name: 'b', secret: 'b'.repeat(20), scopes: ['read'] }]),
+      }),
+    );
     const port = new URL(keyed.api).port;
     expect((await fetch(`http://127.0.0.1:${port}/user/systemuids`)).status).toBe(401);
   });
@@ -163,7 +171,9 @@ describe('a store that cannot be written', { timeout: 30_000 }, () => {
     const s = await started(infoEnv(dir));
     await storeToken(s.api, 'alice', 'tok-a');
     const c: JsonRpcClient = await connectRpc(s.ws, 'alice', 'tok-a');
-    expect((await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 1 }, clientMsgNo: 'm1' })).result).toMatchObject({ reasonCode: 1 });
+    expect((await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 1 }, clientMsgNo: 'm1' })).result).toMatchObject({
+      reasonCode: 1,
+    });
 
     // Immutable: no process, not even root, can write these files, though the server holds them open.
     execFileSync('chattr', ['+i', ...files]);
@@ -181,17 +191,33 @@ describe('a store that cannot be written', { timeout: 30_000 }, () => {
     });
     expect(down).toMatchObject({ ready: false, parts: { channels: false, slots: true, routes: true } });
     expect(down.reason).toMatch(/^channel not ready: store writes failing \(io_error: SQLITE_IOERR_WRITE/);
-    const failure = s.stderr().split('\n').filter((l) => l.includes('store writes failing'));
+    const failure = s
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('store writes failing'));
     expect(failure).toHaveLength(1);
-    expect(JSON.parse(failure[0]!)).toMatchObject({ level: 50, kind: 'io_error', code: 'SQLITE_IOERR_WRITE', path: files[0], cause: expect.stringContaining('EPERM: operation not permitted') });
+    expect(JSON.parse(failure[0]!)).toMatchObject({
+      level: 50,
+      kind: 'io_error',
+      code: 'SQLITE_IOERR_WRITE',
+      path: files[0],
+      cause: expect.stringContaining('EPERM: operation not permitted'),
+    });
     expect(s.stderr()).not.toContain('cannot rollback');
 
     execFileSync('chattr', ['-i', ...files]);
     await waitFor(async () => ((await get(s.api, '/readyz')).status === 200 ? true : undefined));
-    const recovered = await waitFor(async () => s.stderr().split('\n').find((l) => l.includes('store writes succeed again')));
+    const recovered = await waitFor(async () =>
+      s
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('store writes succeed again')),
+    );
     expect(JSON.parse(recovered)).toMatchObject({ level: 30, failures: { io_error: expect.any(Number) }, path: files[0] });
     // The same session is still open and sends again.
-    expect((await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 3 }, clientMsgNo: 'm3' })).result).toMatchObject({ reasonCode: 1 });
+    expect((await c.request('send', { channelId: 'alice', channelType: 1, payload: { n: 3 }, clientMsgNo: 'm3' })).result).toMatchObject({
+      reasonCode: 1,
+    });
     c.close();
   });
 });

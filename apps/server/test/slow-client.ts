@@ -28,9 +28,24 @@ export async function connectSlowClient(tcpUrl: string, uid: string, token: stri
     );
   });
   const keys = generateKeyPair();
-  socket.write(encodePacket({ type: PacketType.CONNECT, version: 6, deviceFlag: 1, deviceId: `${uid}-slow`, uid, token, clientTimestamp: BigInt(Date.now()), clientKey: keys.publicKey }, 6));
+  socket.write(
+    encodePacket(
+      {
+        type: PacketType.CONNECT,
+        version: 6,
+        deviceFlag: 1,
+        deviceId: `${uid}-slow`,
+        uid,
+        token,
+        clientTimestamp: BigInt(Date.now()),
+        clientKey: keys.publicKey,
+      },
+      6,
+    ),
+  );
   const ack = await connack;
-  if (ack.type !== PacketType.CONNACK || ack.reasonCode !== 1) throw new Error(`connect refused: ${JSON.stringify(ack, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+  if (ack.type !== PacketType.CONNACK || ack.reasonCode !== 1)
+    throw new Error(`connect refused: ${JSON.stringify(ack, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
   return {
     socket,
     stopReading: () => {

@@ -77,9 +77,16 @@ describe('small CLI things', { timeout: 30_000 }, () => {
   it('knows --version, and config validate shows the effective node name and the keys without secrets', () => {
     expect(parley(['--version'], {}).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
     const secret = 'validate-secret-0123456789';
-    const r = parley(['config', 'validate'], { PARLEY_NODE_ID: '7', PARLEY_API_KEYS: JSON.stringify([{ name: 'backend', secret, scopes: ['send'] }]) });
+    const r = parley(['config', 'validate'], {
+      PARLEY_NODE_ID: '7',
+      PARLEY_API_KEYS: JSON.stringify([{ name: 'backend', secret, scopes: ['send'] }]),
+    });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).config).toMatchObject({ 'node.name': 'node-7', 'api.keys': 'backend (send)', 'api.listen_addr': '0.0.0.0:5001' });
+    expect(JSON.parse(r.stdout).config).toMatchObject({
+      'node.name': 'node-7',
+      'api.keys': 'backend (send)',
+      'api.listen_addr': '0.0.0.0:5001',
+    });
     expect(r.stdout).not.toContain(secret);
   });
 });

@@ -16,9 +16,34 @@ beforeAll(async () => {
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
   // A self-signed certificate for 127.0.0.1, made for this test only.
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   ca = readFileSync(cert);
-  t = await startTestServer({ PARLEY_API_TLS_CERT: cert, PARLEY_API_TLS_KEY: key, PARLEY_GATEWAY_TLS_CERT: cert, PARLEY_GATEWAY_TLS_KEY: key });
+  t = await startTestServer({
+    PARLEY_API_TLS_CERT: cert,
+    PARLEY_API_TLS_KEY: key,
+    PARLEY_GATEWAY_TLS_CERT: cert,
+    PARLEY_GATEWAY_TLS_KEY: key,
+  });
   apiPort = t.server.addresses.api.port;
   wsPort = t.server.addresses.ws.port;
 });
@@ -58,9 +83,11 @@ describe('TLS', { timeout: 15_000 }, () => {
     expect(JSON.parse(await answer)).toMatchObject({ id: 'p1', error: { code: -32600 } });
     secure.close();
     const plain = new WebSocket(`ws://127.0.0.1:${wsPort}/`);
-    await expect(new Promise((resolve, reject) => {
-      plain.once('open', resolve);
-      plain.once('error', reject);
-    })).rejects.toThrow();
+    await expect(
+      new Promise((resolve, reject) => {
+        plain.once('open', resolve);
+        plain.once('error', reject);
+      }),
+    ).rejects.toThrow();
   });
 });

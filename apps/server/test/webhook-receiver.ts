@@ -30,7 +30,12 @@ export async function startReceiver(answer: Answer = () => 200): Promise<Receive
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      const r: Received = { event: url.searchParams.get('event') ?? '', headers: req.headers, body: Buffer.concat(chunks).toString(), at: Date.now() };
+      const r: Received = {
+        event: url.searchParams.get('event') ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        at: Date.now(),
+      };
       const n = received.push(r) - 1;
       const a = answer(n, r);
       if (a === 'hang') hung.push(res);

@@ -57,7 +57,15 @@ describe('webhooks', () => {
     expect(parse(online!.body)).toEqual([expect.stringMatching(/^alice-1-1-\d+-1-1$/)]);
     const sessionId = (parse(online!.body)[0] as string).split('-')[3];
 
-    const sent = await post(t.api, '/message/send', { from_uid: 'alice', channel_id: 'bob', channel_type: 1, payload: 'aGk=', client_msg_no: 'w-1', topic: 'news', header: { red_dot: 1 } });
+    const sent = await post(t.api, '/message/send', {
+      from_uid: 'alice',
+      channel_id: 'bob',
+      channel_type: 1,
+      payload: 'aGk=',
+      client_msg_no: 'w-1',
+      topic: 'news',
+      header: { red_dot: 1 },
+    });
     const id = rawMessageIds(sent.text)[0]!;
     expect(BigInt(id)).toBeGreaterThan(2n ** 53n);
     const [notify] = await hook.waitFor('msg.notify');
@@ -86,7 +94,13 @@ describe('webhooks', () => {
     expect(parse(offline!.body)).toMatchObject({ message_idstr: id, to_uids: ['bob'] });
 
     // A command: notify carries the stored `____cmd` id; no msg.offline.
-    await post(t.api, '/message/send', { from_uid: 'alice', channel_id: 'bob', channel_type: 1, payload: 'Y21k', header: { sync_once: 1 } });
+    await post(t.api, '/message/send', {
+      from_uid: 'alice',
+      channel_id: 'bob',
+      channel_type: 1,
+      payload: 'Y21k',
+      header: { sync_once: 1 },
+    });
     const cmd = parse((await hook.waitFor('msg.notify', 2))[1]!.body)[0];
     expect(cmd).toMatchObject({ channel_id: `${personChannelId('alice', 'bob')}____cmd`, header: { sync_once: 1 }, message_seq: 1 });
 
@@ -180,14 +194,30 @@ describe('webhooks', () => {
   });
 
   it('rejects a webhook config it cannot use', () => {
-    const bad = { PARLEY_WEBHOOK_HTTP_ADDR: 'ftp://x', PARLEY_WEBHOOK_FOCUS_EVENTS: 'msg.notify, msg.nope', PARLEY_WEBHOOK_REQUEST_TIMEOUT: '0s' };
+    const bad = {
+      PARLEY_WEBHOOK_HTTP_ADDR: 'ftp://x',
+      PARLEY_WEBHOOK_FOCUS_EVENTS: 'msg.notify, msg.nope',
+      PARLEY_WEBHOOK_REQUEST_TIMEOUT: '0s',
+    };
     expect(() => loadConfig(undefined, bad)).toThrow(ConfigError);
     try {
       loadConfig(undefined, bad);
     } catch (err) {
       expect((err as ConfigError).problems).toHaveLength(3);
     }
-    const ok = loadConfig(undefined, { PARLEY_WEBHOOK_HTTP_ADDR: 'https://hooks.test/in?k=1', PARLEY_WEBHOOK_FOCUS_EVENTS: ' msg.offline ,user.onlinestatus' });
-    expect(ok.webhook).toMatchObject({ httpAddr: 'https://hooks.test/in?k=1', focusEvents: ['msg.offline', 'user.onlinestatus'], queueSize: 1024, workers: 16, msgNotifyBatchMaxWaitMs: 500, onlineStatusBatchMaxWaitMs: 2000, requestTimeoutMs: 5000, retryMaxAttempts: 3 });
+    const ok = loadConfig(undefined, {
+      PARLEY_WEBHOOK_HTTP_ADDR: 'https://hooks.test/in?k=1',
+      PARLEY_WEBHOOK_FOCUS_EVENTS: ' msg.offline ,user.onlinestatus',
+    });
+    expect(ok.webhook).toMatchObject({
+      httpAddr: 'https://hooks.test/in?k=1',
+      focusEvents: ['msg.offline', 'user.onlinestatus'],
+      queueSize: 1024,
+      workers: 16,
+      msgNotifyBatchMaxWaitMs: 500,
+      onlineStatusBatchMaxWaitMs: 2000,
+      requestTimeoutMs: 5000,
+      retryMaxAttempts: 3,
+    });
   });
 });

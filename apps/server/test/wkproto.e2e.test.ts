@@ -43,7 +43,14 @@ describe('WKProto over TCP and WebSocket', () => {
     expect(ack).toMatchObject({ reasonCode: 1, messageSeq: 1n, clientMsgNo: 'wk-1' });
     expect(ack.messageId).toBeGreaterThan(2n ** 53n);
     const got = await b.nextMessage();
-    expect(got.packet).toMatchObject({ fromUid: 'w1', channelId: 'w1', channelType: 1, messageId: ack.messageId, messageSeq: 1n, redDot: true });
+    expect(got.packet).toMatchObject({
+      fromUid: 'w1',
+      channelId: 'w1',
+      channelType: 1,
+      messageId: ack.messageId,
+      messageSeq: 1n,
+      redDot: true,
+    });
     expect(JSON.parse(got.payload.toString())).toEqual({ type: 1, content: 'over tcp' });
 
     const back = await b.send({ channelId: 'w1', channelType: 1, payload: json({ type: 1, content: 'over ws' }) });
@@ -58,7 +65,12 @@ describe('WKProto over TCP and WebSocket', () => {
     const rpc = await connectRpc(t.ws, 'j1', 'tok-j1');
     const ack = await wkc.send({ channelId: 'j1', channelType: 1, payload: json({ type: 1, content: 'to json-rpc' }) });
     const note = await rpc.nextNotification('recv');
-    expect(note.params).toMatchObject({ messageId: ack.messageId.toString(), fromUid: 'w1', channelId: 'w1', payload: { type: 1, content: 'to json-rpc' } });
+    expect(note.params).toMatchObject({
+      messageId: ack.messageId.toString(),
+      fromUid: 'w1',
+      channelId: 'w1',
+      payload: { type: 1, content: 'to json-rpc' },
+    });
 
     const sent = await rpc.request('send', { channelId: 'w1', channelType: 1, payload: { type: 1, content: 'to wkproto' } });
     const res = sent.result as { messageId: string };
@@ -68,7 +80,12 @@ describe('WKProto over TCP and WebSocket', () => {
 
     const g = await rpc.request('send', { channelId: 'wg', channelType: 2, payload: { type: 1, content: 'group hello' } });
     const inGroup = await wkc.nextMessage();
-    expect(inGroup.packet).toMatchObject({ channelId: 'wg', channelType: 2, fromUid: 'j1', messageId: BigInt((g.result as { messageId: string }).messageId) });
+    expect(inGroup.packet).toMatchObject({
+      channelId: 'wg',
+      channelType: 2,
+      fromUid: 'j1',
+      messageId: BigInt((g.result as { messageId: string }).messageId),
+    });
     rpc.close();
   });
 
@@ -104,7 +121,19 @@ async function rawSession(): Promise<{ socket: Socket; crypto: WkSessionCrypto; 
   await new Promise<void>((r) => socket.once('connect', () => r()));
   const keys = generateKeyPair();
   socket.write(
-    encodePacket({ type: PacketType.CONNECT, version: 6, deviceFlag: 1, deviceId: 'raw', uid: 'w1', token: 'tok-w1', clientTimestamp: BigInt(Date.now()), clientKey: keys.publicKey }, 6),
+    encodePacket(
+      {
+        type: PacketType.CONNECT,
+        version: 6,
+        deviceFlag: 1,
+        deviceId: 'raw',
+        uid: 'w1',
+        token: 'tok-w1',
+        clientTimestamp: BigInt(Date.now()),
+        clientKey: keys.publicKey,
+      },
+      6,
+    ),
   );
   await waitFor(1);
   const connack = packets.shift()!;
@@ -140,7 +169,9 @@ describe('the TCP decoder path', () => {
       const s = await rawSession();
       await write(s.socket, sendStream(s.crypto));
       await s.waitFor(4);
-      const acks = s.packets.flatMap((p) => (p.type === PacketType.SENDACK ? [`${p.clientSeq}:${p.reasonCode}:${p.messageId}:${p.messageSeq}`] : []));
+      const acks = s.packets.flatMap((p) =>
+        p.type === PacketType.SENDACK ? [`${p.clientSeq}:${p.reasonCode}:${p.messageId}:${p.messageSeq}`] : [],
+      );
       const pongs = s.packets.filter((p) => p.type === PacketType.PONG).length;
       // PONG is answered at once while SENDACKs wait for their commit, so only their own order is fixed.
       outcomes.push(`${acks.join(',')} pongs=${pongs}`);
@@ -168,11 +199,27 @@ describe('the TCP decoder path', () => {
 
   it('answers a SEND whose msg_key does not verify with reason 8 and stores nothing', async () => {
     const s = await rawSession();
-    const good = s.crypto.sealSend({ type: PacketType.SEND, setting: 0, clientSeq: 9, clientMsgNo: 'bad-key', channelId: 'w2', channelType: 1, expire: 0, msgKey: '', payload: json({ x: 1 }) });
+    const good = s.crypto.sealSend({
+      type: PacketType.SEND,
+      setting: 0,
+      clientSeq: 9,
+      clientMsgNo: 'bad-key',
+      channelId: 'w2',
+      channelType: 1,
+      expire: 0,
+      msgKey: '',
+      payload: json({ x: 1 }),
+    });
     s.socket.write(encodePacket({ ...good, msgKey: '0'.repeat(32) }, 6));
     await s.waitFor(1);
     expect(s.packets[0]).toMatchObject({ type: PacketType.SENDACK, clientSeq: 9, reasonCode: 8, messageId: 0n });
-    const sync = await post(t.api, '/channel/messagesync', { login_uid: 'w1', channel_id: 'w2', channel_type: 1, pull_mode: 1, limit: 1000 });
+    const sync = await post(t.api, '/channel/messagesync', {
+      login_uid: 'w1',
+      channel_id: 'w2',
+      channel_type: 1,
+      pull_mode: 1,
+      limit: 1000,
+    });
     expect(sync.json.messages.some((m: { client_msg_no: string }) => m.client_msg_no === 'bad-key')).toBe(false);
     s.socket.destroy();
   });
@@ -193,7 +240,21 @@ describe('the TCP decoder path', () => {
     const socket = tcpConnect(port, '127.0.0.1');
     const decoder = new WkprotoDecoder({ version: 5 });
     const got = new Promise<WkPacket>((r) => socket.on('data', (c) => decoder.push(c, r)));
-    socket.write(encodePacket({ type: PacketType.CONNECT, version: 5, deviceFlag: 1, deviceId: 'd', uid: 'w1', token: 'tok-w1', clientTimestamp: 0n, clientKey: '' }, 5));
+    socket.write(
+      encodePacket(
+        {
+          type: PacketType.CONNECT,
+          version: 5,
+          deviceFlag: 1,
+          deviceId: 'd',
+          uid: 'w1',
+          token: 'tok-w1',
+          clientTimestamp: 0n,
+          clientKey: '',
+        },
+        5,
+      ),
+    );
     expect(await got).toMatchObject({ type: PacketType.CONNACK, reasonCode: 21 });
     socket.destroy();
   });

@@ -60,7 +60,12 @@ async function main(): Promise<void> {
     console.error(`fixture ${defaultRoot} is absent; pass pebble directories as arguments`);
     process.exit(2);
   }
-  const paths = args.length > 0 ? args : readdirSync(defaultRoot).sort().map((s) => join(defaultRoot, s));
+  const paths =
+    args.length > 0
+      ? args
+      : readdirSync(defaultRoot)
+          .sort()
+          .map((s) => join(defaultRoot, s));
 
   let tableBytes = 0;
   let walBytes = 0;
@@ -89,13 +94,25 @@ async function main(): Promise<void> {
   const m = median(single, (p) => p.ms);
   const best = single.reduce((a, b) => (b.ms < a.ms ? b : a));
   const cpu = median(single, (p) => p.cpuMs);
-  console.log(`pebble full scan: ${paths.length} DB(s), ${tables} sstables, ${mb(tableBytes)} MB table data, ${mb(walBytes)} MB WAL, ${m.keys} live keys, ${mb(m.keyValueBytes)} MB live key+value bytes`);
-  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; each pass = open (MANIFEST, WAL replay) + full scan of every DB; one warm-up, then ${single.length} passes`);
-  console.log(`one thread, open + full scan, median: ${m.ms.toFixed(1)} ms = ${mb((tableBytes / m.ms) * 1000)} MB/s of table data, ${rate(m.keys, m.ms)} keys/s, ${mb((m.keyValueBytes / m.ms) * 1000)} MB/s of live key+value bytes`);
-  console.log(`one thread, open + full scan, best:   ${best.ms.toFixed(1)} ms = ${mb((tableBytes / best.ms) * 1000)} MB/s of table data, ${rate(best.keys, best.ms)} keys/s`);
-  console.log(`one thread, CPU time per pass (median): ${cpu.cpuMs.toFixed(1)} ms = ${mb((tableBytes / cpu.cpuMs) * 1000)} MB/s of table data per busy core`);
+  console.log(
+    `pebble full scan: ${paths.length} DB(s), ${tables} sstables, ${mb(tableBytes)} MB table data, ${mb(walBytes)} MB WAL, ${m.keys} live keys, ${mb(m.keyValueBytes)} MB live key+value bytes`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; each pass = open (MANIFEST, WAL replay) + full scan of every DB; one warm-up, then ${single.length} passes`,
+  );
+  console.log(
+    `one thread, open + full scan, median: ${m.ms.toFixed(1)} ms = ${mb((tableBytes / m.ms) * 1000)} MB/s of table data, ${rate(m.keys, m.ms)} keys/s, ${mb((m.keyValueBytes / m.ms) * 1000)} MB/s of live key+value bytes`,
+  );
+  console.log(
+    `one thread, open + full scan, best:   ${best.ms.toFixed(1)} ms = ${mb((tableBytes / best.ms) * 1000)} MB/s of table data, ${rate(best.keys, best.ms)} keys/s`,
+  );
+  console.log(
+    `one thread, CPU time per pass (median): ${cpu.cpuMs.toFixed(1)} ms = ${mb((tableBytes / cpu.cpuMs) * 1000)} MB/s of table data per busy core`,
+  );
   const scanMs = m.ms - m.openMs;
-  console.log(`one thread, full scan alone (iterate() over every DB, after open), median: ${scanMs.toFixed(1)} ms = ${mb((tableBytes / scanMs) * 1000)} MB/s of table data, ${rate(m.keys, scanMs)} keys/s; open (MANIFEST + WAL replay) ${m.openMs.toFixed(1)} ms`);
+  console.log(
+    `one thread, full scan alone (iterate() over every DB, after open), median: ${scanMs.toFixed(1)} ms = ${mb((tableBytes / scanMs) * 1000)} MB/s of table data, ${rate(m.keys, scanMs)} keys/s; open (MANIFEST + WAL replay) ${m.openMs.toFixed(1)} ms`,
+  );
 
   const threads = Math.min(cpus().length, paths.length);
   if (threads < 2) return;
@@ -122,12 +139,22 @@ async function main(): Promise<void> {
     const t0 = process.hrtime.bigint();
     const parts = await Promise.all(workers.map((w, i) => ask(w, shares[i]!)));
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    return { ms, cpuMs: parts.reduce((n, p) => n + p.cpuMs, 0), openMs: 0, keys: parts.reduce((n, p) => n + p.keys, 0), keyValueBytes: parts.reduce((n, p) => n + p.keyValueBytes, 0) };
+    return {
+      ms,
+      cpuMs: parts.reduce((n, p) => n + p.cpuMs, 0),
+      openMs: 0,
+      keys: parts.reduce((n, p) => n + p.keys, 0),
+      keyValueBytes: parts.reduce((n, p) => n + p.keyValueBytes, 0),
+    };
   });
   await Promise.all(workers.map((w) => w.terminate()));
   const pm = median(parallel, (p) => p.ms);
   const pb = parallel.reduce((a, b) => (b.ms < a.ms ? b : a));
   if (pm.keys !== m.keys) throw new Error(`workers read ${pm.keys} keys, one thread ${m.keys}`);
-  console.log(`${threads} worker threads, open + full scan, median: ${pm.ms.toFixed(1)} ms = ${mb((tableBytes / pm.ms) * 1000)} MB/s of table data, ${rate(pm.keys, pm.ms)} keys/s (${parallel.length} passes; ratio to one thread ${(m.ms / pm.ms).toFixed(2)}x)`);
-  console.log(`${threads} worker threads, open + full scan, best:   ${pb.ms.toFixed(1)} ms = ${mb((tableBytes / pb.ms) * 1000)} MB/s of table data, ${rate(pb.keys, pb.ms)} keys/s`);
+  console.log(
+    `${threads} worker threads, open + full scan, median: ${pm.ms.toFixed(1)} ms = ${mb((tableBytes / pm.ms) * 1000)} MB/s of table data, ${rate(pm.keys, pm.ms)} keys/s (${parallel.length} passes; ratio to one thread ${(m.ms / pm.ms).toFixed(2)}x)`,
+  );
+  console.log(
+    `${threads} worker threads, open + full scan, best:   ${pb.ms.toFixed(1)} ms = ${mb((tableBytes / pb.ms) * 1000)} MB/s of table data, ${rate(pb.keys, pb.ms)} keys/s`,
+  );
 }

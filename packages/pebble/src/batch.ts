@@ -106,7 +106,8 @@ export function decodeBatch(
   counts: KindCounts,
 ): { seq: number; count: number } {
   const data = points.arena;
-  const fail = (pos: number, detail: string): Error => new Decoder(data, pos, end, file, undefined, `WAL batch at offset ${offset}`).fail(detail);
+  const fail = (pos: number, detail: string): Error =>
+    new Decoder(data, pos, end, file, undefined, `WAL batch at offset ${offset}`).fail(detail);
   if (end - start < 12) throw fail(start, `batch header needs 12 bytes, record has ${end - start}`);
   const seq = trailerSeq(data, start) * 256 + data[start]!;
   if (seq > Number.MAX_SAFE_INTEGER) throw fail(start, 'batch sequence number above 2^53 is not supported');
@@ -119,7 +120,8 @@ export function decodeBatch(
   while (pos < end) {
     const kind = data[pos]!;
     if (kind >= 23 || VALID[kind] !== 1) throw fail(pos, `invalid entry kind ${kind} in WAL batch`);
-    if (kind === INGESTSST) throw new PebbleUnsupportedError(`${file}: WAL batch at offset ${offset} ingests sstables (kind 22); not supported`);
+    if (kind === INGESTSST)
+      throw new PebbleUnsupportedError(`${file}: WAL batch at offset ${offset} ingests sstables (kind 22); not supported`);
     pos++;
     let klen = pos < end ? data[pos]! : 256;
     if (klen < 0x80) pos++;
@@ -148,7 +150,8 @@ export function decodeBatch(
     kindCounts[kind]!++;
     if (kind === LOGDATA) continue;
     const s = seq + i++;
-    if (kind === RANGEDEL) tombstones.push({ start: data.subarray(keyOff, keyOff + klen), end: data.subarray(valOff, valOff + vlen), seq: s });
+    if (kind === RANGEDEL)
+      tombstones.push({ start: data.subarray(keyOff, keyOff + klen), end: data.subarray(valOff, valOff + vlen), seq: s });
     else if (kind < RANGEKEYDEL) points.push(keyOff, klen, valOff, vlen, s, kind);
   }
   if (i !== count) throw fail(pos, `batch header says ${count} entries, found ${i}`);
@@ -162,5 +165,13 @@ export function decodeBatch(
 }
 
 const KIND_LABEL: Record<number, string> = {
-  0: 'DEL', 1: 'SET', 2: 'MERGE', 3: 'LOGDATA', 7: 'SINGLEDEL', 15: 'RANGEDEL', 19: 'RANGEKEYDEL', 20: 'RANGEKEYUNSET', 21: 'RANGEKEYSET',
+  0: 'DEL',
+  1: 'SET',
+  2: 'MERGE',
+  3: 'LOGDATA',
+  7: 'SINGLEDEL',
+  15: 'RANGEDEL',
+  19: 'RANGEKEYDEL',
+  20: 'RANGEKEYUNSET',
+  21: 'RANGEKEYSET',
 };

@@ -152,7 +152,8 @@ export class BlockIter {
       this.compareWithPrev(b, p, shared, klen);
       const prevUser = this.prevLen - 8;
       // The new key reuses bytes of the previous trailer: put that trailer where the shared prefix expects it.
-      if (shared > 0 && shared > prevUser && !this.trailerInKey) this.key.set(this.trailerBuf.subarray(this.trailerOff, this.trailerOff + 8), prevUser);
+      if (shared > 0 && shared > prevUser && !this.trailerInKey)
+        this.key.set(this.trailerBuf.subarray(this.trailerOff, this.trailerOff + 8), prevUser);
     }
     if (klen > this.key.length) {
       const grown = new Uint8Array(Math.max(klen, this.key.length * 2));

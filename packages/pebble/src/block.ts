@@ -58,7 +58,11 @@ export type ChecksumType = 1;
  */
 export function readBlock(file: TableFile, handle: BlockHandle, what: string): Uint8Array {
   if (handle.offset + handle.length + BLOCK_TRAILER_SIZE > file.size) {
-    throw new PebbleCorruptionError(file.path, handle.offset, `${what} block (length ${handle.length}) runs past the end of the file (size ${file.size})`);
+    throw new PebbleCorruptionError(
+      file.path,
+      handle.offset,
+      `${what} block (length ${handle.length}) runs past the end of the file (size ${file.size})`,
+    );
   }
   // Compressed bytes are consumed here: read them into reused memory; an uncompressed body is copied out below.
   const raw = file.readTransient(handle.offset, handle.length + BLOCK_TRAILER_SIZE);
@@ -91,7 +95,8 @@ function decompressBlock(body: Uint8Array, type: number, path: string, offset: n
       if (!readUvarint(body, 0, body.length, cursor)) throw new PebbleCorruptionError(path, offset, 'zstd block lacks its length prefix');
       const expected = cursor.value;
       const out = zstdDecompress(body.subarray(cursor.pos), new Uint8Array(expected));
-      if (out.length !== expected) throw new PebbleCorruptionError(path, offset, `zstd block decompressed to ${out.length} bytes, expected ${expected}`);
+      if (out.length !== expected)
+        throw new PebbleCorruptionError(path, offset, `zstd block decompressed to ${out.length} bytes, expected ${expected}`);
       return out;
     }
     default:

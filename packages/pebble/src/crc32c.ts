@@ -29,8 +29,14 @@ function buildTables(): Uint32Array[] {
 }
 
 const [T0, T1, T2, T3, T4, T5, T6, T7] = TABLES as [
-  Uint32Array, Uint32Array, Uint32Array, Uint32Array,
-  Uint32Array, Uint32Array, Uint32Array, Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
 ];
 
 /** Plain CRC-32C of `data[start, end)` (init and final xor 0xFFFFFFFF), as an unsigned 32-bit number. */
@@ -41,8 +47,14 @@ export function crc32c(data: Uint8Array, start = 0, end = data.length): number {
   while (i < end8) {
     const a = c ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
     c =
-      T7[a & 0xff]! ^ T6[(a >>> 8) & 0xff]! ^ T5[(a >>> 16) & 0xff]! ^ T4[a >>> 24]! ^
-      T3[data[i + 4]!]! ^ T2[data[i + 5]!]! ^ T1[data[i + 6]!]! ^ T0[data[i + 7]!]!;
+      T7[a & 0xff]! ^
+      T6[(a >>> 8) & 0xff]! ^
+      T5[(a >>> 16) & 0xff]! ^
+      T4[a >>> 24]! ^
+      T3[data[i + 4]!]! ^
+      T2[data[i + 5]!]! ^
+      T1[data[i + 6]!]! ^
+      T0[data[i + 7]!]!;
     i += 8;
   }
   while (i < end) c = T0[(c ^ data[i++]!) & 0xff]! ^ (c >>> 8);

@@ -39,7 +39,8 @@ export function discover(dir: string): Discovery {
   const fmt = markers.get('format-version');
   let formatMajorVersion = 1;
   if (fmt) {
-    if (!/^\d+$/.test(fmt.value)) throw new PebbleCorruptionError(join(dir, fmt.file), undefined, `format-version marker value "${fmt.value}" is not a number`);
+    if (!/^\d+$/.test(fmt.value))
+      throw new PebbleCorruptionError(join(dir, fmt.file), undefined, `format-version marker value "${fmt.value}" is not a number`);
     formatMajorVersion = Number(fmt.value);
   }
   if (formatMajorVersion > MAX_FORMAT_MAJOR_VERSION) {
@@ -48,13 +49,15 @@ export function discover(dir: string): Discovery {
         `(Pebble v1.0.0). The directory was opened by a newer Pebble and may hold structures this reader cannot parse.`,
     );
   }
-  if (formatMajorVersion < 1) throw new PebbleCorruptionError(join(dir, fmt?.file ?? ''), undefined, `invalid format major version ${formatMajorVersion}`);
+  if (formatMajorVersion < 1)
+    throw new PebbleCorruptionError(join(dir, fmt?.file ?? ''), undefined, `invalid format major version ${formatMajorVersion}`);
   const optionsFiles = files.filter((f) => /^OPTIONS-\d+$/.test(f)).sort((a, b) => num(a) - num(b));
   const optionsName = optionsFiles.at(-1);
   const options = optionsName ? parseOptions(join(dir, optionsName)) : new Map<string, string>();
   const manifestName = formatMajorVersion >= 2 ? manifestFromMarker(dir, markers) : manifestFromCurrent(dir);
   if (!/^MANIFEST-\d+$/.test(manifestName)) throw new PebbleCorruptionError(dir, undefined, `invalid manifest name "${manifestName}"`);
-  if (!files.includes(manifestName)) throw new PebbleCorruptionError(join(dir, manifestName), undefined, 'current MANIFEST file is missing');
+  if (!files.includes(manifestName))
+    throw new PebbleCorruptionError(join(dir, manifestName), undefined, 'current MANIFEST file is missing');
 
   const logs = files
     .filter((f) => /^\d+\.log$/.test(f))

@@ -24,8 +24,19 @@ export const Kind = {
 
 /** Human-readable kind names, for errors and statistics. */
 export const KIND_NAMES: Readonly<Record<number, string>> = {
-  0: 'DEL', 1: 'SET', 2: 'MERGE', 3: 'LOGDATA', 7: 'SINGLEDEL', 15: 'RANGEDEL', 17: 'SEPARATOR',
-  18: 'SETWITHDEL', 19: 'RANGEKEYDEL', 20: 'RANGEKEYUNSET', 21: 'RANGEKEYSET', 22: 'INGESTSST', 255: 'INVALID',
+  0: 'DEL',
+  1: 'SET',
+  2: 'MERGE',
+  3: 'LOGDATA',
+  7: 'SINGLEDEL',
+  15: 'RANGEDEL',
+  17: 'SEPARATOR',
+  18: 'SETWITHDEL',
+  19: 'RANGEKEYDEL',
+  20: 'RANGEKEYUNSET',
+  21: 'RANGEKEYSET',
+  22: 'INGESTSST',
+  255: 'INVALID',
 };
 
 /** Largest sequence number (2^56 - 1) as stored; as a JS number it rounds to 2^56. */

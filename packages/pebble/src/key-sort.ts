@@ -48,7 +48,10 @@ class KeySorter {
    */
   private readonly pending: number[] = [];
 
-  constructor(input: SortInput, private readonly order: Int32Array) {
+  constructor(
+    input: SortInput,
+    private readonly order: Int32Array,
+  ) {
     this.arena = input.arena;
     this.keyOff = input.keyOff;
     this.keyLen = input.keyLen;

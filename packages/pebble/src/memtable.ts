@@ -15,7 +15,6 @@ import { readLogRecords, type LogEnd, type LogRecord } from './log-reader.ts';
 import { PointCursor, type PointSource } from './point-source.ts';
 import { FragmentCursor, fragment, type Fragment } from './tombstones.ts';
 
-
 /** What was replayed from one WAL file. */
 export interface WalInfo {
   name: string;
@@ -70,11 +69,24 @@ export function replayWals(
       res = readLogRecords(buf, path, log.num, lenient ? 'stop' : 'throw');
     } catch (err) {
       if (err instanceof PebbleCorruptionError && isLast) {
-        throw new PebbleCorruptionError(err.file, err.offset, `${err.detail} (a torn tail of the last WAL is what a crash leaves; pass { walTail: 'truncate' } to read up to it as Pebble's recovery does)`);
+        throw new PebbleCorruptionError(
+          err.file,
+          err.offset,
+          `${err.detail} (a torn tail of the last WAL is what a crash leaves; pass { walTail: 'truncate' } to read up to it as Pebble's recovery does)`,
+        );
       }
       throw err;
     }
-    const info: WalInfo = { name: log.name, size: buf.length, batches: 0, ops: 0, kinds: {}, firstSeq: undefined, lastSeq: undefined, end: res.end };
+    const info: WalInfo = {
+      name: log.name,
+      size: buf.length,
+      batches: 0,
+      ops: 0,
+      kinds: {},
+      firstSeq: undefined,
+      lastSeq: undefined,
+      end: res.end,
+    };
     if (res.tornOffset !== undefined) {
       info.tornOffset = res.tornOffset;
       info.tornDetail = res.tornDetail;
@@ -118,7 +130,10 @@ export class MemtableIter extends PointCursor implements PointSource {
   private readonly order: Int32Array;
   private readonly cursor: FragmentCursor;
 
-  constructor(private readonly mem: Memtable, start: Uint8Array | undefined) {
+  constructor(
+    private readonly mem: Memtable,
+    start: Uint8Array | undefined,
+  ) {
     super();
     this.points = mem.points;
     this.order = mem.order;

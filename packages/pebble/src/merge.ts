@@ -319,11 +319,15 @@ export class MergeIterator implements IterableIterator<Entry> {
           if (t > tomb) tomb = t;
         }
         if (tomb <= seq) {
-          if (kind === MERGE) throw new PebbleUnsupportedError(`MERGE entry ${formatKey({ userKey: this.topKey(top), seq, kind })} is live; merge operators are not supported`);
+          if (kind === MERGE)
+            throw new PebbleUnsupportedError(
+              `MERGE entry ${formatKey({ userKey: this.topKey(top), seq, kind })} is live; merge operators are not supported`,
+            );
           top.loadValue();
           const vl = top.valLen;
           const vb = top.valBuf;
-          this.entry.value = vl <= SMALL ? this.valueScratch.copy(vb, top.valOff, vl) : new Uint8Array(vb.buffer, vb.byteOffset + top.valOff, vl);
+          this.entry.value =
+            vl <= SMALL ? this.valueScratch.copy(vb, top.valOff, vl) : new Uint8Array(vb.buffer, vb.byteOffset + top.valOff, vl);
           this.entry.key = key ?? this.topKey(top);
           this.entry.shared = top === this.lastTop ? this.run : 0;
           this.lastTop = top;

@@ -62,7 +62,8 @@ export class Sstable {
 
   private readFooter(): void {
     const { file } = this;
-    if (file.size < LEVELDB_FOOTER_LEN) throw new PebbleCorruptionError(this.path, 0, `file too small (${file.size} bytes) to be an sstable`);
+    if (file.size < LEVELDB_FOOTER_LEN)
+      throw new PebbleCorruptionError(this.path, 0, `file too small (${file.size} bytes) to be an sstable`);
     const tailLen = Math.min(FOOTER_LEN, file.size);
     const tail = file.read(file.size - tailLen, tailLen);
     const magic = Buffer.from(tail.subarray(tailLen - 8)).toString('hex');
@@ -74,10 +75,12 @@ export class Sstable {
       if (tailLen < FOOTER_LEN) throw new PebbleCorruptionError(this.path, 0, 'file too small for a 53-byte footer');
       const version = readU32LE(tail, 41);
       if (magic === ROCKSDB_MAGIC) {
-        if (version !== 2) throw new PebbleUnsupportedError(`${this.path}: RocksDB table format version ${version} is not supported (only 2)`);
+        if (version !== 2)
+          throw new PebbleUnsupportedError(`${this.path}: RocksDB table format version ${version} is not supported (only 2)`);
         this.format = '(RocksDB,v2)';
       } else {
-        if (version < 1 || version > 3) throw new PebbleUnsupportedError(`${this.path}: Pebble table format v${version} is not supported (v1..v3, Pebble v1.0.0)`);
+        if (version < 1 || version > 3)
+          throw new PebbleUnsupportedError(`${this.path}: Pebble table format v${version} is not supported (v1..v3, Pebble v1.0.0)`);
         this.format = `(Pebble,v${version})` as TableFormat;
       }
       const checksumType = tail[0]!;
@@ -102,7 +105,8 @@ export class Sstable {
     const vi = this.metaindex.get('pebble.value_index');
     if (vi) {
       const h = decodeHandle(vi, 0, vi.length);
-      if (!h || h.next + 3 !== vi.length) throw new PebbleCorruptionError(this.path, undefined, 'invalid pebble.value_index metaindex entry');
+      if (!h || h.next + 3 !== vi.length)
+        throw new PebbleCorruptionError(this.path, undefined, 'invalid pebble.value_index metaindex entry');
       this.valueIndex = { handle: h.handle, blockNumWidth: vi[h.next]!, offsetWidth: vi[h.next + 1]!, lengthWidth: vi[h.next + 2]! };
     }
   }
@@ -182,7 +186,11 @@ export class Sstable {
     const seps = out.separators;
     for (let i = 1; i < seps.length; i++) {
       if (compareBytes(seps[i - 1]!, seps[i]!) > 0) {
-        throw new PebbleCorruptionError(this.path, this.indexHandle.offset, `index separators out of order: data block ${i} of ${seps.length} has a separator below the previous one`);
+        throw new PebbleCorruptionError(
+          this.path,
+          this.indexHandle.offset,
+          `index separators out of order: data block ${i} of ${seps.length} has a separator below the previous one`,
+        );
       }
     }
     return out;

@@ -88,7 +88,10 @@ export class TableCache {
 /** Exclusive upper bound of a file's keys: the largest user key, or its immediate successor unless the bound is a range sentinel. */
 export function upperExclusive(meta: FileMetadata): Uint8Array {
   const l = meta.largest;
-  if (isSentinelSeq(l.seq) && (l.kind === Kind.RANGEDEL || l.kind === Kind.RANGEKEYSET || l.kind === Kind.RANGEKEYUNSET || l.kind === Kind.RANGEKEYDEL)) {
+  if (
+    isSentinelSeq(l.seq) &&
+    (l.kind === Kind.RANGEDEL || l.kind === Kind.RANGEKEYSET || l.kind === Kind.RANGEKEYUNSET || l.kind === Kind.RANGEKEYDEL)
+  ) {
     return l.userKey;
   }
   const out = new Uint8Array(l.userKey.length + 1);

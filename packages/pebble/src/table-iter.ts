@@ -16,7 +16,6 @@ import { ValueResolver } from './value-blocks.ts';
 const localCompareBytes = compareBytes;
 const localRangeBefore = rangeBefore;
 
-
 /** 1 for the kinds a data block may hold (DEL, SET, MERGE, SINGLEDEL, SETWITHDEL). */
 const POINT_KIND = new Uint8Array(256);
 for (const k of [Kind.DEL, Kind.SET, Kind.MERGE, Kind.SINGLEDEL, Kind.SETWITHDEL]) POINT_KIND[k] = 1;
@@ -112,7 +111,8 @@ export class TableIter extends PointCursor implements PointSource {
       (t[o + 1]! | (t[o + 2]! << 8) | (t[o + 3]! << 16)) +
         (t[o + 4]! + t[o + 5]! * 0x100 + t[o + 6]! * 0x10000 + t[o + 7]! * 0x1000000) * 0x1000000;
     if (POINT_KIND[kind] !== 1) {
-      if (kind === 23 || (kind & 0x40) !== 0) throw new PebbleUnsupportedError(`${this.table.path}: key kind ${kind} needs Pebble >= 1.1 (Pebblev4 tables); not supported`);
+      if (kind === 23 || (kind & 0x40) !== 0)
+        throw new PebbleUnsupportedError(`${this.table.path}: key kind ${kind} needs Pebble >= 1.1 (Pebblev4 tables); not supported`);
       throw this.fail(`invalid key kind ${kind} in a data block`);
     }
     this.points++;
@@ -122,7 +122,9 @@ export class TableIter extends PointCursor implements PointSource {
       const c = it.prevUserCmp;
       if (c > 0 || (c === 0 && (this.seq < seq || (this.seq === seq && this.kind <= kind)))) {
         const prev = c > 0 ? it.prevUserKey! : k.slice(0, n);
-        throw this.fail(`keys out of order: ${formatKey({ userKey: k.slice(0, n), seq, kind })} after ${formatKey({ userKey: prev, seq: this.seq, kind: this.kind })}`);
+        throw this.fail(
+          `keys out of order: ${formatKey({ userKey: k.slice(0, n), seq, kind })} after ${formatKey({ userKey: prev, seq: this.seq, kind: this.kind })}`,
+        );
       }
       same = c === 0;
     }
@@ -155,7 +157,8 @@ export class TableIter extends PointCursor implements PointSource {
   /** View of the current value (stays valid after advancing). */
   value(): Uint8Array {
     const v = this.block!.value();
-    if (this.resolver && this.kind === Kind.SET) return this.resolver.resolve(v, formatKey({ userKey: this.userKey, seq: this.seq, kind: this.kind }));
+    if (this.resolver && this.kind === Kind.SET)
+      return this.resolver.resolve(v, formatKey({ userKey: this.userKey, seq: this.seq, kind: this.kind }));
     return v;
   }
 
@@ -174,7 +177,11 @@ export class TableIter extends PointCursor implements PointSource {
   }
 
   private fail(detail: string): PebbleCorruptionError {
-    return new PebbleCorruptionError(this.table.path, this.blockHandle.offset, `data block ${this.blockHandle.offset}/${this.blockHandle.length}: ${detail}`);
+    return new PebbleCorruptionError(
+      this.table.path,
+      this.blockHandle.offset,
+      `data block ${this.blockHandle.offset}/${this.blockHandle.length}: ${detail}`,
+    );
   }
 
   /** After a full scan, the properties' counts must match what was read. */

@@ -19,15 +19,18 @@ export class ValueResolver {
 
   /** Turns a stored SET value (prefix byte + in-place value or handle) into the user value. */
   resolve(stored: Uint8Array, entryDesc: string): Uint8Array {
-    if (stored.length === 0) throw new PebbleCorruptionError(this.table.path, undefined, `Pebblev3 SET value without prefix byte (${entryDesc})`);
+    if (stored.length === 0)
+      throw new PebbleCorruptionError(this.table.path, undefined, `Pebblev3 SET value without prefix byte (${entryDesc})`);
     const prefix = stored[0]!;
     const kind = prefix & 0xc0;
     if (kind === 0) return stored.subarray(1);
-    if (kind !== 0x80) throw new PebbleCorruptionError(this.table.path, undefined, `invalid value prefix 0x${prefix.toString(16)} (${entryDesc})`);
+    if (kind !== 0x80)
+      throw new PebbleCorruptionError(this.table.path, undefined, `invalid value prefix 0x${prefix.toString(16)} (${entryDesc})`);
     const fields: number[] = [];
     let p = 1;
     for (let i = 0; i < 3; i++) {
-      if (!readUvarint(stored, p, stored.length, cursor)) throw new PebbleCorruptionError(this.table.path, undefined, `invalid value handle (${entryDesc})`);
+      if (!readUvarint(stored, p, stored.length, cursor))
+        throw new PebbleCorruptionError(this.table.path, undefined, `invalid value handle (${entryDesc})`);
       fields.push(cursor.value);
       p = cursor.pos;
     }
@@ -46,7 +49,8 @@ export class ValueResolver {
     this.index ??= readBlock(this.table.file, vi.handle, 'value-index');
     const width = vi.blockNumWidth + vi.offsetWidth + vi.lengthWidth;
     const at = num * width;
-    if (at + width > this.index.length) throw new PebbleCorruptionError(this.table.path, vi.handle.offset, `value block ${num} not in value index (${entryDesc})`);
+    if (at + width > this.index.length)
+      throw new PebbleCorruptionError(this.table.path, vi.handle.offset, `value block ${num} not in value index (${entryDesc})`);
     const got = readLE(this.index, at, vi.blockNumWidth);
     if (got !== num) throw new PebbleCorruptionError(this.table.path, vi.handle.offset, `value index entry ${num} names block ${got}`);
     const offset = readLE(this.index, at + vi.blockNumWidth, vi.offsetWidth);

@@ -68,7 +68,10 @@ export function decodeVersionEdit(d: Decoder): VersionEdit {
       case 105:
       case 106:
         throw new PebbleUnsupportedError(`${d.file}: MANIFEST tag ${tag} (backing tables) needs Pebble >= 1.1, not supported`);
-      case 200: case 201: case 202: case 203:
+      case 200:
+      case 201:
+      case 202:
+      case 203:
         throw new PebbleUnsupportedError(`${d.file}: MANIFEST tag ${tag} (column families) is not supported`);
       default:
         throw d.fail(`unknown MANIFEST tag ${tag}`);

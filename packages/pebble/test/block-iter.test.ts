@@ -64,10 +64,27 @@ describe('block iterator', () => {
     }
   });
 
-  it('a following block compares its first key with the previous block\'s last one', () => {
-    const first = new BlockIter(block([[ikey('k1', 9, 1), 'a'], [ikey('k2', 8, 1), 'b']]), 'mem', 0, true);
+  it("a following block compares its first key with the previous block's last one", () => {
+    const first = new BlockIter(
+      block([
+        [ikey('k1', 9, 1), 'a'],
+        [ikey('k2', 8, 1), 'b'],
+      ]),
+      'mem',
+      0,
+      true,
+    );
     while (first.next());
-    const second = new BlockIter(block([[ikey('k2', 3, 1), 'c'], [ikey('k3', 2, 1), 'd']]), 'mem', 100, true, first);
+    const second = new BlockIter(
+      block([
+        [ikey('k2', 3, 1), 'c'],
+        [ikey('k3', 2, 1), 'd'],
+      ]),
+      'mem',
+      100,
+      true,
+      first,
+    );
     expect(read(second)).toStrictEqual([
       ['k2', 3, 1, 'c', 0, 2],
       ['k3', 2, 1, 'd', -1, 1],
@@ -75,7 +92,14 @@ describe('block iterator', () => {
   });
 
   it('other blocks keep whole internal keys in the scratch key', () => {
-    const it = new BlockIter(block([[ikey('x', 5, 1), 'p'], [ikey('x', 4, 1), 'q']]), 'mem', 0);
+    const it = new BlockIter(
+      block([
+        [ikey('x', 5, 1), 'p'],
+        [ikey('x', 4, 1), 'q'],
+      ]),
+      'mem',
+      0,
+    );
     const keys: string[] = [];
     while (it.next()) keys.push(Buffer.from(it.keyCopy()).toString('hex'));
     expect(keys).toStrictEqual([Buffer.from(ikey('x', 5, 1)).toString('hex'), Buffer.from(ikey('x', 4, 1)).toString('hex')]);
@@ -100,7 +124,10 @@ describe('block iterator', () => {
         const it = new BlockIter(block(entries, interval), 'mem', 0, true);
         it.seekBefore(Buffer.from(target, 'latin1'));
         const got = read(it).filter((e) => e[0] >= target);
-        expect(got.map((e) => e.slice(0, 4)), `interval ${interval}, target ${JSON.stringify(target)}`).toStrictEqual(all.filter((e) => e[0] >= target).map((e) => e.slice(0, 4)));
+        expect(
+          got.map((e) => e.slice(0, 4)),
+          `interval ${interval}, target ${JSON.stringify(target)}`,
+        ).toStrictEqual(all.filter((e) => e[0] >= target).map((e) => e.slice(0, 4)));
       }
     }
     // With one entry per restart, a seek to "c" decodes from the last "bb" entry on.
@@ -110,7 +137,13 @@ describe('block iterator', () => {
   });
 
   it('seekBefore stays at the block start when a restart entry is malformed', () => {
-    const b = block([[ikey('a', 2, 1), 'x'], [ikey('b', 1, 1), 'y']], 1);
+    const b = block(
+      [
+        [ikey('a', 2, 1), 'x'],
+        [ikey('b', 1, 1), 'y'],
+      ],
+      1,
+    );
     // Point the second restart past the entries.
     b[b.length - 8] = 0xff;
     const it = new BlockIter(b, 'mem', 0, true);

@@ -11,7 +11,12 @@ const root = mkdtempSync(join(tmpdir(), 'pebble-block-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Writes `pad` filler bytes, then `body` + a trailer (compression type, valid masked CRC32C); returns a reader and the block's handle. */
-function blockFile(name: string, body: Uint8Array, type: number, pad = 16): { file: TableFile; handle: { offset: number; length: number } } {
+function blockFile(
+  name: string,
+  body: Uint8Array,
+  type: number,
+  pad = 16,
+): { file: TableFile; handle: { offset: number; length: number } } {
   const buf = new Uint8Array(pad + body.length + 5);
   buf.fill(0xee, 0, pad);
   buf.set(body, pad);
@@ -51,7 +56,9 @@ describe('blocks', () => {
     expect(readErr('header.sst', [0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]).message).toMatch(/invalid length header/);
     expect(readErr('claims-too-much.sst', [0x80, 0x80, 0x40, 0x00, 0x61]).message).toMatch(/invalid length header/);
     expect(readErr('short.sst', [10, 3 << 2, 0x61, 0x62, 0x63, 0x64]).message).toMatch(/cannot decompress data block/);
-    expect(readErr('offset.sst', [12, 3 << 2, 0x61, 0x62, 0x63, 0x64, ((8 - 4) << 2) | 1, 9]).message).toMatch(/cannot decompress data block/);
+    expect(readErr('offset.sst', [12, 3 << 2, 0x61, 0x62, 0x63, 0x64, ((8 - 4) << 2) | 1, 9]).message).toMatch(
+      /cannot decompress data block/,
+    );
     expect(readErr('literal-past-end.sst', [4, 60 << 2, 200, 0x61]).message).toMatch(/cannot decompress data block/);
   });
 

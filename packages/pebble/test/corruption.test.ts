@@ -30,7 +30,9 @@ function caught(fn: () => unknown): Error {
 describe.skipIf(!hasV2Fixtures)('corrupted copies of v2 fixtures', () => {
   it('a flipped byte in a data block: checksum error naming the table and block offset, no silent data', () => {
     const dir = tempCopy(shard('edge-flushed', 0));
-    const sst = readdirSync(dir).filter((f) => f.endsWith('.sst')).sort()[0]!;
+    const sst = readdirSync(dir)
+      .filter((f) => f.endsWith('.sst'))
+      .sort()[0]!;
     const path = join(dir, sst);
     const table = new Sstable(path);
     const blocks = [...table.dataBlockHandles()];
@@ -71,7 +73,9 @@ describe.skipIf(!hasV2Fixtures)('corrupted copies of v2 fixtures', () => {
     const src = join(V2_FIXTURES, 'holdout-closed/datadir/db/wukongimdb');
     const withTwo = readdirSync(src).find((s) => readdirSync(join(src, s)).filter((f) => f.endsWith('.log')).length >= 2)!;
     const dir = tempCopy(join(src, withTwo));
-    const first = readdirSync(dir).filter((f) => f.endsWith('.log')).sort()[0]!;
+    const first = readdirSync(dir)
+      .filter((f) => f.endsWith('.log'))
+      .sort()[0]!;
     const path = join(dir, first);
     const buf = readFileSync(path);
     flip(buf, 100, 0xff);
@@ -84,7 +88,9 @@ describe.skipIf(!hasV2Fixtures)('corrupted copies of v2 fixtures', () => {
 
   it('a missing sstable: error naming the file', () => {
     const dir = tempCopy(shard('edge-closed', 0));
-    const sst = readdirSync(dir).filter((f) => f.endsWith('.sst')).sort()[0]!;
+    const sst = readdirSync(dir)
+      .filter((f) => f.endsWith('.sst'))
+      .sort()[0]!;
     rmSync(join(dir, sst));
     const err = caught(() => openPebble(dir));
     expect(err).toBeInstanceOf(PebbleCorruptionError);
@@ -94,7 +100,9 @@ describe.skipIf(!hasV2Fixtures)('corrupted copies of v2 fixtures', () => {
 
   it('an sstable whose size differs from the MANIFEST', () => {
     const dir = tempCopy(shard('edge-closed', 0));
-    const sst = readdirSync(dir).filter((f) => f.endsWith('.sst')).sort()[0]!;
+    const sst = readdirSync(dir)
+      .filter((f) => f.endsWith('.sst'))
+      .sort()[0]!;
     truncateSync(join(dir, sst), 100);
     expect(() => openPebble(dir)).toThrow(/size is 100 bytes, MANIFEST-\d+ records \d+/);
   });

@@ -30,15 +30,20 @@ function table(src: string, num: number): FileMetadata {
 }
 
 describe.skipIf(!hasV2Fixtures)('level iterator across tables', () => {
-  it('tells whether a table starts with the previous table\'s last user key', () => {
+  it("tells whether a table starts with the previous table's last user key", () => {
     const files = [table(SINGLE, 1), table(SINGLE, 2), table(AFTER, 3)];
     const it = new LevelIter(tables, files, undefined, 0);
     const seen: [string, boolean | undefined][] = [];
     while (it.next() && seen.length < 4) seen.push([hex(it.keyBuf.subarray(0, it.keyLen)), it.sameAsPrev]);
-    expect(seen).toStrictEqual([[K1, undefined], [K1, true], [A[0], false], [A[1], false]]);
+    expect(seen).toStrictEqual([
+      [K1, undefined],
+      [K1, true],
+      [A[0], false],
+      [A[1], false],
+    ]);
   });
 
-  it('the merge resolves a user key split across two tables of a level from the first table\'s entry', () => {
+  it("the merge resolves a user key split across two tables of a level from the first table's entry", () => {
     const files = [table(SINGLE, 11), table(SINGLE, 12), table(AFTER, 13)];
     const level = new LevelIter(tables, files, undefined, 0);
     const only = new LevelIter(tables, [table(AFTER, 14)], undefined, 0);

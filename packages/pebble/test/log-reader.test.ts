@@ -53,7 +53,9 @@ describe('log records', () => {
     expect(res.end).toBe('torn');
     expect(res.records.map((r) => r.data)).toStrictEqual([pattern(100, 1)]);
     expect(res.tornOffset).toBe(107);
-    expect(() => readLogRecords(cut, '/d/000004.log', 0, 'throw')).toThrow(/\/d\/000004\.log at offset 107: log: chunk length 100 runs past/);
+    expect(() => readLogRecords(cut, '/d/000004.log', 0, 'throw')).toThrow(
+      /\/d\/000004\.log at offset 107: log: chunk length 100 runs past/,
+    );
   });
 
   it('a flipped payload byte is a checksum mismatch; a record missing its last chunk is torn', () => {

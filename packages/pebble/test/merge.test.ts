@@ -50,15 +50,34 @@ function live(sources: MergeSource[], end?: string): Record<string, string> {
 
 describe('merging iterator', () => {
   it('newest sequence number wins across sources; DEL and SINGLEDEL delete; SETWITHDEL is a SET', () => {
-    const mem = source(0, [['a', 10, K.SET, 'a10'], ['b', 11, K.DEL], ['d', 12, K.SINGLEDEL]]);
-    const l0 = source(1, [['a', 5, K.SET, 'a5'], ['b', 6, K.SET, 'b6'], ['c', 7, K.SETWITHDEL, 'c7'], ['d', 3, K.SET, 'd3']]);
-    const l6 = source(2, [['a', 0, K.SET, 'a0'], ['e', 0, K.SET, 'e0'], ['c', 0, K.SET, 'c0']]);
+    const mem = source(0, [
+      ['a', 10, K.SET, 'a10'],
+      ['b', 11, K.DEL],
+      ['d', 12, K.SINGLEDEL],
+    ]);
+    const l0 = source(1, [
+      ['a', 5, K.SET, 'a5'],
+      ['b', 6, K.SET, 'b6'],
+      ['c', 7, K.SETWITHDEL, 'c7'],
+      ['d', 3, K.SET, 'd3'],
+    ]);
+    const l6 = source(2, [
+      ['a', 0, K.SET, 'a0'],
+      ['e', 0, K.SET, 'e0'],
+      ['c', 0, K.SET, 'c0'],
+    ]);
     expect(live([mem, l0, l6])).toStrictEqual({ a: 'a10', c: 'c7', e: 'e0' });
   });
 
   it('a range deletion removes strictly older points only, in any source', () => {
     const mem = source(0, [['k2', 20, K.SET, 'new']], [['k1', 'k4', 15]]);
-    const l6 = source(1, [['k0', 0, K.SET, 'x'], ['k1', 0, K.SET, 'x'], ['k2', 0, K.SET, 'x'], ['k3', 16, K.SET, 'survives'], ['k4', 0, K.SET, 'end-exclusive']]);
+    const l6 = source(1, [
+      ['k0', 0, K.SET, 'x'],
+      ['k1', 0, K.SET, 'x'],
+      ['k2', 0, K.SET, 'x'],
+      ['k3', 16, K.SET, 'survives'],
+      ['k4', 0, K.SET, 'end-exclusive'],
+    ]);
     expect(live([mem, l6])).toStrictEqual({ k0: 'x', k2: 'new', k3: 'survives', k4: 'end-exclusive' });
   });
 
@@ -68,7 +87,10 @@ describe('merging iterator', () => {
       { start: bytes('a'), end: bytes('p'), seq: 9 },
       { start: bytes('c'), end: bytes('d'), seq: 1 },
     ]);
-    expect(frags.map((f) => [text(f.start), text(f.end), f.seq])).toStrictEqual([['a', 'p', 9], ['p', 'z', 3]]);
+    expect(frags.map((f) => [text(f.start), text(f.end), f.seq])).toStrictEqual([
+      ['a', 'p', 9],
+      ['p', 'z', 3],
+    ]);
     const c = new FragmentCursor(frags);
     expect([c.seqAt(bytes('0')), c.seqAt(bytes('c')), c.seqAt(bytes('pa')), c.seqAt(bytes('z'))]).toStrictEqual([-1, 9, 3, -1]);
   });
@@ -84,11 +106,23 @@ describe('merging iterator', () => {
 
   it('stops at the exclusive end and closes sources on break', () => {
     let closed = 0;
-    const s = source(0, [['a', 1, K.SET, '1'], ['b', 1, K.SET, '2'], ['c', 1, K.SET, '3']]);
+    const s = source(0, [
+      ['a', 1, K.SET, '1'],
+      ['b', 1, K.SET, '2'],
+      ['c', 1, K.SET, '3'],
+    ]);
     s.close = () => void closed++;
     expect(live([s], 'c')).toStrictEqual({ a: '1', b: '2' });
     expect(closed).toBeGreaterThan(0);
-    const it2 = new MergeIterator([source(0, [['a', 1, K.SET, '1'], ['b', 1, K.SET, '2']])], undefined);
+    const it2 = new MergeIterator(
+      [
+        source(0, [
+          ['a', 1, K.SET, '1'],
+          ['b', 1, K.SET, '2'],
+        ]),
+      ],
+      undefined,
+    );
     for (const e of it2) {
       expect(text(e.key)).toBe('a');
       break;
@@ -98,7 +132,14 @@ describe('merging iterator', () => {
 
   it('refuses a live MERGE entry', () => {
     expect(() => live([source(0, [['m', 3, K.MERGE, 'x']])])).toThrow(/MERGE entry m#3,MERGE is live/);
-    expect(live([source(0, [['m', 4, K.DEL], ['m', 3, K.MERGE, 'x']])])).toStrictEqual({});
+    expect(
+      live([
+        source(0, [
+          ['m', 4, K.DEL],
+          ['m', 3, K.MERGE, 'x'],
+        ]),
+      ]),
+    ).toStrictEqual({});
   });
 });
 
@@ -138,7 +179,7 @@ function scratchSource(rank: number, points: Point[], dels: [string, string, num
         // A lower bound of the bytes shared with the previous key (what a block's shared prefix gives), sometimes exact.
         let lcp = 0;
         while (prev && lcp < p[0].length && lcp < prev[0].length && p[0][lcp] === prev[0][lcp]) lcp++;
-        this.sharedPrefix = lcp - ((p[1] * 7) % 3 === 0 ? 0 : (p[1] % (lcp + 1)));
+        this.sharedPrefix = lcp - ((p[1] * 7) % 3 === 0 ? 0 : p[1] % (lcp + 1));
       }
       return true;
     },
@@ -193,7 +234,10 @@ describe('merging iterator against a model', () => {
       const got: [string, string][] = [];
       for (const e of new MergeIterator(sources, undefined)) got.push([text(e.key), text(e.value)]);
       expect(Object.fromEntries(got), `round ${round}`).toStrictEqual(expected);
-      expect(got.map(([k]) => k), `round ${round}: key order`).toStrictEqual(Object.keys(expected).sort());
+      expect(
+        got.map(([k]) => k),
+        `round ${round}: key order`,
+      ).toStrictEqual(Object.keys(expected).sort());
     }
   });
 });

@@ -42,7 +42,9 @@ describe.skipIf(!hasPebbleFixtures)("Pebble's RocksDB-written databases", () => 
   });
 
   it('refuses rocksdb-ingest-only: its comparer is not bytewise', () => {
-    expect(() => openPebble(join(TESTDATA, 'rocksdb-ingest-only'))).toThrow(/comparer "cockroach_comparator".*only leveldb\.BytewiseComparator/);
+    expect(() => openPebble(join(TESTDATA, 'rocksdb-ingest-only'))).toThrow(
+      /comparer "cockroach_comparator".*only leveldb\.BytewiseComparator/,
+    );
   });
 });
 
@@ -123,7 +125,9 @@ describe.skipIf(!hasPebbleFixtures)('negative fixtures fail with clear errors', 
     t.close();
   });
   it('MANIFEST-invalid: overlapping L6 files', () => {
-    expect(() => readManifest(join(tool, 'MANIFEST-invalid'))).toThrow(/MANIFEST-invalid at offset 65: files 000002 and 000001 overlap in L6/);
+    expect(() => readManifest(join(tool, 'MANIFEST-invalid'))).toThrow(
+      /MANIFEST-invalid at offset 65: files 000002 and 000001 overlap in L6/,
+    );
   });
   it('corrupt-options-db: invalid OPTIONS line', () => {
     expect(() => openPebble(join(tool, 'corrupt-options-db'))).toThrow(/OPTIONS-000002: line 1: invalid key=value syntax: "blargle"/);

@@ -184,7 +184,12 @@ describe.skipIf(!hasV2Fixtures)('ranged iteration', () => {
     const mid = Math.floor(all.length / 2);
     const got: Kv[] = [];
     for (let i = mid; i < mid + 20; i += 2) got.push(...scan(db, { start: all[i]!.key, end: all[i + 1]!.key }));
-    expect(firstDifference(got, all.slice(mid, mid + 20).filter((_, i) => i % 2 === 0))).toBeUndefined();
+    expect(
+      firstDifference(
+        got,
+        all.slice(mid, mid + 20).filter((_, i) => i % 2 === 0),
+      ),
+    ).toBeUndefined();
     const t = new Sstable(tablePaths(db)[0]!);
     const sizes = t.dataBlockHandles().map((b) => b.handle.length + 5);
     t.close();
@@ -202,7 +207,13 @@ describe.skipIf(!hasPebbleFixtures)('table iterator seeks (single and two-level 
     const all: string[] = [];
     const full = new TableIter(t, undefined, 0);
     while (full.next()) all.push(Buffer.from(full.userKey).toString('latin1'));
-    const starts = [...all.filter((_, i) => i % 29 === 0), ...t.dataBlockHandles().map((b) => Buffer.from(b.separator).toString('latin1')), '', 'a', 'zzzz'];
+    const starts = [
+      ...all.filter((_, i) => i % 29 === 0),
+      ...t.dataBlockHandles().map((b) => Buffer.from(b.separator).toString('latin1')),
+      '',
+      'a',
+      'zzzz',
+    ];
     for (const s of starts) {
       for (const start of [s, `${s}\u0000`]) {
         const it = new TableIter(t, Buffer.from(start, 'latin1'), 0);

@@ -28,18 +28,27 @@ const FIXTURE_DBS = 7 * 8 + 3 * 17;
  * reports each of them as skipped rather than creating none.
  */
 function cases(): Case[] {
-  if (!hasV2Fixtures) return Array.from({ length: FIXTURE_DBS }, (_, i) => ({ name: `fixture DB ${i + 1} of ${FIXTURE_DBS}`, path: '', expected: undefined as never }));
+  if (!hasV2Fixtures)
+    return Array.from({ length: FIXTURE_DBS }, (_, i) => ({
+      name: `fixture DB ${i + 1} of ${FIXTURE_DBS}`,
+      path: '',
+      expected: undefined as never,
+    }));
   const out: Case[] = [];
   for (const fixture of readdirSync(V2_FIXTURES).sort()) {
     const pj = join(V2_FIXTURES, fixture, 'pebble.json');
     if (!existsSync(pj)) continue;
-    const doc = JSON.parse(readFileSync(pj, 'utf8')) as { shards?: ShardStats[]; nodes?: Record<string, Record<string, ShardStats | ShardStats[]>> };
+    const doc = JSON.parse(readFileSync(pj, 'utf8')) as {
+      shards?: ShardStats[];
+      nodes?: Record<string, Record<string, ShardStats | ShardStats[]>>;
+    };
     const datadir = join(V2_FIXTURES, fixture, 'datadir');
     for (const s of doc.shards ?? []) out.push({ name: `${fixture}/${s.dir}`, path: join(datadir, 'db/wukongimdb', s.dir), expected: s });
     for (const [node, dbs] of Object.entries(doc.nodes ?? {})) {
       for (const [rel, v] of Object.entries(dbs)) {
         const base = join(datadir, `node${node}`, rel);
-        if (Array.isArray(v)) for (const s of v) out.push({ name: `${fixture}/node${node}/${rel}/${s.dir}`, path: join(base, s.dir), expected: s });
+        if (Array.isArray(v))
+          for (const s of v) out.push({ name: `${fixture}/node${node}/${rel}/${s.dir}`, path: join(base, s.dir), expected: s });
         else out.push({ name: `${fixture}/node${node}/${rel}`, path: base, expected: v });
       }
     }
@@ -81,7 +90,9 @@ describe.skipIf(!hasV2Fixtures)('reading is side-effect free, ranges and get agr
     expect(full.length).toBeGreaterThan(100);
     const lo = full[Math.floor(full.length / 3)]![0];
     const hi = full[Math.floor((2 * full.length) / 3)]![0];
-    const ranged = Array.from(db.iterate({ start: Buffer.from(lo, 'hex'), end: Buffer.from(hi, 'hex') }), (e) => Buffer.from(e.key).toString('hex'));
+    const ranged = Array.from(db.iterate({ start: Buffer.from(lo, 'hex'), end: Buffer.from(hi, 'hex') }), (e) =>
+      Buffer.from(e.key).toString('hex'),
+    );
     expect(ranged).toStrictEqual(full.filter(([k]) => k >= lo && k < hi).map(([k]) => k));
     for (let i = 0; i < full.length; i += 97) {
       const [k, v] = full[i]!;

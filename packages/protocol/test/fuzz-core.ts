@@ -42,12 +42,24 @@ export function runFuzz(seed: number, frames: number, maxRemainingLength = 65_53
     for (let m = 1 + int(4); m > 0; m--) {
       const at = int(b.length);
       switch (int(6)) {
-        case 0: b[at] = (b[at] ?? 0) ^ (1 << int(8)); break;
-        case 1: b[at] = int(256); break;
-        case 2: b = b.subarray(0, at); break;
-        case 3: b = Buffer.concat([b.subarray(0, at), randomBytes(1 + int(8)), b.subarray(at)]); break;
-        case 4: if (b.length > 1) b[1] = 0x80 | int(128); break;
-        default: b = Buffer.concat([b, b.subarray(at)]); break;
+        case 0:
+          b[at] = (b[at] ?? 0) ^ (1 << int(8));
+          break;
+        case 1:
+          b[at] = int(256);
+          break;
+        case 2:
+          b = b.subarray(0, at);
+          break;
+        case 3:
+          b = Buffer.concat([b.subarray(0, at), randomBytes(1 + int(8)), b.subarray(at)]);
+          break;
+        case 4:
+          if (b.length > 1) b[1] = 0x80 | int(128);
+          break;
+        default:
+          b = Buffer.concat([b, b.subarray(at)]);
+          break;
       }
     }
     return b;
@@ -96,7 +108,7 @@ export function runFuzz(seed: number, frames: number, maxRemainingLength = 65_53
     }
     const stream = Buffer.concat(parts);
     try {
-      for (let pos = 0; pos < stream.length; ) {
+      for (let pos = 0; pos < stream.length;) {
         const take = 1 + int(int(2) === 0 ? 7 : 400);
         decoder.push(stream.subarray(pos, pos + take), () => stats.packets++);
         pos += take;

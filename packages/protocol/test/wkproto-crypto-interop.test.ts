@@ -22,12 +22,16 @@ interface JsSide {
 
 const jsEncrypt = (side: JsSide, text: string): string =>
   CryptoJS.AES.encrypt(CryptoJS.enc.Utf8.parse(text), CryptoJS.enc.Utf8.parse(side.key), {
-    iv: CryptoJS.enc.Utf8.parse(side.iv), mode: CryptoJS.mode.CBC, padding: CryptoJS.pad.Pkcs7,
+    iv: CryptoJS.enc.Utf8.parse(side.iv),
+    mode: CryptoJS.mode.CBC,
+    padding: CryptoJS.pad.Pkcs7,
   }).toString();
 
 const jsDecrypt = (side: JsSide, base64: string): string =>
   CryptoJS.AES.decrypt(base64, CryptoJS.enc.Utf8.parse(side.key), {
-    iv: CryptoJS.enc.Utf8.parse(side.iv), mode: CryptoJS.mode.CBC, padding: CryptoJS.pad.Pkcs7,
+    iv: CryptoJS.enc.Utf8.parse(side.iv),
+    mode: CryptoJS.mode.CBC,
+    padding: CryptoJS.pad.Pkcs7,
   }).toString(CryptoJS.enc.Utf8);
 
 const jsMsgKey = (side: JsSide, sign: string): string => Md5.init(jsEncrypt(side, sign));
@@ -76,8 +80,14 @@ describe('interop with curve25519-js / crypto-js / md5-typescript', () => {
     const text = '{"content":"héllo","type":1}';
     const payload = jsEncrypt(js, text);
     const send: SendPacket = {
-      type: PacketType.SEND, setting: 0, clientSeq: 12, clientMsgNo: 'a1b2c3d43', channelId: 'bób', channelType: 1,
-      msgKey: jsMsgKey(js, `12a1b2c3d43bób1${payload}`), payload: Buffer.from(payload),
+      type: PacketType.SEND,
+      setting: 0,
+      clientSeq: 12,
+      clientMsgNo: 'a1b2c3d43',
+      channelId: 'bób',
+      channelType: 1,
+      msgKey: jsMsgKey(js, `12a1b2c3d43bób1${payload}`),
+      payload: Buffer.from(payload),
     };
     expect(node.sendMsgKey(send)).toBe(send.msgKey);
     expect(node.openSend(send).toString('utf8')).toBe(text);
@@ -87,8 +97,16 @@ describe('interop with curve25519-js / crypto-js / md5-typescript', () => {
     const { js, node } = handshakeJsClient();
     const text = '{"content":"ok","type":1}';
     const recv: RecvPacket = {
-      type: PacketType.RECV, setting: 0, msgKey: '', fromUid: 'alice', channelId: 'alice', channelType: 1,
-      clientMsgNo: 'cmn', messageId: 9_007_199_254_740_993n, messageSeq: 4_294_967_295n, timestamp: 1_785_398_400,
+      type: PacketType.RECV,
+      setting: 0,
+      msgKey: '',
+      fromUid: 'alice',
+      channelId: 'alice',
+      channelType: 1,
+      clientMsgNo: 'cmn',
+      messageId: 9_007_199_254_740_993n,
+      messageSeq: 4_294_967_295n,
+      timestamp: 1_785_398_400,
       payload: Buffer.from(text),
     };
     const sealed = node.sealRecv(recv);

@@ -8,8 +8,16 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  encodePacket, negotiateVersion, PacketType, ReasonCode, serverKeyExchange, WkprotoDecoder, type RecvackPacket,
-  type SendPacket, type WkPacket, type WkSessionCrypto,
+  encodePacket,
+  negotiateVersion,
+  PacketType,
+  ReasonCode,
+  serverKeyExchange,
+  WkprotoDecoder,
+  type RecvackPacket,
+  type SendPacket,
+  type WkPacket,
+  type WkSessionCrypto,
 } from '../src/wkproto/index.ts';
 
 /** What the server observed, for assertions. */
@@ -46,8 +54,13 @@ function session(write: (b: Buffer) => void, end: () => void, log: MiniServerLog
       uid = p.uid;
       decoder.version = v;
       send({
-        type: PacketType.CONNACK, ...(p.version > 3 ? { serverVersion: v } : {}), timeDiff: 0n,
-        reasonCode: ReasonCode.Success, serverKey: kx.serverKey, salt: kx.salt, nodeId: 1n,
+        type: PacketType.CONNACK,
+        ...(p.version > 3 ? { serverVersion: v } : {}),
+        timeDiff: 0n,
+        reasonCode: ReasonCode.Success,
+        serverKey: kx.serverKey,
+        salt: kx.salt,
+        nodeId: 1n,
       });
     } else if (p.type === PacketType.SEND && crypto) {
       const plaintext = crypto.openSend(p);
@@ -55,12 +68,30 @@ function session(write: (b: Buffer) => void, end: () => void, log: MiniServerLog
       seq += 1n;
       const messageSeq = seqBase + seq;
       const messageId = (1n << 60n) + seq;
-      send({ type: PacketType.SENDACK, messageId, clientSeq: p.clientSeq, messageSeq, reasonCode: ReasonCode.Success, clientMsgNo: p.clientMsgNo });
-      send(crypto.sealRecv({
-        type: PacketType.RECV, redDot: true, setting: 0, msgKey: '', fromUid: uid, channelId: p.channelId,
-        channelType: p.channelType, clientMsgNo: p.clientMsgNo, messageId, messageSeq,
-        timestamp: Math.floor(Date.now() / 1000), payload: plaintext,
-      }));
+      send({
+        type: PacketType.SENDACK,
+        messageId,
+        clientSeq: p.clientSeq,
+        messageSeq,
+        reasonCode: ReasonCode.Success,
+        clientMsgNo: p.clientMsgNo,
+      });
+      send(
+        crypto.sealRecv({
+          type: PacketType.RECV,
+          redDot: true,
+          setting: 0,
+          msgKey: '',
+          fromUid: uid,
+          channelId: p.channelId,
+          channelType: p.channelType,
+          clientMsgNo: p.clientMsgNo,
+          messageId,
+          messageSeq,
+          timestamp: Math.floor(Date.now() / 1000),
+          payload: plaintext,
+        }),
+      );
     } else if (p.type === PacketType.PING) {
       send({ type: PacketType.PONG });
     } else if (p.type === PacketType.RECVACK) {
@@ -85,14 +116,27 @@ export async function startMiniServer(seqBase = 0n): Promise<MiniServer> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
     s.on('error', () => undefined);
-    s.on('data', session((b) => s.write(b), () => s.end(), log, seqBase));
+    s.on(
+      'data',
+      session(
+        (b) => s.write(b),
+        () => s.end(),
+        log,
+        seqBase,
+      ),
+    );
   });
   tcp.listen(0, '127.0.0.1');
   await once(tcp, 'listening');
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await once(wss, 'listening');
   wss.on('connection', (ws: WebSocket) => {
-    const feed = session((b) => ws.send(b), () => ws.close(), log, seqBase);
+    const feed = session(
+      (b) => ws.send(b),
+      () => ws.close(),
+      log,
+      seqBase,
+    );
     ws.on('message', (data: Buffer) => feed(data));
   });
   return {

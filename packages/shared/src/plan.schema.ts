@@ -63,7 +63,12 @@ export const PlanMetadata = Type.Object(
     conversation_recoveries: Type.Optional(
       Type.Array(
         Type.Object(
-          { node_id: Type.Integer({ minimum: 1 }), logical_key: Type.String({ minLength: 1 }), indexed_sha256: Sha256, rows_sha256: Sha256 },
+          {
+            node_id: Type.Integer({ minimum: 1 }),
+            logical_key: Type.String({ minLength: 1 }),
+            indexed_sha256: Sha256,
+            rows_sha256: Sha256,
+          },
           closed,
         ),
       ),
@@ -106,7 +111,12 @@ export const PlanMetadata = Type.Object(
  * bound like the others, one physical row each, and requiring
  * `messages.compact_sequences`).
  */
-export const QUARANTINE_REASONS = ['invalid_message_channel', 'unresolved_allowlist_channel', 'inconsistent_cmd_conversation', 'message_id_clash'] as const;
+export const QUARANTINE_REASONS = [
+  'invalid_message_channel',
+  'unresolved_allowlist_channel',
+  'inconsistent_cmd_conversation',
+  'message_id_clash',
+] as const;
 
 export const PlanQuarantine = Type.Object(
   {
@@ -138,7 +148,9 @@ export const Plan = Type.Object(
     sources: Type.Array(PlanSource, { minItems: 1 }),
     target: PlanTarget,
     plugin_nodes: Type.Optional(
-      Type.Array(Type.Object({ target_node_id: Type.Integer({ minimum: 1, maximum: 1023 }), source_node_id: Type.Integer({ minimum: 1 }) }, closed)),
+      Type.Array(
+        Type.Object({ target_node_id: Type.Integer({ minimum: 1, maximum: 1023 }), source_node_id: Type.Integer({ minimum: 1 }) }, closed),
+      ),
     ),
     plugin_configs: Type.Optional(
       Type.Array(Type.Object({ plugin_no: Type.String({ minLength: 1 }), source_node_id: Type.Integer({ minimum: 1 }) }, closed)),

@@ -65,9 +65,18 @@ function crossProblems(plan: Plan, dirs: PlanDirs): string[] {
       seen.add(v);
     }
   };
-  dup(plan.sources.map((s) => s.node_id), 'plan.sources[].node_id');
-  dup(t.nodes.map((n) => n.node_id), 'plan.target.nodes[].node_id');
-  dup(t.nodes.map((n) => n.addr), 'plan.target.nodes[].addr');
+  dup(
+    plan.sources.map((s) => s.node_id),
+    'plan.sources[].node_id',
+  );
+  dup(
+    t.nodes.map((n) => n.node_id),
+    'plan.target.nodes[].node_id',
+  );
+  dup(
+    t.nodes.map((n) => n.addr),
+    'plan.target.nodes[].addr',
+  );
   const named: Array<[string, string]> = [
     ...plan.sources.map((s, i): [string, string] => [`plan.sources[${i}].data_dir`, s.data_dir]),
     ...t.nodes.map((n, i): [string, string] => [`plan.target.nodes[${i}].data_dir`, n.data_dir]),

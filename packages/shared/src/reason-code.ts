@@ -37,9 +37,7 @@ export const ReasonCode = {
 
 export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 
-const names = new Map<number, string>(
-  Object.entries(ReasonCode).map(([name, code]) => [code, `Reason${name}`]),
-);
+const names = new Map<number, string>(Object.entries(ReasonCode).map(([name, code]) => [code, `Reason${name}`]));
 
 /** The Go-style name of a reason code (`ReasonAuthFail`), for error messages and logs. */
 export function reasonName(code: number): string {

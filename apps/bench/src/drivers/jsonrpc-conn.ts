@@ -30,10 +30,14 @@ export function connectJsonRpc(ws: string, uid: string, token: string, onMessage
       send(to: Destination, body: string) {
         const id = nextId++;
         const done = new Promise<void>((res, rej) => waiting.set(id, { resolve: res, reject: rej }));
-        socket.send(JSON.stringify({
-          jsonrpc: '2.0', method: 'send', id,
-          params: { clientMsgNo: `${uid}-${id}`, channelId: to.id, channelType: to.kind === 'user' ? 1 : 2, payload: { b: body } },
-        }));
+        socket.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'send',
+            id,
+            params: { clientMsgNo: `${uid}-${id}`, channelId: to.id, channelType: to.kind === 'user' ? 1 : 2, payload: { b: body } },
+          }),
+        );
         return done;
       },
       close() {
@@ -41,10 +45,14 @@ export function connectJsonRpc(ws: string, uid: string, token: string, onMessage
       },
     };
     socket.on('open', () => {
-      socket.send(JSON.stringify({
-        jsonrpc: '2.0', method: 'connect', id: 0,
-        params: { uid, token, deviceFlag: 1, deviceId: `${uid}-bench`, clientTimestamp: Date.now() },
-      }));
+      socket.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'connect',
+          id: 0,
+          params: { uid, token, deviceFlag: 1, deviceId: `${uid}-bench`, clientTimestamp: Date.now() },
+        }),
+      );
     });
     socket.on('error', (e) => fail(e));
     socket.on('close', () => {

@@ -80,19 +80,22 @@ export async function startMosquitto(binary: string): Promise<MosquittoServer> {
   const passwd = join(dir, 'passwd');
   writeFileSync(passwd, passwordLine('bench-admin', randomBytes(8).toString('hex')), { mode: 0o600 });
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [
-    `listener ${port} 127.0.0.1`,
-    'allow_anonymous false',
-    `password_file ${passwd}`,
-    // Run as the invoking user: as root, mosquitto would otherwise switch to
-    // user "mosquitto", which cannot read our private temp dir.
-    `user ${userInfo().username}`,
-    'persistence false',
-    'max_queued_messages 200000',
-    'log_dest stderr',
-    'log_type error',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous false',
+      `password_file ${passwd}`,
+      // Run as the invoking user: as root, mosquitto would otherwise switch to
+      // user "mosquitto", which cannot read our private temp dir.
+      `user ${userInfo().username}`,
+      'persistence false',
+      'max_queued_messages 200000',
+      'log_dest stderr',
+      'log_type error',
+      '',
+    ].join('\n'),
+  );
   const [cmd, args] = pinned(0, binary, ['-c', conf]);
   const proc = spawnTracked(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';

@@ -12,8 +12,16 @@ import type { Connection, Driver, OnMessage } from './types.ts';
 function open(port: number, uid: string, options: Partial<IClientOptions>, onMessage?: OnMessage): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
     const client = connect({
-      host: '127.0.0.1', port, protocolVersion: 4, clientId: uid, username: uid, password: tokenOf(uid),
-      reconnectPeriod: 0, connectTimeout: 10_000, keepalive: 0, ...options,
+      host: '127.0.0.1',
+      port,
+      protocolVersion: 4,
+      clientId: uid,
+      username: uid,
+      password: tokenOf(uid),
+      reconnectPeriod: 0,
+      connectTimeout: 10_000,
+      keepalive: 0,
+      ...options,
     });
     if (onMessage) client.on('message', (_topic, payload) => onMessage(payload.toString('utf8')));
     client.once('connect', () => resolve(client));
@@ -61,7 +69,9 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
         onMessage(body);
         if (++got >= expected) done();
       });
-      const timeout = new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`catch-up of ${uid}: ${got}/${expected}`)), 30_000).unref());
+      const timeout = new Promise<void>((_, reject) =>
+        setTimeout(() => reject(new Error(`catch-up of ${uid}: ${got}/${expected}`)), 30_000).unref(),
+      );
       try {
         await Promise.race([all, timeout]);
       } finally {

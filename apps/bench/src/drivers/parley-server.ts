@@ -126,7 +126,12 @@ export async function syncChannel(api: string, uid: string, fromUid: string, onB
   let rows = 0;
   for (let page = 0; page < 10_000; page++) {
     const r = (await postJson(api, '/channel/messagesync', {
-      login_uid: uid, channel_id: fromUid, channel_type: 1, start_message_seq: start, pull_mode: 1, limit: SYNC_PAGE,
+      login_uid: uid,
+      channel_id: fromUid,
+      channel_type: 1,
+      start_message_seq: start,
+      pull_mode: 1,
+      limit: SYNC_PAGE,
     })) as { more: number; messages: Array<{ message_seq: number; payload: string }> };
     for (const m of r.messages) {
       onBody(bodyOfPayload(Buffer.from(m.payload, 'base64')));

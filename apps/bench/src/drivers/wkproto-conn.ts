@@ -7,9 +7,23 @@ import { WkprotoClient } from '@parley/protocol/wkproto';
 import type { Connection, Destination, OnMessage } from './types.ts';
 
 /** Connects `uid` over `tcp://…`; resolves after a successful CONNACK. */
-export async function connectWkproto(tcp: string, uid: string, token: string, onMessage: OnMessage, timeoutMs = 10_000): Promise<Connection> {
+export async function connectWkproto(
+  tcp: string,
+  uid: string,
+  token: string,
+  onMessage: OnMessage,
+  timeoutMs = 10_000,
+): Promise<Connection> {
   const client = new WkprotoClient({
-    url: tcp, uid, token, deviceFlag: 1, deviceId: `${uid}-bench`, encrypt: true, autoRecvAck: true, bufferMessages: false, timeoutMs,
+    url: tcp,
+    uid,
+    token,
+    deviceFlag: 1,
+    deviceId: `${uid}-bench`,
+    encrypt: true,
+    autoRecvAck: true,
+    bufferMessages: false,
+    timeoutMs,
   });
   client.on('recv', (m: { payload: Buffer }) => onMessage(m.payload.toString('utf8')));
   client.on('recv-error', () => onMessage('undecryptable'));

@@ -6,7 +6,11 @@ import type { Connection, Driver } from '../drivers/types.ts';
 export const SETUP_CONCURRENCY = 50;
 
 /** Connects every uid (each delivery calls `sink(uid, body)`); returns connections by uid. */
-export async function connectAll(driver: Driver, uids: readonly string[], sink: (uid: string, body: string) => void): Promise<Map<string, Connection>> {
+export async function connectAll(
+  driver: Driver,
+  uids: readonly string[],
+  sink: (uid: string, body: string) => void,
+): Promise<Map<string, Connection>> {
   const conns = new Map<string, Connection>();
   try {
     await pool(uids, SETUP_CONCURRENCY, async (uid) => {

@@ -42,13 +42,29 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
     });
   try {
     // Warm-up (not measured), as in S1.
-    await runOpenLoop({ serverPid: driver.pid, streams: streamsOf('warm'), rate: o.rates[0]!, seconds: o.warmupSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 10_000 });
+    await runOpenLoop({
+      serverPid: driver.pid,
+      streams: streamsOf('warm'),
+      rate: o.rates[0]!,
+      seconds: o.warmupSeconds,
+      ledger,
+      bodyBytes: o.bodyBytes,
+      drainMs: 10_000,
+    });
     const results: ScenarioResult[] = [];
     for (const [i, rate] of o.rates.entries()) {
       ledger = phases.open(`p${i}`);
       const streams = streamsOf(`p${i}`);
       o.log(`  ${driver.name} S2 ${o.groups}×${o.members} @${rate}/s for ${o.phaseSeconds}s`);
-      const r = await runOpenLoop({ serverPid: driver.pid, streams, rate, seconds: o.phaseSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: 8000 });
+      const r = await runOpenLoop({
+        serverPid: driver.pid,
+        streams,
+        rate,
+        seconds: o.phaseSeconds,
+        ledger,
+        bodyBytes: o.bodyBytes,
+        drainMs: 8000,
+      });
       const v = ledger.verdict();
       const result = makeResult({
         scenario: o.rates.length > 1 ? `S2@${rate}` : 'S2',
@@ -58,12 +74,35 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
           fig('sendack_p99_ms', 'sendack p99', 'ms', r.sendack.percentile(99)),
           fig('recv_p50_ms', 'send→recv p50', 'ms', ledger.latency.percentile(50)),
           fig('recv_p99_ms', 'send→recv p99', 'ms', ledger.latency.percentile(99)),
-          fig('cpu_ms_per_1k_deliveries', 'server CPU per 1k deliveries', 'ms', v.received > 0 ? (r.serverCpuMs * 1000) / v.received : undefined),
+          fig(
+            'cpu_ms_per_1k_deliveries',
+            'server CPU per 1k deliveries',
+            'ms',
+            v.received > 0 ? (r.serverCpuMs * 1000) / v.received : undefined,
+          ),
           fig('deliveries_per_s', 'deliveries/s', '1/s', (v.received * 1000) / r.wallMs, 'higher'),
         ],
-        gates: [generatorGate(r.generatorCpuMs, r.wallMs), achievedGate(r.achievedRate, rate, 'msg/s'), ...ledgerGates(v),
-          ...(r.failed > 0 ? [{ name: 'send-errors', ok: false, detail: `${r.failed} sends failed: ${r.firstError}` }] : [])],
-        counts: { offered: r.offered, acked: r.acked, failed: r.failed, deliveries: v.received, expectedDeliveries: v.expected, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: r.serverCpuMs, generatorCpuMs: r.generatorCpuMs, wallMs: r.wallMs, serverWaitMs: r.serverWaitMs, generatorWaitMs: r.generatorWaitMs },
+        gates: [
+          generatorGate(r.generatorCpuMs, r.wallMs),
+          achievedGate(r.achievedRate, rate, 'msg/s'),
+          ...ledgerGates(v),
+          ...(r.failed > 0 ? [{ name: 'send-errors', ok: false, detail: `${r.failed} sends failed: ${r.firstError}` }] : []),
+        ],
+        counts: {
+          offered: r.offered,
+          acked: r.acked,
+          failed: r.failed,
+          deliveries: v.received,
+          expectedDeliveries: v.expected,
+          lost: v.lost,
+          duplicates: v.duplicates,
+          outOfOrder: v.outOfOrder,
+          serverCpuMs: r.serverCpuMs,
+          generatorCpuMs: r.generatorCpuMs,
+          wallMs: r.wallMs,
+          serverWaitMs: r.serverWaitMs,
+          generatorWaitMs: r.generatorWaitMs,
+        },
       });
       results.push(result);
       if (o.continueWhile && !o.continueWhile(result)) break;

@@ -39,11 +39,15 @@ export async function runOfflineSync(driver: Driver, o: OfflineSyncOptions): Pro
   const sender = await driver.connect(SENDER, () => undefined);
   try {
     // The backlog, 200 sends in flight; not measured.
-    await pool(Array.from({ length: o.messages }, (_, i) => i), 200, async (i) => {
-      const to = receivers[i % o.users]!;
-      const stream = `s3:${to}`;
-      await sender.send({ kind: 'user', id: to }, encodeBody(stream, ledger.next(stream), performance.now(), o.bodyBytes));
-    });
+    await pool(
+      Array.from({ length: o.messages }, (_, i) => i),
+      200,
+      async (i) => {
+        const to = receivers[i % o.users]!;
+        const stream = `s3:${to}`;
+        await sender.send({ kind: 'user', id: to }, encodeBody(stream, ledger.next(stream), performance.now(), o.bodyBytes));
+      },
+    );
   } finally {
     sender.close();
   }
@@ -68,6 +72,18 @@ export async function runOfflineSync(driver: Driver, o: OfflineSyncOptions): Pro
       fig('catchup_ms', 'catch-up wall time', 'ms', cpu.wallMs),
     ],
     gates: [generatorGate(cpu.generatorMs, cpu.wallMs), ...ledgerGates(v)],
-    counts: { messages: o.messages, rows, expected: v.expected, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: cpu.serverMs, generatorCpuMs: cpu.generatorMs, wallMs: cpu.wallMs, serverWaitMs: cpu.serverWaitMs, generatorWaitMs: cpu.generatorWaitMs },
+    counts: {
+      messages: o.messages,
+      rows,
+      expected: v.expected,
+      lost: v.lost,
+      duplicates: v.duplicates,
+      outOfOrder: v.outOfOrder,
+      serverCpuMs: cpu.serverMs,
+      generatorCpuMs: cpu.generatorMs,
+      wallMs: cpu.wallMs,
+      serverWaitMs: cpu.serverWaitMs,
+      generatorWaitMs: cpu.generatorWaitMs,
+    },
   });
 }

@@ -48,29 +48,65 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
   try {
     // Warm-up (not measured): Parley's JIT and caches settle, as they would in production.
     const warm = o.rates[0]!;
-    await runOpenLoop({ serverPid: driver.pid, streams: streamsOf('warm'), rate: warm, seconds: o.warmupSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: o.drainMs ?? 10_000 });
+    await runOpenLoop({
+      serverPid: driver.pid,
+      streams: streamsOf('warm'),
+      rate: warm,
+      seconds: o.warmupSeconds,
+      ledger,
+      bodyBytes: o.bodyBytes,
+      drainMs: o.drainMs ?? 10_000,
+    });
     for (const [i, rate] of o.rates.entries()) {
       ledger = phases.open(`p${i}`);
       const streams = streamsOf(`p${i}`);
       o.log(`  ${driver.name} S1 @${rate}/s for ${o.phaseSeconds}s`);
-      const r = await runOpenLoop({ serverPid: driver.pid, streams, rate, seconds: o.phaseSeconds, ledger, bodyBytes: o.bodyBytes, drainMs: o.drainMs ?? 5000, faults: o.faults });
+      const r = await runOpenLoop({
+        serverPid: driver.pid,
+        streams,
+        rate,
+        seconds: o.phaseSeconds,
+        ledger,
+        bodyBytes: o.bodyBytes,
+        drainMs: o.drainMs ?? 5000,
+        faults: o.faults,
+      });
       const v = ledger.verdict();
-      results.push(makeResult({
-        scenario: `S1@${rate}`,
-        title: `S1 1:1 online, ${o.pairs} pairs, ${rate} msg/s`,
-        target: driver.name,
-        figures: [
-          fig('sendack_p50_ms', 'sendack p50', 'ms', r.sendack.percentile(50)),
-          fig('sendack_p99_ms', 'sendack p99', 'ms', r.sendack.percentile(99)),
-          fig('recv_p50_ms', 'send→recv p50', 'ms', ledger.latency.percentile(50)),
-          fig('recv_p99_ms', 'send→recv p99', 'ms', ledger.latency.percentile(99)),
-          fig('cpu_ms_per_1k_msgs', 'server CPU per 1k msgs', 'ms', r.acked > 0 ? (r.serverCpuMs * 1000) / r.acked : undefined),
-          fig('achieved_rate', 'achieved', 'msg/s', r.achievedRate, 'higher'),
-        ],
-        gates: [generatorGate(r.generatorCpuMs, r.wallMs), achievedGate(r.achievedRate, rate, 'msg/s'), ...ledgerGates(v),
-          ...(r.failed > 0 ? [{ name: 'send-errors', ok: false, detail: `${r.failed} sends failed: ${r.firstError}` }] : [])],
-        counts: { offered: r.offered, acked: r.acked, failed: r.failed, deliveries: v.received, lost: v.lost, duplicates: v.duplicates, outOfOrder: v.outOfOrder, serverCpuMs: r.serverCpuMs, generatorCpuMs: r.generatorCpuMs, wallMs: r.wallMs, serverWaitMs: r.serverWaitMs, generatorWaitMs: r.generatorWaitMs },
-      }));
+      results.push(
+        makeResult({
+          scenario: `S1@${rate}`,
+          title: `S1 1:1 online, ${o.pairs} pairs, ${rate} msg/s`,
+          target: driver.name,
+          figures: [
+            fig('sendack_p50_ms', 'sendack p50', 'ms', r.sendack.percentile(50)),
+            fig('sendack_p99_ms', 'sendack p99', 'ms', r.sendack.percentile(99)),
+            fig('recv_p50_ms', 'send→recv p50', 'ms', ledger.latency.percentile(50)),
+            fig('recv_p99_ms', 'send→recv p99', 'ms', ledger.latency.percentile(99)),
+            fig('cpu_ms_per_1k_msgs', 'server CPU per 1k msgs', 'ms', r.acked > 0 ? (r.serverCpuMs * 1000) / r.acked : undefined),
+            fig('achieved_rate', 'achieved', 'msg/s', r.achievedRate, 'higher'),
+          ],
+          gates: [
+            generatorGate(r.generatorCpuMs, r.wallMs),
+            achievedGate(r.achievedRate, rate, 'msg/s'),
+            ...ledgerGates(v),
+            ...(r.failed > 0 ? [{ name: 'send-errors', ok: false, detail: `${r.failed} sends failed: ${r.firstError}` }] : []),
+          ],
+          counts: {
+            offered: r.offered,
+            acked: r.acked,
+            failed: r.failed,
+            deliveries: v.received,
+            lost: v.lost,
+            duplicates: v.duplicates,
+            outOfOrder: v.outOfOrder,
+            serverCpuMs: r.serverCpuMs,
+            generatorCpuMs: r.generatorCpuMs,
+            wallMs: r.wallMs,
+            serverWaitMs: r.serverWaitMs,
+            generatorWaitMs: r.generatorWaitMs,
+          },
+        }),
+      );
       if (o.continueWhile && !o.continueWhile(results.at(-1)!)) break;
     }
   } finally {

@@ -67,7 +67,17 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
         achievedGate(conns.size, o.count, 'connections'),
         { name: 'loss', ok: failed === 0, detail: failed === 0 ? 'every connection authenticated' : `${failed} failed: ${firstError}` },
       ],
-      counts: { connections: conns.size, failed, rssBeforeKb: rssBefore, rssAfterKb: rssAfter, serverCpuMs: cpu.serverMs, generatorCpuMs: cpu.generatorMs, wallMs: cpu.wallMs, serverWaitMs: cpu.serverWaitMs, generatorWaitMs: cpu.generatorWaitMs },
+      counts: {
+        connections: conns.size,
+        failed,
+        rssBeforeKb: rssBefore,
+        rssAfterKb: rssAfter,
+        serverCpuMs: cpu.serverMs,
+        generatorCpuMs: cpu.generatorMs,
+        wallMs: cpu.wallMs,
+        serverWaitMs: cpu.serverWaitMs,
+        generatorWaitMs: cpu.generatorWaitMs,
+      },
     });
   } finally {
     closeAll(conns);

@@ -12,7 +12,7 @@ export function createFile(file: string, data: Uint8Array | string): number {
   try {
     fchmodSync(fd, 0o600);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+    for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
     return fd;
   } catch (err) {
     closeSync(fd);
@@ -28,4 +28,3 @@ export async function syncAndClose(fds: readonly number[]): Promise<void> {
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
 }
-

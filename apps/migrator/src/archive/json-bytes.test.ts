@@ -11,12 +11,48 @@ function written(bound: number, put: (b: Buffer, u: number) => number): string {
 
 describe('JSON into bytes', () => {
   it('writes numbers as JSON.stringify does, within NUMBER_BOUND', () => {
-    const numbers = [0, -0, 1, 9, 10, 99, 100, 2 ** 31 - 1, -(2 ** 31 - 1), 2 ** 31, -(2 ** 31), 4294967295, 2 ** 53 - 1, -5, 1772436387, 1.5, 1e21, -1.7976931348623157e308, 5e-324, NaN, Infinity];
+    const numbers = [
+      0,
+      -0,
+      1,
+      9,
+      10,
+      99,
+      100,
+      2 ** 31 - 1,
+      -(2 ** 31 - 1),
+      2 ** 31,
+      -(2 ** 31),
+      4294967295,
+      2 ** 53 - 1,
+      -5,
+      1772436387,
+      1.5,
+      1e21,
+      -1.7976931348623157e308,
+      5e-324,
+      NaN,
+      Infinity,
+    ];
     for (const n of numbers) expect(written(NUMBER_BOUND, (b, u) => putNumber(b, u, n))).toBe(JSON.stringify(n));
   });
 
   it('writes strings as JSON.stringify does, in UTF-8, within their bound', () => {
-    const strings = ['', 'plain', 'quote " inside', 'back\\slash', 'tab\tnew\nline\r', '\u0000\u001f\u007f', 'é 群 😀', 'lone \ud800 high', 'lone \udc00 low', '\u2028\u2029', '</script>', '\u0001'.repeat(40), 'x'.repeat(100)];
+    const strings = [
+      '',
+      'plain',
+      'quote " inside',
+      'back\\slash',
+      'tab\tnew\nline\r',
+      '\u0000\u001f\u007f',
+      'é 群 😀',
+      'lone \ud800 high',
+      'lone \udc00 low',
+      '\u2028\u2029',
+      '</script>',
+      '\u0001'.repeat(40),
+      'x'.repeat(100),
+    ];
     for (const s of strings) {
       expect(written(stringBound(s), (b, u) => putString(b, u, s))).toBe(JSON.stringify(s));
       const ascii = s.replace(/[^\x20-\x7e]|["\\]/g, '_');

@@ -40,7 +40,7 @@ export function putNumber(b: Buffer, u: number, n: number): number {
   let end = u + 1;
   for (let t = n; t >= 10; t = (t / 10) | 0) end++;
   const stop = end;
-  for (let t = n; ; ) {
+  for (let t = n; ;) {
     const q = (t / 10) | 0;
     b[--end] = 48 + t - q * 10;
     if (q === 0) break;

@@ -45,10 +45,13 @@ export function openArchive(archive: string, planSha256: string): Manifest {
   if (!existsSync(manifestFile)) throw new StageError([`archive ${archive}: manifest.json is missing`]);
   if (!existsSync(complete)) throw new StageError([`archive ${archive}: COMPLETE is missing (export did not finish)`]);
   const manifestText = readFileSync(manifestFile);
-  if (readFileSync(complete, 'utf8').trim() !== sha256(manifestText)) problems.push(`archive file manifest.json: its SHA-256 differs from COMPLETE`);
+  if (readFileSync(complete, 'utf8').trim() !== sha256(manifestText))
+    problems.push(`archive file manifest.json: its SHA-256 differs from COMPLETE`);
   const manifest = JSON.parse(manifestText.toString('utf8')) as Manifest;
   if (manifest.format !== ARCHIVE_FORMAT || manifest.format_version !== ARCHIVE_FORMAT_VERSION) {
-    throw new StageError([`archive ${archive}: format ${manifest.format}/${manifest.format_version} is not ${ARCHIVE_FORMAT}/${ARCHIVE_FORMAT_VERSION}`]);
+    throw new StageError([
+      `archive ${archive}: format ${manifest.format}/${manifest.format_version} is not ${ARCHIVE_FORMAT}/${ARCHIVE_FORMAT_VERSION}`,
+    ]);
   }
   if (manifest.plan_sha256 !== planSha256) problems.push(`archive ${archive} was exported for another plan (plan SHA-256 differs)`);
   for (const name of RECORD_FILES) {
@@ -71,11 +74,13 @@ export function openArchive(archive: string, planSha256: string): Manifest {
   for (const a of manifest.plugin_artifacts ?? []) {
     const file = join(archive, a.archived_as);
     if (!existsSync(file)) problems.push(`archive file ${a.archived_as}: missing`);
-    else if (digestFile(file).sha256 !== a.sha256) problems.push(`archive file ${a.archived_as}: SHA-256 differs from the manifest (tampered or damaged)`);
+    else if (digestFile(file).sha256 !== a.sha256)
+      problems.push(`archive file ${a.archived_as}: SHA-256 differs from the manifest (tampered or damaged)`);
   }
   const seal = join(archive, 'archive_seal.json');
   if (!existsSync(seal)) problems.push('archive file archive_seal.json: missing');
-  else if (sha256(readFileSync(seal)) !== manifest.seal_sha256) problems.push('archive file archive_seal.json: SHA-256 differs from the manifest');
+  else if (sha256(readFileSync(seal)) !== manifest.seal_sha256)
+    problems.push('archive file archive_seal.json: SHA-256 differs from the manifest');
   else if (readJsonFile<{ selection_digest: string }>(seal).selection_digest !== manifest.selection_digest) {
     problems.push('archive file archive_seal.json: selection digest differs from the manifest');
   }

@@ -26,8 +26,16 @@ export function messageHead(nodeId: number, shard: number, channelId: string): s
 export function messageTailBound(m: RawMessage): number {
   // 180 bytes of keys and punctuation, six numbers
   return (
-    200 + 6 * NUMBER_BOUND + stringBound(m.channel_id) + stringBound(m.message_id) + stringBound(m.client_msg_no) + stringBound(m.from_uid) +
-    stringBound(m.topic) + stringBound(m.stream_no) + stringBound(m.term) + m.payload.length
+    200 +
+    6 * NUMBER_BOUND +
+    stringBound(m.channel_id) +
+    stringBound(m.message_id) +
+    stringBound(m.client_msg_no) +
+    stringBound(m.from_uid) +
+    stringBound(m.topic) +
+    stringBound(m.stream_no) +
+    stringBound(m.term) +
+    m.payload.length
   );
 }
 
@@ -70,7 +78,16 @@ export function writeMessageTail(o: ByteOut, m: RawMessage): void {
 
 /** Writes `JSON.stringify(r)` of a conversation record (field order as declared in `ConversationRecord`) and a newline. */
 export function writeConversationLine(o: ByteOut, r: ConversationRecord): void {
-  o.reserve(400 + 8 * NUMBER_BOUND + stringBound(r.v2_id) + stringBound(r.uid) + stringBound(r.channel_id) + stringBound(r.v2_channel_id) + stringBound(r.created_at_ns) + stringBound(r.updated_at_ns));
+  o.reserve(
+    400 +
+      8 * NUMBER_BOUND +
+      stringBound(r.v2_id) +
+      stringBound(r.uid) +
+      stringBound(r.channel_id) +
+      stringBound(r.v2_channel_id) +
+      stringBound(r.created_at_ns) +
+      stringBound(r.updated_at_ns),
+  );
   const b = o.buf;
   let u = o.used;
   u = putAscii(b, u, '{"node_id":');
@@ -105,7 +122,15 @@ export function writeConversationLine(o: ByteOut, r: ConversationRecord): void {
 
 /** Writes `JSON.stringify(r)` of a member record (field order as declared in `MemberRecord`) and a newline. */
 export function writeMemberLine(o: ByteOut, r: MemberRecord): void {
-  o.reserve(200 + 3 * NUMBER_BOUND + stringBound(r.list) + stringBound(r.channel_id) + stringBound(r.uid) + stringBound(r.created_at_ns) + stringBound(r.updated_at_ns));
+  o.reserve(
+    200 +
+      3 * NUMBER_BOUND +
+      stringBound(r.list) +
+      stringBound(r.channel_id) +
+      stringBound(r.uid) +
+      stringBound(r.created_at_ns) +
+      stringBound(r.updated_at_ns),
+  );
   const b = o.buf;
   let u = o.used;
   u = putAscii(b, u, '{"node_id":');

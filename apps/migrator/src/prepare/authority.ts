@@ -28,7 +28,8 @@ export interface ConfigCopy {
   migrate_to: number;
 }
 
-const u64 = (v: Uint8Array | undefined, at = 0) => (v && v.length >= at + 8 ? Number(Buffer.from(v.buffer, v.byteOffset, v.byteLength).readBigUInt64BE(at)) : 0);
+const u64 = (v: Uint8Array | undefined, at = 0) =>
+  v && v.length >= at + 8 ? Number(Buffer.from(v.buffer, v.byteOffset, v.byteLength).readBigUInt64BE(at)) : 0;
 const ids = (v: Uint8Array | undefined) => Array.from({ length: Math.floor((v?.length ?? 0) / 8) }, (_, i) => u64(v, i * 8));
 
 /** Decodes a 0B row's columns (spec v2-storage §3.11). */
@@ -71,8 +72,14 @@ export function slotVerdicts(topology: Topology, logs: Map<number, Map<number, S
     const lagging = formal.filter((n) => !authoritative.includes(n)).sort((a, b) => a - b);
     const undrained = formal.filter((n) => per_node[String(n)]!.applied_index < per_node[String(n)]!.last_index);
     out.set(s.id, {
-      slot: s.id, replicas: s.replicas, leader: s.leader, per_node, authoritative_nodes: authoritative, lagging_nodes: lagging,
-      source_node: authoritative.includes(s.leader) ? s.leader : authoritative[0] ?? formal[0] ?? 0, undrained,
+      slot: s.id,
+      replicas: s.replicas,
+      leader: s.leader,
+      per_node,
+      authoritative_nodes: authoritative,
+      lagging_nodes: lagging,
+      source_node: authoritative.includes(s.leader) ? s.leader : (authoritative[0] ?? formal[0] ?? 0),
+      undrained,
     });
   }
   return out;
@@ -122,9 +129,24 @@ export function channelVerdict(channelId: string, channelType: number, topology:
   const copies = holdings.filter((h) => h.config && formal.includes(h.node)).map((h) => h.config!);
   const best = copies.reduce<ConfigCopy | undefined>((a, c) => (!a || c.conf_version > a.conf_version ? c : a), undefined);
   const v: ChannelVerdict = {
-    channel_id: channelId, channel_type: channelType, slot, formal_slot_replicas: formal, authoritative_config_held_by: [], stale_config_copies_on: [],
-    quorum: 0, per_node_last_seq: {}, committed_last_seq: 0, committed_last_message_id: '', committed_last_term: '', committed_log_sha256: '',
-    authoritative_replicas: [], lagging_replicas: [], conflicting_replicas: [], uncommitted_tails: [], non_replica_copies: [], source_node: 0,
+    channel_id: channelId,
+    channel_type: channelType,
+    slot,
+    formal_slot_replicas: formal,
+    authoritative_config_held_by: [],
+    stale_config_copies_on: [],
+    quorum: 0,
+    per_node_last_seq: {},
+    committed_last_seq: 0,
+    committed_last_message_id: '',
+    committed_last_term: '',
+    committed_log_sha256: '',
+    authoritative_replicas: [],
+    lagging_replicas: [],
+    conflicting_replicas: [],
+    uncommitted_tails: [],
+    non_replica_copies: [],
+    source_node: 0,
   };
   for (const h of holdings) v.per_node_last_seq[String(h.node)] = h.last_seq;
   if (!best) {
@@ -133,12 +155,19 @@ export function channelVerdict(channelId: string, channelType: number, topology:
   }
   const { node: _n, ...config } = best;
   v.authoritative_config = config;
-  v.authoritative_config_held_by = copies.filter((c) => c.conf_version === best.conf_version).map((c) => c.node).sort((a, b) => a - b);
-  v.stale_config_copies_on = copies.filter((c) => c.conf_version < best.conf_version).map((c) => c.node).sort((a, b) => a - b);
+  v.authoritative_config_held_by = copies
+    .filter((c) => c.conf_version === best.conf_version)
+    .map((c) => c.node)
+    .sort((a, b) => a - b);
+  v.stale_config_copies_on = copies
+    .filter((c) => c.conf_version < best.conf_version)
+    .map((c) => c.node)
+    .sort((a, b) => a - b);
   const replicas = best.replicas;
   v.quorum = Math.floor(replicas.length / 2) + 1;
   const logOf = new Map(holdings.map((h) => [h.node, h.log.slice(0, h.last_seq)]));
-  for (const h of holdings) if (!replicas.includes(h.node) && h.last_seq > 0) v.non_replica_copies.push({ node: h.node, last_seq: h.last_seq });
+  for (const h of holdings)
+    if (!replicas.includes(h.node) && h.last_seq > 0) v.non_replica_copies.push({ node: h.node, last_seq: h.last_seq });
   // partition refinement: the replicas agreeing on every entry so far, seq by seq
   let groups: number[][] = [replicas.filter((r) => logOf.has(r))];
   let committed = 0;
@@ -164,7 +193,9 @@ export function channelVerdict(channelId: string, channelType: number, topology:
   const last = log.at(-1)?.split(':');
   v.committed_last_message_id = last?.[0] ?? '';
   v.committed_last_term = last?.[1] ?? '';
-  v.committed_log_sha256 = createHash('sha256').update(log.map((e, i) => `${i + 1}:${e}\n`).join('')).digest('hex');
+  v.committed_log_sha256 = createHash('sha256')
+    .update(log.map((e, i) => `${i + 1}:${e}\n`).join(''))
+    .digest('hex');
   for (const r of [...replicas].sort((a, b) => a - b)) {
     const own = logOf.get(r);
     if (!own) continue;
@@ -175,6 +206,6 @@ export function channelVerdict(channelId: string, channelType: number, topology:
     if (own.length > committed && agrees) v.uncommitted_tails.push({ node: r, seqs: range(committed + 1, own.length) });
   }
   if (v.authoritative_replicas.length === 0 && committed > 0) v.problem = 'no replica holds the committed log';
-  v.source_node = v.authoritative_replicas.includes(best.leader_id) ? best.leader_id : v.authoritative_replicas[0] ?? 0;
+  v.source_node = v.authoritative_replicas.includes(best.leader_id) ? best.leader_id : (v.authoritative_replicas[0] ?? 0);
   return v;
 }

@@ -31,8 +31,13 @@ export class CarriedIds {
     const prior = this.ids.addOrGet(messageId, this.seq.length);
     if (prior >= 0) {
       return {
-        node_id: this.node[prior]!, shard: this.shard[prior]!, ch: this.ch[prior]!, channel_id: this.channel[prior]!, channel_type: this.type[prior]!,
-        seq: this.seq[prior]!, timestamp: this.timestamp[prior]!,
+        node_id: this.node[prior]!,
+        shard: this.shard[prior]!,
+        ch: this.ch[prior]!,
+        channel_id: this.channel[prior]!,
+        channel_type: this.type[prior]!,
+        seq: this.seq[prior]!,
+        timestamp: this.timestamp[prior]!,
       };
     }
     this.node.push(row.node_id);

@@ -137,7 +137,12 @@ export class Collector {
     } else if (known.id === id && known.type === type) {
       this.learned.add(name);
     } else {
-      this.findings.block({ code: 'channel_hash_collision', detail: `"${known.id}"/${known.type} and "${id}"/${type} share hash ${ch}`, node_id: this.nodeId, ...where });
+      this.findings.block({
+        code: 'channel_hash_collision',
+        detail: `"${known.id}"/${known.type} and "${id}"/${type} share hash ${ch}`,
+        node_id: this.nodeId,
+        ...where,
+      });
     }
   }
 
@@ -148,7 +153,14 @@ export class Collector {
     if (clean !== undefined) return clean;
     const r = v3ChannelId(id, type);
     if ('problem' in r) {
-      this.findings.block({ code: 'invalid_person_channel', detail: r.problem, node_id: this.nodeId, channel_id: id, channel_type: type, ...where });
+      this.findings.block({
+        code: 'invalid_person_channel',
+        detail: r.problem,
+        node_id: this.nodeId,
+        channel_id: id,
+        channel_type: type,
+        ...where,
+      });
       return undefined;
     }
     const key = `${type}:${r.id}`;
@@ -158,7 +170,14 @@ export class Collector {
       // the v3 id of this v2 channel is its own from now on: later calls need no check
       this.cleanV3.set(name, r.id);
     } else {
-      this.findings.block({ code: 'person_channel_collision', detail: `v2 channels "${prior}" and "${id}" both map to "${r.id}"`, node_id: this.nodeId, channel_id: id, channel_type: type, ...where });
+      this.findings.block({
+        code: 'person_channel_collision',
+        detail: `v2 channels "${prior}" and "${id}" both map to "${r.id}"`,
+        node_id: this.nodeId,
+        channel_id: id,
+        channel_type: type,
+        ...where,
+      });
     }
     return r.id;
   }
@@ -170,7 +189,13 @@ export class Collector {
     const self = this;
     const misplaced = (expected: number, what: string, extra: object) => {
       if (expected === shard) return false;
-      self.findings.block({ code: 'misplaced_row', detail: `${what} sits in shard ${shard}; v2 routes it to shard ${expected} and never reads it here`, node_id, shard, ...extra });
+      self.findings.block({
+        code: 'misplaced_row',
+        detail: `${what} sits in shard ${shard}; v2 routes it to shard ${expected} and never reads it here`,
+        node_id,
+        shard,
+        ...extra,
+      });
       return true;
     };
     return {
@@ -194,17 +219,26 @@ export class Collector {
       },
       user(u) {
         self.count('users');
-        if (!misplaced(stringShard(u.uid, self.shardCount), `user row of "${u.uid}"`, { uid: u.uid })) self.users.push(locate(u, node_id, shard));
+        if (!misplaced(stringShard(u.uid, self.shardCount), `user row of "${u.uid}"`, { uid: u.uid }))
+          self.users.push(locate(u, node_id, shard));
       },
       device(d) {
         self.count('devices');
-        if (!misplaced(stringShard(d.uid, self.shardCount), `device row ${d.v2_device_id}`, { uid: d.uid })) self.devices.push(locate(d, node_id, shard));
+        if (!misplaced(stringShard(d.uid, self.shardCount), `device row ${d.v2_device_id}`, { uid: d.uid }))
+          self.devices.push(locate(d, node_id, shard));
       },
       channelInfo(c) {
         self.count('channel_infos');
         if (misplaced(channelShard(c.ch, self.shardCount), `channel-info row of hash ${c.ch}`, { channel_id: c.channel_id })) return;
         if (c.channel_id !== '' && channelHash(c.channel_id, c.channel_type) !== c.ch) {
-          self.findings.block({ code: 'channel_info_hash_mismatch', detail: `row hash ${c.ch} is not the hash of its channel id`, node_id, shard, channel_id: c.channel_id, channel_type: c.channel_type });
+          self.findings.block({
+            code: 'channel_info_hash_mismatch',
+            detail: `row hash ${c.ch} is not the hash of its channel id`,
+            node_id,
+            shard,
+            channel_id: c.channel_id,
+            channel_type: c.channel_type,
+          });
           return;
         }
         if (c.channel_id !== '') self.learn(c.channel_id, c.channel_type, { shard });
@@ -212,7 +246,8 @@ export class Collector {
       },
       member(m) {
         self.count(LIST_ROWS[m.list]);
-        if (!misplaced(channelShard(m.ch, self.shardCount), `${m.list} row of "${m.uid}"`, { uid: m.uid })) self.members.push(locate(m, node_id, shard));
+        if (!misplaced(channelShard(m.ch, self.shardCount), `${m.list} row of "${m.uid}"`, { uid: m.uid }))
+          self.members.push(locate(m, node_id, shard));
       },
       conversation(c) {
         self.count('conversations');
@@ -241,7 +276,10 @@ export class Collector {
         self.archivedOut.endLine();
       },
       problem(kind, key, detail) {
-        if ((kind === 'legacy_stream_storage' && self.options.policy.excludeLegacyStreams) || (kind === 'legacy_stream_v2' && self.options.policy.excludeStreams)) {
+        if (
+          (kind === 'legacy_stream_storage' && self.options.policy.excludeLegacyStreams) ||
+          (kind === 'legacy_stream_v2' && self.options.policy.excludeStreams)
+        ) {
           this.archived(kind === 'legacy_stream_v2' ? 'legacy_stream_v2' : 'legacy_stream', key, new Uint8Array(0));
           return;
         }
@@ -251,7 +289,10 @@ export class Collector {
   }
 
   /** Where a message row's finding is (built only when there is one). */
-  private place(m: CheckedMessage, shard: number): { node_id: number; shard: number; channel_id: string; channel_type: number; message_seq: number } {
+  private place(
+    m: CheckedMessage,
+    shard: number,
+  ): { node_id: number; shard: number; channel_id: string; channel_type: number; message_seq: number } {
     return { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq };
   }
 
@@ -266,7 +307,12 @@ export class Collector {
     const tail = this.tails.get(m.ch);
     if (!tail || m.seq > tail.last_seq) {
       if (tail) tail.clipped++;
-      else this.findings.warn({ code: 'message_without_tail', detail: 'message row of a channel without a last-seq key; v2 never shows it', ...this.place(m, shard) });
+      else
+        this.findings.warn({
+          code: 'message_without_tail',
+          detail: 'message row of a channel without a last-seq key; v2 never shows it',
+          ...this.place(m, shard),
+        });
       return;
     }
     if (this.options.keepLog) {
@@ -274,32 +320,58 @@ export class Collector {
       if (!log) this.logs.set(m.ch, (log = []));
       log[m.seq - 1] = `${m.message_id}:${m.term}`;
     }
-    const q = this.options.quarantine.hasMessages(this.nodeId, shard) ? this.options.quarantine.message(this.nodeId, shard, m.ch, m.seq) : undefined;
+    const q = this.options.quarantine.hasMessages(this.nodeId, shard)
+      ? this.options.quarantine.message(this.nodeId, shard, m.ch, m.seq)
+      : undefined;
     if (q) {
       // a quarantined row is checked no further: it is what the entry takes out
-      this.exclude(`quarantine:${q.reason}`, shard, m, row, this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq }) ?? m.channel_id, q);
+      this.exclude(
+        `quarantine:${q.reason}`,
+        shard,
+        m,
+        row,
+        this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq }) ?? m.channel_id,
+        q,
+      );
       this.gap(m, shard);
       return;
     }
     const known = this.lastChecked;
-    const same = known !== undefined && known.ch === m.ch && known.shard === shard && known.v2 === m.channel_id && known.type === m.channel_type;
+    const same =
+      known !== undefined && known.ch === m.ch && known.shard === shard && known.v2 === m.channel_id && known.type === m.channel_type;
     if (!same) {
       if (channelHash(m.channel_id, m.channel_type) !== m.ch) {
         const key = b64(aggregateKey.message(m.ch, m.seq));
         this.findings.block({
-          code: 'invalid_message_channel', detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`, ...this.place(m, shard), key,
+          code: 'invalid_message_channel',
+          detail: `the row's channel hash ${m.ch} is not the hash of its ChannelId column`,
+          ...this.place(m, shard),
+          key,
           evidence: { quarantine: { node_id: this.nodeId, shard, key } },
         });
         return;
       }
       if (channelShard(m.ch, this.shardCount) !== shard) {
-        this.findings.block({ code: 'misplaced_row', detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`, ...this.place(m, shard) });
+        this.findings.block({
+          code: 'misplaced_row',
+          detail: `message sits in shard ${shard}; v2 routes it to shard ${channelShard(m.ch, this.shardCount)}`,
+          ...this.place(m, shard),
+        });
         return;
       }
     }
-    if (m.column_seq !== m.seq) this.findings.block({ code: 'message_seq_mismatch', detail: `MessageSeq column ${m.column_seq} differs from the key`, ...this.place(m, shard) });
+    if (m.column_seq !== m.seq)
+      this.findings.block({
+        code: 'message_seq_mismatch',
+        detail: `MessageSeq column ${m.column_seq} differs from the key`,
+        ...this.place(m, shard),
+      });
     if (m.header >> 4 !== 5 || (m.header & 0x08) !== 0) {
-      this.findings.block({ code: 'unsupported_message_header', detail: `header byte 0x${m.header.toString(16)} (frame type or DUP bit cannot be stored)`, ...this.place(m, shard) });
+      this.findings.block({
+        code: 'unsupported_message_header',
+        detail: `header byte 0x${m.header.toString(16)} (frame type or DUP bit cannot be stored)`,
+        ...this.place(m, shard),
+      });
     }
     if (m.stream_no !== '') this.findings.block({ code: 'message_stream_no', detail: 'StreamNo has no v3 field', ...this.place(m, shard) });
     const channelId = same ? known.v3 : this.v3(m.channel_id, m.channel_type, { shard, message_seq: m.seq });
@@ -349,7 +421,16 @@ export class Collector {
     if (m.from_uid !== '' && m.client_msg_no !== '') {
       const seen = this.clientMsgNos.addOrGet(m.from_uid, m.client_msg_no, m.seq);
       if (seen !== undefined) {
-        this.duplicates.push({ node_id: this.nodeId, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: seen, newer: m.seq, relation: 'client_msg_no' });
+        this.duplicates.push({
+          node_id: this.nodeId,
+          shard,
+          ch: m.ch,
+          v2_channel_id: m.channel_id,
+          channel_type: m.channel_type,
+          older: seen,
+          newer: m.seq,
+          relation: 'client_msg_no',
+        });
       }
     }
   }
@@ -359,24 +440,61 @@ export class Collector {
    * duplicate pair (resolved later), in another channel a blocker. Also used
    * when several nodes' rows are merged (`node`: where the row was read).
    */
-  registerId(node: number, shard: number, m: Pick<CheckedMessage, 'message_id' | 'ch' | 'seq' | 'channel_id' | 'channel_type' | 'timestamp'>): void {
-    const row = { node_id: node, shard, ch: m.ch, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq, timestamp: m.timestamp };
+  registerId(
+    node: number,
+    shard: number,
+    m: Pick<CheckedMessage, 'message_id' | 'ch' | 'seq' | 'channel_id' | 'channel_type' | 'timestamp'>,
+  ): void {
+    const row = {
+      node_id: node,
+      shard,
+      ch: m.ch,
+      channel_id: m.channel_id,
+      channel_type: m.channel_type,
+      seq: m.seq,
+      timestamp: m.timestamp,
+    };
     const prior = this.carriedIds.register(m.message_id, row);
     if (!prior) return;
     if (prior.ch === m.ch) {
-      this.duplicates.push({ node_id: node, shard, ch: m.ch, v2_channel_id: m.channel_id, channel_type: m.channel_type, older: prior.seq, newer: m.seq, relation: 'message_id' });
+      this.duplicates.push({
+        node_id: node,
+        shard,
+        ch: m.ch,
+        v2_channel_id: m.channel_id,
+        channel_type: m.channel_type,
+        older: prior.seq,
+        newer: m.seq,
+        relation: 'message_id',
+      });
       return;
     }
     // the row written later takes the blame (the first one held the id): it is the one a quarantine entry takes out
-    const place = (r: typeof row) => ({ node_id: r.node_id, shard: r.shard, channel_id: r.channel_id, channel_type: r.channel_type, message_seq: r.seq, key: b64(aggregateKey.message(r.ch, r.seq)), timestamp: r.timestamp });
+    const place = (r: typeof row) => ({
+      node_id: r.node_id,
+      shard: r.shard,
+      channel_id: r.channel_id,
+      channel_type: r.channel_type,
+      message_seq: r.seq,
+      key: b64(aggregateKey.message(r.ch, r.seq)),
+      timestamp: r.timestamp,
+    });
     const first = place(prior);
     const second = place(row);
     const blame = second.timestamp >= first.timestamp ? second : first;
     this.findings.block({
       code: 'duplicate_message_id',
       detail: `message id ${m.message_id} is also used by ${first.channel_id}/${first.channel_type} seq ${first.message_seq} (shard ${first.shard})`,
-      node_id: node, shard, channel_id: m.channel_id, channel_type: m.channel_type, message_seq: m.seq,
-      evidence: { message_id: m.message_id, clash: [first, second], quarantine: { node_id: blame.node_id, shard: blame.shard, key: blame.key } },
+      node_id: node,
+      shard,
+      channel_id: m.channel_id,
+      channel_type: m.channel_type,
+      message_seq: m.seq,
+      evidence: {
+        message_id: m.message_id,
+        clash: [first, second],
+        quarantine: { node_id: blame.node_id, shard: blame.shard, key: blame.key },
+      },
     });
   }
 
@@ -390,12 +508,24 @@ export class Collector {
 
   /** Notes a message left out from inside its channel's log. */
   private gap(m: CheckedMessage, shard: number): void {
-    if (!this.gapped.has(m.ch)) this.gapped.set(m.ch, { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq });
+    if (!this.gapped.has(m.ch))
+      this.gapped.set(m.ch, { node_id: this.nodeId, shard, channel_id: m.channel_id, channel_type: m.channel_type, seq: m.seq });
   }
 
   /** Writes a message the plan leaves out, complete, to the excluded records. */
   private exclude(reason: string, shard: number, m: CheckedMessage, row: RawMessage | Uint8Array, channelId: string, q?: BoundEntry): void {
     this.excludedCounts[reason] = (this.excludedCounts[reason] ?? 0) + 1;
-    writeExcludedMessage(this.options.excludedOut, { reason, node_id: this.nodeId, shard, key: q ? q.key : b64(aggregateKey.message(m.ch, m.seq)), sha256: q?.sha256, head: messageHead(this.nodeId, shard, channelId) }, row);
+    writeExcludedMessage(
+      this.options.excludedOut,
+      {
+        reason,
+        node_id: this.nodeId,
+        shard,
+        key: q ? q.key : b64(aggregateKey.message(m.ch, m.seq)),
+        sha256: q?.sha256,
+        head: messageHead(this.nodeId, shard, channelId),
+      },
+      row,
+    );
   }
 }

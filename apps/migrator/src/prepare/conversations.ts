@@ -59,7 +59,12 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
       f.block({
         code: 'inconsistent_cmd_conversation',
         detail: `conversation ${cv.v2_id} has type ${cv.type} but its channel id ${cmd ? 'is' : 'is not'} a command channel`,
-        node_id: cv.node_id, shard: cv.shard, uid: cv.uid, channel_id: cv.channel_id, channel_type: cv.channel_type, key,
+        node_id: cv.node_id,
+        shard: cv.shard,
+        uid: cv.uid,
+        channel_id: cv.channel_id,
+        channel_type: cv.channel_type,
+        key,
         evidence: { quarantine: { node_id: cv.node_id, shard: cv.shard, key } },
       });
       continue;
@@ -76,7 +81,9 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
   }
 
   const problems: string[] = [];
-  const recoveries = new Map((ctx.plan.metadata?.conversation_recoveries ?? []).map((e, i) => [`${e.node_id} ${e.logical_key}`, { ...e, index: i, used: false }]));
+  const recoveries = new Map(
+    (ctx.plan.metadata?.conversation_recoveries ?? []).map((e, i) => [`${e.node_id} ${e.logical_key}`, { ...e, index: i, used: false }]),
+  );
   const chatCount = new Map<string, number>();
   let archivedUnread = 0;
   for (const rows of groups.values()) {
@@ -85,7 +92,9 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
       const lk = logicalKey(keep.uid, keep.channel_type, keep.channel_id);
       const shas = rows.map((r) => ctx.reader.row(r.node_id, r.shard, aggregateKey.conversation(r.uid, r.v2_id))?.sha256 ?? '');
       const rowsSha = sha([...shas].sort().join('\n'));
-      const indexed = ctx.reader.db(keep.node_id, stringShard(keep.uid, ctx.shardCounts.get(keep.node_id) ?? 1))?.get(aggregateKey.conversationIndex(keep.uid, channelHash(keep.channel_id, keep.channel_type)));
+      const indexed = ctx.reader
+        .db(keep.node_id, stringShard(keep.uid, ctx.shardCounts.get(keep.node_id) ?? 1))
+        ?.get(aggregateKey.conversationIndex(keep.uid, channelHash(keep.channel_id, keep.channel_type)));
       const indexedId = indexed && indexed.length >= 8 ? Buffer.from(indexed).readBigUInt64BE(0).toString() : undefined;
       const indexedAt = rows.findIndex((r) => r.v2_id === indexedId);
       const entry = recoveries.get(`${keep.node_id} ${lk}`);
@@ -93,15 +102,30 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
         f.block({
           code: 'duplicate_conversation',
           detail: `conversation rows ${rows.map((r) => r.v2_id).join(', ')} for one (uid, channel); v2's unique index points at ${indexedAt >= 0 ? rows[indexedAt]!.v2_id : 'none of them'}`,
-          node_id: keep.node_id, shard: keep.shard, uid: keep.uid, channel_id: keep.channel_id, channel_type: keep.channel_type,
-          evidence: { recovery: indexedAt >= 0 ? { node_id: keep.node_id, logical_key: lk, indexed_sha256: shas[indexedAt], rows_sha256: rowsSha } : undefined },
+          node_id: keep.node_id,
+          shard: keep.shard,
+          uid: keep.uid,
+          channel_id: keep.channel_id,
+          channel_type: keep.channel_type,
+          evidence: {
+            recovery:
+              indexedAt >= 0
+                ? { node_id: keep.node_id, logical_key: lk, indexed_sha256: shas[indexedAt], rows_sha256: rowsSha }
+                : undefined,
+          },
         });
         continue;
       }
       entry.used = true;
       const at = `plan.metadata.conversation_recoveries[${entry.index}]`;
-      if (entry.rows_sha256 !== rowsSha) { problems.push(`${at}.rows_sha256: the group's rows hash to ${rowsSha} (they changed)`); continue; }
-      if (indexedAt < 0 || shas[indexedAt] !== entry.indexed_sha256) { problems.push(`${at}.indexed_sha256: not the row v2's unique index points at`); continue; }
+      if (entry.rows_sha256 !== rowsSha) {
+        problems.push(`${at}.rows_sha256: the group's rows hash to ${rowsSha} (they changed)`);
+        continue;
+      }
+      if (indexedAt < 0 || shas[indexedAt] !== entry.indexed_sha256) {
+        problems.push(`${at}.indexed_sha256: not the row v2's unique index points at`);
+        continue;
+      }
       keep = rows[indexedAt]!;
       for (const [i, r] of rows.entries()) if (r !== keep) exclude(c, ctx, 'conversation_recoveries', r, undefined, shas[i]);
     }
@@ -112,11 +136,20 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
     writeConversationLine(ctx.out, record(c, keep));
     ctx.out.endLine();
   }
-  for (const e of recoveries.values()) if (!e.used) problems.push(`plan.metadata.conversation_recoveries[${e.index}]: binds to no group of duplicate conversation rows on node ${e.node_id}`);
+  for (const e of recoveries.values())
+    if (!e.used)
+      problems.push(
+        `plan.metadata.conversation_recoveries[${e.index}]: binds to no group of duplicate conversation rows on node ${e.node_id}`,
+      );
   if (!ctx.policy.listLimitGiven) {
     for (const [uid, n] of chatCount) {
       if (n > ctx.policy.listLimit) {
-        f.block({ code: 'conversation_list_limit', detail: `${n} chat conversations; v2 listed only the newest conversation.userMaxCount (default ${ctx.policy.listLimit}) and the plan does not say what it was`, uid, evidence: { count: n } });
+        f.block({
+          code: 'conversation_list_limit',
+          detail: `${n} chat conversations; v2 listed only the newest conversation.userMaxCount (default ${ctx.policy.listLimit}) and the plan does not say what it was`,
+          uid,
+          evidence: { count: n },
+        });
       }
     }
   }
@@ -125,9 +158,19 @@ export function writeConversations(c: Collector, ctx: ConversationContext): { pr
 
 function record(c: Collector, cv: Row): ConversationRecord {
   return {
-    node_id: cv.node_id, shard: cv.shard, v2_id: cv.v2_id, uid: cv.uid, type: cv.type, channel_id: c.v3(cv.channel_id, cv.channel_type, {}) ?? cv.channel_id, v2_channel_id: cv.channel_id,
-    channel_type: cv.channel_type, unread_count: cv.unread_count, readed_to_msg_seq: cv.readed_to_msg_seq,
-    deleted_at_msg_seq: cv.deleted_at_msg_seq, created_at_ns: cv.created_at_ns, updated_at_ns: cv.updated_at_ns,
+    node_id: cv.node_id,
+    shard: cv.shard,
+    v2_id: cv.v2_id,
+    uid: cv.uid,
+    type: cv.type,
+    channel_id: c.v3(cv.channel_id, cv.channel_type, {}) ?? cv.channel_id,
+    v2_channel_id: cv.channel_id,
+    channel_type: cv.channel_type,
+    unread_count: cv.unread_count,
+    readed_to_msg_seq: cv.readed_to_msg_seq,
+    deleted_at_msg_seq: cv.deleted_at_msg_seq,
+    created_at_ns: cv.created_at_ns,
+    updated_at_ns: cv.updated_at_ns,
   };
 }
 
@@ -135,7 +178,12 @@ function exclude(c: Collector, ctx: ConversationContext, reason: string, cv: Row
   c.excludedCounts[reason] = (c.excludedCounts[reason] ?? 0) + 1;
   const { node_id, shard, ...rest } = cv;
   const rec: ExcludedRecord = {
-    kind: 'conversation', reason, node_id, shard, key: key ?? b64(aggregateKey.conversation(cv.uid, cv.v2_id)), ...(sha256 ? { sha256 } : {}),
+    kind: 'conversation',
+    reason,
+    node_id,
+    shard,
+    key: key ?? b64(aggregateKey.conversation(cv.uid, cv.v2_id)),
+    ...(sha256 ? { sha256 } : {}),
     record: rest as unknown as Record<string, unknown>,
   };
   ctx.excluded.write(rec);

@@ -69,25 +69,42 @@ export function resolveDuplicates(edges: readonly DupEdge[], policy: Policy, rea
       const seqs = members.sort((a, b) => a - b);
       const rows = seqs.map((seq) => info(reader, first, seq));
       const endpoint = rows.at(-1)!;
-      const where = { node_id: first.node_id, shard: first.shard, channel_id: first.v2_channel_id, channel_type: first.channel_type, message_seq: endpoint.seq };
+      const where = {
+        node_id: first.node_id,
+        shard: first.shard,
+        channel_id: first.v2_channel_id,
+        channel_type: first.channel_type,
+        message_seq: endpoint.seq,
+      };
       const code = relations.has(`${root}:message_id`) ? 'duplicate_message_id' : 'duplicate_client_msg_no';
       const what = rows.map((r) => `seq ${r.seq} (id ${r.message_id}, "${r.from_uid}" / "${r.client_msg_no}")`).join(', ');
       const evidence = { seqs, chain: seqs.length > 2 };
       if (!policy.keepLatestDuplicates || (seqs.length > 2 && !policy.resolveDuplicateChains)) {
-        const detail = code === 'duplicate_message_id'
-          ? `message id ${endpoint.message_id} is used by ${seqs.length} rows of this channel: ${what}`
-          : `client_msg_no "${endpoint.client_msg_no}" of "${endpoint.from_uid}" is used by ${seqs.length} rows of this channel: ${what}`;
+        const detail =
+          code === 'duplicate_message_id'
+            ? `message id ${endpoint.message_id} is used by ${seqs.length} rows of this channel: ${what}`
+            : `client_msg_no "${endpoint.client_msg_no}" of "${endpoint.from_uid}" is used by ${seqs.length} rows of this channel: ${what}`;
         blockers.push({ code, detail, ...where, evidence });
         continue;
       }
       if (policy.excludeStreams && endpoint.stream) {
-        blockers.push({ code: 'duplicate_endpoint_excluded', detail: `the newest of the duplicates ${what} is a stream message messages.exclude_streams leaves out`, ...where, evidence });
+        blockers.push({
+          code: 'duplicate_endpoint_excluded',
+          detail: `the newest of the duplicates ${what} is a stream message messages.exclude_streams leaves out`,
+          ...where,
+          evidence,
+        });
         continue;
       }
       if (seqs.length > 2) {
         const broken = seqs.findIndex((s, i) => i > 0 && !linked.has(`${seqs[i - 1]}:${s}`));
         if (broken > 0) {
-          blockers.push({ code: 'duplicate_chain_rejected', detail: `not one increasing replacement chain: seq ${seqs[broken - 1]} is not repeated by seq ${seqs[broken]} (several endpoints): ${what}`, ...where, evidence });
+          blockers.push({
+            code: 'duplicate_chain_rejected',
+            detail: `not one increasing replacement chain: seq ${seqs[broken - 1]} is not repeated by seq ${seqs[broken]} (several endpoints): ${what}`,
+            ...where,
+            evidence,
+          });
           continue;
         }
         if (new Set(rows.map((r) => r.from_uid)).size > 1) {

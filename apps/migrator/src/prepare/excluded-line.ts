@@ -13,7 +13,9 @@ export function writeExcludedMessage(
   e: { reason: string; node_id: number; shard: number; key: string; sha256?: string; head: string },
   row: RawMessage | Uint8Array,
 ): void {
-  o.text(`{"kind":"message","reason":${jsonString(e.reason)},"node_id":${e.node_id},"shard":${e.shard},"key":"${e.key}"${e.sha256 ? `,"sha256":"${e.sha256}"` : ''},"record":`);
+  o.text(
+    `{"kind":"message","reason":${jsonString(e.reason)},"node_id":${e.node_id},"shard":${e.shard},"key":"${e.key}"${e.sha256 ? `,"sha256":"${e.sha256}"` : ''},"record":`,
+  );
   o.text(e.head);
   if (row instanceof Uint8Array) o.bytes(row.subarray(0, row.length - 1));
   else {

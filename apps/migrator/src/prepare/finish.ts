@@ -37,7 +37,12 @@ export interface Finished {
  * the sequence mapping and chain proof (with `compact_sequences`) and fills
  * in the row digests blockers' resolutions need.
  */
-export async function finishRecords(c: Collector, writers: Record<RecordFile, JsonlWriter>, records: string, ctx: FinishContext): Promise<Finished> {
+export async function finishRecords(
+  c: Collector,
+  writers: Record<RecordFile, JsonlWriter>,
+  records: string,
+  ctx: FinishContext,
+): Promise<Finished> {
   const { policy, reader } = ctx;
   const dup = resolveDuplicates(c.duplicates, policy, reader);
   c.findings.blockers.push(...dup.blockers);
@@ -51,17 +56,29 @@ export async function finishRecords(c: Collector, writers: Record<RecordFile, Js
   }
   if (!policy.compactSequences) {
     const gaps = new Map(c.gapped);
-    for (const e of c.duplicates) if (dup.drops.get(`${e.node_id}:${e.ch}`)?.size && !gaps.has(e.ch)) gaps.set(e.ch, { node_id: e.node_id, shard: e.shard, channel_id: e.v2_channel_id, channel_type: e.channel_type, seq: e.older });
+    for (const e of c.duplicates)
+      if (dup.drops.get(`${e.node_id}:${e.ch}`)?.size && !gaps.has(e.ch))
+        gaps.set(e.ch, { node_id: e.node_id, shard: e.shard, channel_id: e.v2_channel_id, channel_type: e.channel_type, seq: e.older });
     for (const g of gaps.values()) {
       c.findings.block({
         code: 'sequence_gap',
         detail: `messages left out from inside this channel's log (first at seq ${g.seq}) would leave gaps; renumbering needs messages.compact_sequences`,
-        node_id: g.node_id, shard: g.shard, channel_id: g.channel_id, channel_type: g.channel_type, message_seq: g.seq,
+        node_id: g.node_id,
+        shard: g.shard,
+        channel_id: g.channel_id,
+        channel_type: g.channel_type,
+        message_seq: g.seq,
       });
     }
   }
   const resolved = writeResolved(c, writers, ctx);
-  const problems = [...resolved.problems, ...ctx.quarantine.afterScan((ch) => c.dictionary.has(ch), (id, ch) => c.idUsedElsewhere(id, ch))];
+  const problems = [
+    ...resolved.problems,
+    ...ctx.quarantine.afterScan(
+      (ch) => c.dictionary.has(ch),
+      (id, ch) => c.idUsedElsewhere(id, ch),
+    ),
+  ];
   await Promise.all([writers.messages.close(), writers.excluded.close()]);
   if (policy.compactSequences) {
     const { mapping, proof } = buildMapping(records);

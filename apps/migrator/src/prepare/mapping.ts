@@ -60,8 +60,13 @@ export function buildMapping(records: string): { mapping: MappingRecord[]; proof
     for (const r of c.rows) {
       if (r.retained) retained++;
       mapping.push({
-        channel_id: c.channel_id, channel_type: c.channel_type, v2_channel_id: c.v2_channel_id, v2_seq: r.seq, message_id: r.message_id,
-        target_seq: r.retained ? retained : 0, boundary_seq: retained,
+        channel_id: c.channel_id,
+        channel_type: c.channel_type,
+        v2_channel_id: c.v2_channel_id,
+        v2_seq: r.seq,
+        message_id: r.message_id,
+        target_seq: r.retained ? retained : 0,
+        boundary_seq: retained,
       });
     }
     proof.push(...chains(c));
@@ -79,7 +84,7 @@ function chains(c: Channel): ChainProofRecord[] {
     if (done.has(start.seq)) continue;
     // follow the chain forward from its first replaced row: the next row linked to this one
     const chain: Row[] = [start];
-    for (let at = start; ; ) {
+    for (let at = start; ;) {
       const next = c.rows.find((r) => r.seq > at.seq && (r.chain || r.retained) && related(at, r) !== undefined);
       if (!next) break;
       chain.push(next);
@@ -92,8 +97,16 @@ function chains(c: Channel): ChainProofRecord[] {
       if (done.has(r.seq)) continue;
       done.add(r.seq);
       out.push({
-        channel_id: c.channel_id, channel_type: c.channel_type, v2_seq: r.seq, message_id: r.message_id, client_msg_no: r.client_msg_no, from_uid: r.from_uid,
-        replaced_by_seq: chain[i + 1]!.seq, relation: related(r, chain[i + 1]!)!, endpoint_seq: end.seq, endpoint_message_id: end.message_id,
+        channel_id: c.channel_id,
+        channel_type: c.channel_type,
+        v2_seq: r.seq,
+        message_id: r.message_id,
+        client_msg_no: r.client_msg_no,
+        from_uid: r.from_uid,
+        replaced_by_seq: chain[i + 1]!.seq,
+        relation: related(r, chain[i + 1]!)!,
+        endpoint_seq: end.seq,
+        endpoint_message_id: end.message_id,
       });
     }
   }

@@ -37,13 +37,19 @@ export interface AuthorityReport {
  * Findings about a channel are kept from the node the channel is taken from.
  */
 export function mergeNodes(
-  topology: Topology, slotLogs: Map<number, Map<number, SlotLogState>>, scans: NodeScan[], merged: Collector,
+  topology: Topology,
+  slotLogs: Map<number, Map<number, SlotLogState>>,
+  scans: NodeScan[],
+  merged: Collector,
   out: { messages: JsonlWriter; archived: JsonlWriter; excluded: JsonlWriter },
   conversationReplicas: ReadonlyArray<{ logical_key: string; copies_sha256: string; source_node_id: number; archive_only?: boolean }>,
 ): { report: AuthorityReport; problems: string[] } {
   const slots = slotVerdicts(topology, slotLogs);
   for (const s of scans) for (const [ch, p] of s.collector.dictionary) if (!merged.dictionary.has(ch)) merged.learn(p.id, p.type, {});
-  completeDictionary(merged, scans.map((s) => s.collector));
+  completeDictionary(
+    merged,
+    scans.map((s) => s.collector),
+  );
 
   // channels: every hash a node holds a tail or a config of
   const channels = new Set<string>();
@@ -54,7 +60,12 @@ export function mergeNodes(
     const named = merged.dictionary.get(ch) ?? configName(scans, ch);
     if (!named) {
       const held = scans.find((s) => (s.collector.tails.get(ch)?.last_seq ?? 0) > 0);
-      if (held) merged.findings.block({ code: 'unresolved_channel_tail', detail: `last-seq under channel hash ${ch} that no known channel has`, node_id: held.node_id });
+      if (held)
+        merged.findings.block({
+          code: 'unresolved_channel_tail',
+          detail: `last-seq under channel hash ${ch} that no known channel has`,
+          node_id: held.node_id,
+        });
       continue;
     }
     const holdings: ChannelHolding[] = [];
@@ -62,7 +73,12 @@ export function mergeNodes(
       const tail = s.collector.tails.get(ch);
       const cols = s.collector.configs.get(ch);
       if (!tail && !cols) continue;
-      holdings.push({ node: s.node_id, last_seq: tail?.last_seq ?? 0, log: s.collector.logs.get(ch) ?? [], config: cols ? decodeConfig(s.node_id, cols) : undefined });
+      holdings.push({
+        node: s.node_id,
+        last_seq: tail?.last_seq ?? 0,
+        log: s.collector.logs.get(ch) ?? [],
+        config: cols ? decodeConfig(s.node_id, cols) : undefined,
+      });
     }
     const v = channelVerdict(named.id, named.type, topology, holdings);
     verdicts.push(v);
@@ -73,7 +89,13 @@ export function mergeNodes(
     chosen.set(ch, v);
     const src = scans.find((s) => s.node_id === v.source_node);
     const tail = src?.collector.tails.get(ch);
-    if (tail) merged.tails.set(ch, { ...tail, last_seq: v.committed_last_seq, messages: 0, clipped: tail.clipped + Math.max(0, tail.last_seq - v.committed_last_seq) });
+    if (tail)
+      merged.tails.set(ch, {
+        ...tail,
+        last_seq: v.committed_last_seq,
+        messages: 0,
+        clipped: tail.clipped + Math.max(0, tail.last_seq - v.committed_last_seq),
+      });
   }
   verdicts.sort((a, b) => a.channel_type - b.channel_type || (a.channel_id < b.channel_id ? -1 : a.channel_id > b.channel_id ? 1 : 0));
   const takes = (node: number, ch: string, seq: number) => {
@@ -89,7 +111,14 @@ export function mergeNodes(
       out.messages.writeLine(line);
       merged.retained++;
       merged.tails.get(ch)!.messages++;
-      merged.registerId(s.node_id, m.shard, { message_id: m.message_id, ch, seq: m.message_seq, channel_id: m.v2_channel_id, channel_type: m.channel_type, timestamp: m.timestamp });
+      merged.registerId(s.node_id, m.shard, {
+        message_id: m.message_id,
+        ch,
+        seq: m.message_seq,
+        channel_id: m.v2_channel_id,
+        channel_type: m.channel_type,
+        timestamp: m.timestamp,
+      });
     }
     for (const line of readLines(recordPath(s.records, 'excluded'))) {
       const e = JSON.parse(line) as ExcludedRecord;
@@ -99,7 +128,8 @@ export function mergeNodes(
       merged.excludedCounts[e.reason] = (merged.excludedCounts[e.reason] ?? 0) + 1;
     }
     for (const line of readLines(recordPath(s.records, 'archived'))) out.archived.writeLine(line);
-    for (const e of s.collector.duplicates) if (e.relation === 'client_msg_no' && takes(s.node_id, e.ch, e.newer)) merged.duplicates.push(e);
+    for (const e of s.collector.duplicates)
+      if (e.relation === 'client_msg_no' && takes(s.node_id, e.ch, e.newer)) merged.duplicates.push(e);
     for (const [ch, g] of s.collector.gapped) if (takes(s.node_id, ch, g.seq)) merged.gapped.set(ch, g);
     for (const [k, n] of Object.entries(s.collector.counts)) merged.counts[k] = (merged.counts[k] ?? 0) + n;
     const keep = (f: Finding) => {
@@ -119,12 +149,21 @@ export function mergeNodes(
   });
   for (const v of slots.values()) {
     if (v.undrained.length > 0) {
-      merged.findings.block({ code: 'slot_log_not_applied', detail: `slot ${v.slot}: node(s) [${v.undrained.join(', ')}] have log entries not applied (log application did not drain before the stop)` });
+      merged.findings.block({
+        code: 'slot_log_not_applied',
+        detail: `slot ${v.slot}: node(s) [${v.undrained.join(', ')}] have log entries not applied (log application did not drain before the stop)`,
+      });
     }
   }
   return {
     report: {
-      topology: { remote_json_version: topology.version, from_nodes: topology.from_nodes, versions: topology.versions, nodes: topology.nodes, slot_count: topology.slot_count },
+      topology: {
+        remote_json_version: topology.version,
+        from_nodes: topology.from_nodes,
+        versions: topology.versions,
+        nodes: topology.nodes,
+        slot_count: topology.slot_count,
+      },
       slots_in_sync: slots.size - diverging.length,
       slots_diverging: diverging,
       channels: verdicts,

@@ -11,9 +11,12 @@ describe('MessageIdTable', () => {
     for (let row = 0; row < 50_000; row++) {
       let id: string;
       const pick = rand() % 4;
-      if (pick === 0) id = (base + BigInt(row)).toString(); // consecutive: only the last ten digits differ
-      else if (pick === 1) id = (base + BigInt(rand()) * 10_000_000_000n).toString(); // only the leading digits differ
-      else if (pick === 2) id = String(rand() % 1000); // short ids, and repeats
+      if (pick === 0)
+        id = (base + BigInt(row)).toString(); // consecutive: only the last ten digits differ
+      else if (pick === 1)
+        id = (base + BigInt(rand()) * 10_000_000_000n).toString(); // only the leading digits differ
+      else if (pick === 2)
+        id = String(rand() % 1000); // short ids, and repeats
       else id = (BigInt(rand()) * BigInt(rand()) * 4099n).toString();
       const want = ref.get(id) ?? -1;
       if (want < 0) ref.set(id, row);

@@ -33,11 +33,13 @@ export function findMissingConversations(records: string, policy: Policy): { mis
     const tail = policy.compactSequences ? t.messages : t.last_seq;
     tails.set(`${t.channel_type}\u0000${t.channel_id}`, tail);
     if (t.channel_type === ChannelType.Person && !t.channel_id.endsWith(CMD_SUFFIX) && t.messages > 0) {
-      for (const uid of personParticipants(t.channel_id) ?? []) live.set(key(t.channel_type, t.channel_id, uid), { uid, channel_id: t.channel_id, channel_type: t.channel_type });
+      for (const uid of personParticipants(t.channel_id) ?? [])
+        live.set(key(t.channel_type, t.channel_id, uid), { uid, channel_id: t.channel_id, channel_type: t.channel_type });
     }
   }
   for (const m of readJsonl<MemberRecord>(recordPath(records, 'members'))) {
-    if (m.list === 'subscriber') live.set(key(m.channel_type, m.channel_id, m.uid), { uid: m.uid, channel_id: m.channel_id, channel_type: m.channel_type });
+    if (m.list === 'subscriber')
+      live.set(key(m.channel_type, m.channel_id, m.uid), { uid: m.uid, channel_id: m.channel_id, channel_type: m.channel_type });
   }
   for (const c of readJsonl<ConversationRecord>(recordPath(records, 'conversations'))) {
     if (c.type === 0 && !c.channel_id.endsWith(CMD_SUFFIX)) live.delete(key(c.channel_type, c.channel_id, c.uid));
@@ -52,14 +54,26 @@ export function findMissingConversations(records: string, policy: Policy): { mis
     const entry = policy.missing.get(`${id.uid_sha256} ${id.channel_sha256}`);
     if (entry) {
       bound.add(entry.index);
-      if (entry.retained_tail !== tail) problems.push(`plan.metadata.missing_conversations[${entry.index}].retained_tail: ${entry.retained_tail}, but the retained tail is ${tail}`);
-      if (entry.capture_digest !== id.capture_digest) problems.push(`plan.metadata.missing_conversations[${entry.index}].capture_digest: differs from the capture (${id.capture_digest})`);
+      if (entry.retained_tail !== tail)
+        problems.push(
+          `plan.metadata.missing_conversations[${entry.index}].retained_tail: ${entry.retained_tail}, but the retained tail is ${tail}`,
+        );
+      if (entry.capture_digest !== id.capture_digest)
+        problems.push(
+          `plan.metadata.missing_conversations[${entry.index}].capture_digest: differs from the capture (${id.capture_digest})`,
+        );
     }
     missing.push({ ...m, retained_tail: tail, ...id, hidden: !entry || entry.hidden });
   }
   for (const e of policy.missing.values()) {
-    if (!bound.has(e.index)) problems.push(`plan.metadata.missing_conversations[${e.index}]: binds to no live membership without a conversation`);
+    if (!bound.has(e.index))
+      problems.push(`plan.metadata.missing_conversations[${e.index}]: binds to no live membership without a conversation`);
   }
-  missing.sort((a, b) => a.channel_type - b.channel_type || (a.channel_id < b.channel_id ? -1 : a.channel_id > b.channel_id ? 1 : 0) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  missing.sort(
+    (a, b) =>
+      a.channel_type - b.channel_type ||
+      (a.channel_id < b.channel_id ? -1 : a.channel_id > b.channel_id ? 1 : 0) ||
+      (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0),
+  );
   return { missing, problems };
 }

@@ -69,7 +69,13 @@ export class PatchBuilder {
 export function applyPatch<T>(doc: T, patch: readonly PatchOp[]): T {
   let root: unknown = structuredClone(doc);
   for (const op of patch) {
-    const parts = op.path === '' ? [] : op.path.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts =
+      op.path === ''
+        ? []
+        : op.path
+            .slice(1)
+            .split('/')
+            .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (parts.length === 0) {
       if (op.op === 'test') {
         if (JSON.stringify(root) !== JSON.stringify(op.value)) throw new Error('patch test failed at the root');

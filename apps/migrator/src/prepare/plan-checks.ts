@@ -10,13 +10,19 @@ export function planRefusals(plan: Plan): string[] {
   const out: string[] = [];
   const sources = new Set(plan.sources.map((s) => s.node_id));
   if (plan.metadata?.conversation_lookup !== undefined) {
-    out.push('plan.metadata.conversation_lookup: not carried out by this release (conversations are always taken from the authoritative slot replica); remove it');
+    out.push(
+      'plan.metadata.conversation_lookup: not carried out by this release (conversations are always taken from the authoritative slot replica); remove it',
+    );
   }
   if (plan.target.nodes.length > 1) {
-    out.push(`plan.target.nodes: ${plan.target.nodes.length} target nodes; this release writes one-node targets only (a multi-node target needs the cluster store)`);
+    out.push(
+      `plan.target.nodes: ${plan.target.nodes.length} target nodes; this release writes one-node targets only (a multi-node target needs the cluster store)`,
+    );
   }
   if (plan.messages?.resolve_duplicate_chains === true && plan.messages.keep_latest_duplicates !== true) {
-    out.push('plan.messages.resolve_duplicate_chains: requires plan.messages.keep_latest_duplicates (a chain is resolved by keeping its newest row)');
+    out.push(
+      'plan.messages.resolve_duplicate_chains: requires plan.messages.keep_latest_duplicates (a chain is resolved by keeping its newest row)',
+    );
   }
   for (const [i, p] of (plan.plugin_nodes ?? []).entries()) {
     if (!sources.has(p.source_node_id)) out.push(`plan.plugin_nodes[${i}].source_node_id: ${p.source_node_id} is not a source node`);

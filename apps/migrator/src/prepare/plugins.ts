@@ -63,12 +63,18 @@ export function pluginReport(plan: Plan, records: string): { report: PluginRepor
   const by_node = plan.sources.map((s) => ({
     node_id: s.node_id,
     plugins: [...(rows.get(String(s.node_id))?.values() ?? [])]
-      .map((c) => ({ no: c.get('1501')?.toString('utf8') ?? '', name: c.get('1502')?.toString('utf8') ?? '', version: c.get('1507')?.toString('utf8') ?? '', status: c.get('1506')?.length === 4 ? c.get('1506')!.readUInt32BE(0) : 0 }))
+      .map((c) => ({
+        no: c.get('1501')?.toString('utf8') ?? '',
+        name: c.get('1502')?.toString('utf8') ?? '',
+        version: c.get('1507')?.toString('utf8') ?? '',
+        status: c.get('1506')?.length === 4 ? c.get('1506')!.readUInt32BE(0) : 0,
+      }))
       .sort((a, b) => (a.no < b.no ? -1 : a.no > b.no ? 1 : 0)),
   }));
   const plugins = (node: number) => by_node.find((n) => n.node_id === node)?.plugins.map((p) => p.no) ?? [];
   for (const [i, c] of (plan.plugin_configs ?? []).entries()) {
-    if (!plugins(c.source_node_id).includes(c.plugin_no)) problems.push(`plan.plugin_configs[${i}]: binds to nothing: source node ${c.source_node_id} has no plugin "${c.plugin_no}"`);
+    if (!plugins(c.source_node_id).includes(c.plugin_no))
+      problems.push(`plan.plugin_configs[${i}]: binds to nothing: source node ${c.source_node_id} has no plugin "${c.plugin_no}"`);
   }
   const artifacts: ArtifactRecord[] = [];
   for (const [i, a] of (plan.plugin_artifacts ?? []).entries()) {
@@ -76,24 +82,48 @@ export function pluginReport(plan: Plan, records: string): { report: PluginRepor
     let size: number;
     try {
       const st = statSync(a.path);
-      if (!st.isFile()) { problems.push(`${at}.path: ${a.path} is not a file`); continue; }
+      if (!st.isFile()) {
+        problems.push(`${at}.path: ${a.path} is not a file`);
+        continue;
+      }
       size = st.size;
     } catch {
       problems.push(`${at}.path: ${a.path} does not exist`);
       continue;
     }
-    if (size !== a.size) { problems.push(`${at}.size: the file has ${size} bytes`); continue; }
+    if (size !== a.size) {
+      problems.push(`${at}.size: the file has ${size} bytes`);
+      continue;
+    }
     const digest = fileSha256(a.path);
-    if (digest !== a.sha256) { problems.push(`${at}.sha256: the file's SHA-256 is ${digest}`); continue; }
-    if (a.profile_sha256 !== undefined && a.profile_sha256 !== digest) problems.push(`${at}.profile_sha256: the profile "${a.profile}" binds another program digest`);
-    const name = a.path.split('/').at(-1)!.replace(/[^A-Za-z0-9._-]/g, '_');
-    artifacts.push({ node_id: a.node_id, path: a.path, size, sha256: digest, profile: a.profile, archived_as: `plugins/node-${a.node_id}/${i}-${name}` });
+    if (digest !== a.sha256) {
+      problems.push(`${at}.sha256: the file's SHA-256 is ${digest}`);
+      continue;
+    }
+    if (a.profile_sha256 !== undefined && a.profile_sha256 !== digest)
+      problems.push(`${at}.profile_sha256: the profile "${a.profile}" binds another program digest`);
+    const name = a.path
+      .split('/')
+      .at(-1)!
+      .replace(/[^A-Za-z0-9._-]/g, '_');
+    artifacts.push({
+      node_id: a.node_id,
+      path: a.path,
+      size,
+      sha256: digest,
+      profile: a.profile,
+      archived_as: `plugins/node-${a.node_id}/${i}-${name}`,
+    });
   }
   const report: PluginReport = {
     hosted: false,
     note: 'Parley runs no v2 plugins: plugin rows, plugin-user bindings and the named programs are archived and reported, not installed on the targets',
     by_node,
-    plugin_nodes: (plan.plugin_nodes ?? []).map((p) => ({ target_node_id: p.target_node_id, source_node_id: p.source_node_id, plugins: plugins(p.source_node_id) })),
+    plugin_nodes: (plan.plugin_nodes ?? []).map((p) => ({
+      target_node_id: p.target_node_id,
+      source_node_id: p.source_node_id,
+      plugins: plugins(p.source_node_id),
+    })),
     plugin_configs: (plan.plugin_configs ?? []).map((c) => ({ plugin_no: c.plugin_no, source_node_id: c.source_node_id })),
     artifacts,
   };

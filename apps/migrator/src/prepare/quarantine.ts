@@ -44,30 +44,68 @@ export class Quarantine {
   readonly entries: BoundEntry[] = [];
 
   /** Binds every entry; returns the problems (the run stops on any). */
-  static bind(plan: Plan, policy: Policy, shardCounts: Map<number, number>, reader: RowReader): { quarantine: Quarantine; problems: string[] } {
+  static bind(
+    plan: Plan,
+    policy: Policy,
+    shardCounts: Map<number, number>,
+    reader: RowReader,
+  ): { quarantine: Quarantine; problems: string[] } {
     const q = new Quarantine();
     const problems: string[] = [];
     for (const [i, e] of (plan.quarantine ?? []).entries()) {
       const at = `plan.quarantine[${i}]`;
       const shards = shardCounts.get(e.node_id);
-      if (shards === undefined) { problems.push(`${at}.node_id: ${e.node_id} is not a source node of the plan`); continue; }
-      if (e.shard >= shards) { problems.push(`${at}.shard: ${e.shard}, but source node ${e.node_id} has ${shards} shards`); continue; }
-      if (MESSAGE_REASONS.has(e.reason) && !policy.compactSequences) problems.push(`${at}.reason: quarantining a message (${e.reason}) requires messages.compact_sequences`);
-      if (e.reason === 'inconsistent_cmd_conversation' && !policy.excludeCmd) problems.push(`${at}.reason: inconsistent_cmd_conversation requires messages.exclude_cmd`);
+      if (shards === undefined) {
+        problems.push(`${at}.node_id: ${e.node_id} is not a source node of the plan`);
+        continue;
+      }
+      if (e.shard >= shards) {
+        problems.push(`${at}.shard: ${e.shard}, but source node ${e.node_id} has ${shards} shards`);
+        continue;
+      }
+      if (MESSAGE_REASONS.has(e.reason) && !policy.compactSequences)
+        problems.push(`${at}.reason: quarantining a message (${e.reason}) requires messages.compact_sequences`);
+      if (e.reason === 'inconsistent_cmd_conversation' && !policy.excludeCmd)
+        problems.push(`${at}.reason: inconsistent_cmd_conversation requires messages.exclude_cmd`);
       const key = Buffer.from(e.key, 'base64');
       const table = TABLE_OF[e.reason]!;
-      if (key.length !== 20 || key.subarray(0, 4).toString('hex') !== table.prefix) { problems.push(`${at}.key: not the aggregate key of ${table.what} (reason ${e.reason})`); continue; }
+      if (key.length !== 20 || key.subarray(0, 4).toString('hex') !== table.prefix) {
+        problems.push(`${at}.key: not the aggregate key of ${table.what} (reason ${e.reason})`);
+        continue;
+      }
       const id = `${e.node_id}:${e.shard}:${key.toString('hex')}`;
-      if (q.byKey.has(id)) { problems.push(`${at}: duplicate entry (plan.quarantine[${q.byKey.get(id)!.index}] binds the same row)`); continue; }
+      if (q.byKey.has(id)) {
+        problems.push(`${at}: duplicate entry (plan.quarantine[${q.byKey.get(id)!.index}] binds the same row)`);
+        continue;
+      }
       const row = reader.row(e.node_id, e.shard, key);
-      if (!row) { problems.push(`${at}: binds to nothing: node ${e.node_id} shard ${e.shard} has no row under key ${e.key}`); continue; }
-      if (row.sha256 !== e.sha256) { problems.push(`${at}.sha256: the row's SHA-256 is ${row.sha256} (it changed, or the entry names another row)`); continue; }
+      if (!row) {
+        problems.push(`${at}: binds to nothing: node ${e.node_id} shard ${e.shard} has no row under key ${e.key}`);
+        continue;
+      }
+      if (row.sha256 !== e.sha256) {
+        problems.push(`${at}.sha256: the row's SHA-256 is ${row.sha256} (it changed, or the entry names another row)`);
+        continue;
+      }
       const misfit = reasonMisfit(e.reason, key, row);
-      if (misfit) { problems.push(`${at}.reason: ${e.reason} does not fit this row: ${misfit}`); continue; }
-      const bound: BoundEntry = { index: i, node_id: e.node_id, shard: e.shard, key: e.key, sha256: e.sha256, reason: e.reason, row, hit: false };
+      if (misfit) {
+        problems.push(`${at}.reason: ${e.reason} does not fit this row: ${misfit}`);
+        continue;
+      }
+      const bound: BoundEntry = {
+        index: i,
+        node_id: e.node_id,
+        shard: e.shard,
+        key: e.key,
+        sha256: e.sha256,
+        reason: e.reason,
+        row,
+        hit: false,
+      };
       q.byKey.set(id, bound);
       q.entries.push(bound);
-      const kind = e.reason === 'unresolved_allowlist_channel' ? 'allow' : e.reason === 'inconsistent_cmd_conversation' ? 'conversation' : 'message';
+      const kind =
+        e.reason === 'unresolved_allowlist_channel' ? 'allow' : e.reason === 'inconsistent_cmd_conversation' ? 'conversation' : 'message';
       q.places[kind].add(`${e.node_id}:${e.shard}`);
     }
     return { quarantine: q, problems };
@@ -110,8 +148,10 @@ export class Quarantine {
       const at = `plan.quarantine[${e.index}]`;
       const key = Buffer.from(e.key, 'base64');
       const ch = hex8(key, 4);
-      if (!e.hit) problems.push(`${at}: binds to a row the migration does not carry (above its channel's last-seq, or in a table not read)`);
-      else if (e.reason === 'unresolved_allowlist_channel' && resolvable(ch)) problems.push(`${at}.reason: the allowlist row's channel hash ${ch} resolves to a known channel`);
+      if (!e.hit)
+        problems.push(`${at}: binds to a row the migration does not carry (above its channel's last-seq, or in a table not read)`);
+      else if (e.reason === 'unresolved_allowlist_channel' && resolvable(ch))
+        problems.push(`${at}.reason: the allowlist row's channel hash ${ch} resolves to a known channel`);
       else if (e.reason === 'message_id_clash' && !idUsedElsewhere(u64Dec(Buffer.from(e.row.columns['0104'] ?? '', 'base64'), 0), ch)) {
         problems.push(`${at}.reason: the message's id is not used by a carried message of another channel`);
       }

@@ -32,8 +32,12 @@ export function readRawRow(db: PebbleDb, key: Uint8Array): RawRow | undefined {
 
 /** The SHA-256 of a row's JSON (see `RawRow`). */
 export function rowSha256(columns: Record<string, string>): string {
-  const sorted = Object.keys(columns).sort().map((k) => [k, columns[k]]);
-  return createHash('sha256').update(JSON.stringify(Object.fromEntries(sorted)), 'utf8').digest('hex');
+  const sorted = Object.keys(columns)
+    .sort()
+    .map((k) => [k, columns[k]]);
+  return createHash('sha256')
+    .update(JSON.stringify(Object.fromEntries(sorted)), 'utf8')
+    .digest('hex');
 }
 
 /** The smallest key above every key starting with `prefix`, or undefined for all 0xff. */
@@ -60,7 +64,8 @@ export const aggregateKey = {
   /** `01 01 | 01 00 | CH | seq`. */
   message: (ch: string, seq: number) => Buffer.concat([Buffer.of(1, 1, 1, 0), fromHex(ch), u64(BigInt(seq))]),
   /** `<table> | 01 00 | CH | H64(uid)` for subscribers (04 01), denylists (07 01), allowlists (08 01). */
-  member: (table: number, ch: string, uid: string) => Buffer.concat([Buffer.of(table >> 8, table & 0xff, 1, 0), fromHex(ch), fromHex(fnv1a64Hex(uid))]),
+  member: (table: number, ch: string, uid: string) =>
+    Buffer.concat([Buffer.of(table >> 8, table & 0xff, 1, 0), fromHex(ch), fromHex(fnv1a64Hex(uid))]),
   /** `09 01 | 01 00 | H64(uid) | conversation id`. */
   conversation: (uid: string, id: string) => Buffer.concat([Buffer.of(9, 1, 1, 0), fromHex(fnv1a64Hex(uid)), u64(BigInt(id))]),
   /** The conversation unique index `09 01 | 02 00 | 09 01 | H64(uid) | CH`; its value is the conversation id v2 reads. */

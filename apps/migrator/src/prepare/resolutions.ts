@@ -36,7 +36,8 @@ const MAKERS: Record<string, Make> = {
       channel_sha256: f.evidence!.channel_sha256,
       retained_tail: f.evidence!.retained_tail,
     }),
-    sentence: 'Keeps this membership visible with its whole history pullable, unlike v2 (which shows no conversation); add "visibility": "hidden_until_new_message" to keep the default instead.',
+    sentence:
+      'Keeps this membership visible with its whole history pullable, unlike v2 (which shows no conversation); add "visibility": "hidden_until_new_message" to keep the default instead.',
   }),
   duplicate_client_msg_no: dedupe,
   duplicate_message_id: (f, b) => {
@@ -48,22 +49,29 @@ const MAKERS: Record<string, Make> = {
   },
   invalid_message_channel: (f, b) => ({
     patch: [...quarantine(b, f, 'invalid_message_channel'), ...compact(b)],
-    sentence: 'Quarantines the message stored under a hash that is not its channel\'s (an "&" in the channel id): it stays complete in the archive, its channel is renumbered.',
+    sentence:
+      'Quarantines the message stored under a hash that is not its channel\'s (an "&" in the channel id): it stays complete in the archive, its channel is renumbered.',
   }),
   unresolved_allowlist_channel: (f, b) => ({
     patch: quarantine(b, f, 'unresolved_allowlist_channel'),
-    sentence: 'Quarantines the allowlist row whose channel no row names (v2 applied it to a channel known only by its hash): it stays in the archive, the target has no such list entry.',
+    sentence:
+      'Quarantines the allowlist row whose channel no row names (v2 applied it to a channel known only by its hash): it stays in the archive, the target has no such list entry.',
   }),
   inconsistent_cmd_conversation: (f, b) => ({
     patch: [...b.set(['messages', 'exclude_cmd'], true), ...quarantine(b, f, 'inconsistent_cmd_conversation')],
-    sentence: 'Leaves command conversations out (exclude_cmd) and quarantines this row, whose type and channel id disagree; both stay in the archive.',
+    sentence:
+      'Leaves command conversations out (exclude_cmd) and quarantines this row, whose type and channel id disagree; both stay in the archive.',
   }),
   duplicate_conversation: (f, b) => {
     const r = f.evidence?.recovery as Record<string, unknown> | undefined;
-    if (!r) return { patch: [], sentence: 'v2\'s unique index points at none of these rows: no recovery entry can name the original; the source must be repaired.' };
+    if (!r)
+      return {
+        patch: [],
+        sentence: "v2's unique index points at none of these rows: no recovery entry can name the original; the source must be repaired.",
+      };
     return {
       patch: b.append(['metadata', 'conversation_recoveries'], r),
-      sentence: 'Keeps the row v2\'s unique index points at (the conversation v2 served) and archives the others.',
+      sentence: "Keeps the row v2's unique index points at (the conversation v2 served) and archives the others.",
     };
   },
   conversation_list_limit: (_f, b) => ({
@@ -72,7 +80,7 @@ const MAKERS: Record<string, Make> = {
   }),
   sequence_gap: (_f, b) => ({
     patch: compact(b),
-    sentence: 'Renumbers the channel\'s retained messages 1..N; read and delete positions follow the mapping, which is kept.',
+    sentence: "Renumbers the channel's retained messages 1..N; read and delete positions follow the mapping, which is kept.",
   }),
   legacy_stream_storage: (_f, b) => ({
     patch: b.set(['exclusions', 'legacy_stream_storage'], true),
@@ -82,13 +90,26 @@ const MAKERS: Record<string, Make> = {
     patch: b.set(['messages', 'exclude_streams'], true),
     sentence: 'Leaves stream data out (exclude_streams): the legacy StreamV2 rows and every stream message stay in the archive only.',
   }),
-  duplicate_chain_rejected: () => ({ patch: [], sentence: 'The duplicates do not form one chain with one sender; no policy may choose among them: the source must be checked.' }),
-  duplicate_endpoint_excluded: () => ({ patch: [], sentence: 'The newest duplicate is a stream message exclude_streams leaves out; drop exclude_streams or resolve the duplicates in the source.' }),
-  stream_identity_shared: () => ({ patch: [], sentence: 'A carried message shares its client message number with a stream message left out; drop exclude_streams for this data.' }),
+  duplicate_chain_rejected: () => ({
+    patch: [],
+    sentence: 'The duplicates do not form one chain with one sender; no policy may choose among them: the source must be checked.',
+  }),
+  duplicate_endpoint_excluded: () => ({
+    patch: [],
+    sentence:
+      'The newest duplicate is a stream message exclude_streams leaves out; drop exclude_streams or resolve the duplicates in the source.',
+  }),
+  stream_identity_shared: () => ({
+    patch: [],
+    sentence: 'A carried message shares its client message number with a stream message left out; drop exclude_streams for this data.',
+  }),
 };
 
 /** For codes without a plan member that resolves them. */
-const NONE: Resolution = { patch: [], sentence: 'No plan member resolves this: the source must be checked (and repaired or re-collected) or a newer release used.' };
+const NONE: Resolution = {
+  patch: [],
+  sentence: 'No plan member resolves this: the source must be checked (and repaired or re-collected) or a newer release used.',
+};
 
 /**
  * Gives every blocker (and every warning a plan member can change) its

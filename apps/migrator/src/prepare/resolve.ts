@@ -44,7 +44,11 @@ export function completeDictionary(c: Collector, from: readonly Collector[] = [c
  * rules and writes every record file but messages/archived. Returns problems
  * with plan entries (the run stops on any) and what was left out.
  */
-export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>, ctx: Omit<ConversationContext, 'out' | 'excluded'>): { problems: string[]; archivedUnread: number } {
+export function writeResolved(
+  c: Collector,
+  out: Record<RecordFile, JsonlWriter>,
+  ctx: Omit<ConversationContext, 'out' | 'excluded'>,
+): { problems: string[]; archivedUnread: number } {
   completeDictionary(c);
   const f = c.findings;
 
@@ -58,17 +62,34 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
   for (const [k, n] of byFlag) {
     if (n > 1) {
       const [uid, flag] = k.split('\u0000');
-      f.warn({ code: 'duplicate_device_rows', detail: `${n} device rows for device_flag ${flag}; v2's rule (smallest device id) is applied`, node_id: c.devices[0]?.node_id, uid });
+      f.warn({
+        code: 'duplicate_device_rows',
+        detail: `${n} device rows for device_flag ${flag}; v2's rule (smallest device id) is applied`,
+        node_id: c.devices[0]?.node_id,
+        uid,
+      });
     }
   }
   for (const u of c.users) {
-    const rec: UserRecord = { node_id: u.node_id, shard: u.shard, uid: u.uid, plugin_no: u.plugin_no, created_at_ns: u.created_at_ns, updated_at_ns: u.updated_at_ns };
+    const rec: UserRecord = {
+      node_id: u.node_id,
+      shard: u.shard,
+      uid: u.uid,
+      plugin_no: u.plugin_no,
+      created_at_ns: u.created_at_ns,
+      updated_at_ns: u.updated_at_ns,
+    };
     out.users.write(rec);
   }
   for (const ci of c.channelInfos) {
     if (ci.channel_id === '') {
       const known = c.dictionary.get(ci.ch);
-      f.warn({ code: 'channel_info_without_id', detail: `count-only channel-info row (hash ${ci.ch}${known ? `, ${known.id}/${known.type}` : ''}) is treated as absent, as v2 does`, node_id: ci.node_id, shard: ci.shard });
+      f.warn({
+        code: 'channel_info_without_id',
+        detail: `count-only channel-info row (hash ${ci.ch}${known ? `, ${known.id}/${known.type}` : ''}) is treated as absent, as v2 does`,
+        node_id: ci.node_id,
+        shard: ci.shard,
+      });
       continue;
     }
     const { ch: _ch, ...rest } = ci;
@@ -79,7 +100,15 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
     const q = m.list === 'allow' ? ctx.quarantine.allow(m.node_id, m.shard, m.ch, m.uid) : undefined;
     if (q) {
       const { node_id, shard, ...record } = m;
-      const rec: ExcludedRecord = { kind: 'member', reason: `quarantine:${q.reason}`, node_id, shard, key: q.key, sha256: q.sha256, record: record as unknown as Record<string, unknown> };
+      const rec: ExcludedRecord = {
+        kind: 'member',
+        reason: `quarantine:${q.reason}`,
+        node_id,
+        shard,
+        key: q.key,
+        sha256: q.sha256,
+        record: record as unknown as Record<string, unknown>,
+      };
       out.excluded.write(rec);
       c.excludedCounts[rec.reason] = (c.excludedCounts[rec.reason] ?? 0) + 1;
       continue;
@@ -90,14 +119,28 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
       const table = m.list === 'allow' ? 0x0801 : m.list === 'deny' ? 0x0701 : 0x0401;
       const key = Buffer.from(aggregateKey.member(table, m.ch, m.uid)).toString('base64');
       f.block({
-        code, detail: `${m.list} row of "${m.uid}" under channel hash ${m.ch} that no known channel has`, node_id: m.node_id, shard: m.shard, uid: m.uid, key,
+        code,
+        detail: `${m.list} row of "${m.uid}" under channel hash ${m.ch} that no known channel has`,
+        node_id: m.node_id,
+        shard: m.shard,
+        uid: m.uid,
+        key,
         ...(m.list === 'allow' ? { evidence: { quarantine: { node_id: m.node_id, shard: m.shard, key } } } : {}),
       });
       continue;
     }
     const id = c.v3(known.id, known.type, { shard: m.shard, uid: m.uid });
     if (id === undefined) continue;
-    const rec: MemberRecord = { node_id: m.node_id, shard: m.shard, list: m.list, channel_id: id, channel_type: known.type, uid: m.uid, created_at_ns: m.created_at_ns, updated_at_ns: m.updated_at_ns };
+    const rec: MemberRecord = {
+      node_id: m.node_id,
+      shard: m.shard,
+      list: m.list,
+      channel_id: id,
+      channel_type: known.type,
+      uid: m.uid,
+      created_at_ns: m.created_at_ns,
+      updated_at_ns: m.updated_at_ns,
+    };
     writeMemberLine(out.members, rec);
     out.members.endLine();
   }
@@ -111,7 +154,13 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
       const known = c.dictionary.get(ch);
       const id = known ? c.v3(known.id, known.type, { shard: t.shard }) : undefined;
       if (!known || id === undefined) {
-        if (t.last_seq > 0) f.block({ code: 'unresolved_channel_tail', detail: `last-seq ${t.last_seq} under channel hash ${ch} that no known channel has`, node_id: t.node_id, shard: t.shard });
+        if (t.last_seq > 0)
+          f.block({
+            code: 'unresolved_channel_tail',
+            detail: `last-seq ${t.last_seq} under channel hash ${ch} that no known channel has`,
+            node_id: t.node_id,
+            shard: t.shard,
+          });
         continue;
       }
       t.channel_id = id;
@@ -119,11 +168,25 @@ export function writeResolved(c: Collector, out: Record<RecordFile, JsonlWriter>
       t.channel_type = known.type;
     }
     if (t.clipped > 0) {
-      f.warn({ code: 'rows_above_tail', detail: `${t.clipped} message rows above last-seq ${t.last_seq}; v2 never shows them, they are not carried`, node_id: t.node_id, shard: t.shard, channel_id: t.v2_channel_id, channel_type: t.channel_type });
+      f.warn({
+        code: 'rows_above_tail',
+        detail: `${t.clipped} message rows above last-seq ${t.last_seq}; v2 never shows them, they are not carried`,
+        node_id: t.node_id,
+        shard: t.shard,
+        channel_id: t.v2_channel_id,
+        channel_type: t.channel_type,
+      });
     }
     const rec: TailRecord = {
-      node_id: t.node_id, shard: t.shard, channel_id: t.channel_id, v2_channel_id: t.v2_channel_id!, channel_type: t.channel_type!,
-      last_seq: t.last_seq, set_time_ns: t.set_time_ns, messages: t.messages, clipped: t.clipped,
+      node_id: t.node_id,
+      shard: t.shard,
+      channel_id: t.channel_id,
+      v2_channel_id: t.v2_channel_id!,
+      channel_type: t.channel_type!,
+      last_seq: t.last_seq,
+      set_time_ns: t.set_time_ns,
+      messages: t.messages,
+      clipped: t.clipped,
     };
     out.tails.write(rec);
   }

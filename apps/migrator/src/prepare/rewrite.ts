@@ -14,7 +14,12 @@ import { readLines } from './read-lines.ts';
  * remains) and each dropped line goes, complete, to the excluded records.
  * Tail counts follow. Returns the new writer and how many rows moved.
  */
-export async function applyDrops(path: string, drops: Drops, excludedOut: JsonlWriter, tails: Map<string, TailState>): Promise<{ writer: JsonlWriter; moved: number }> {
+export async function applyDrops(
+  path: string,
+  drops: Drops,
+  excludedOut: JsonlWriter,
+  tails: Map<string, TailState>,
+): Promise<{ writer: JsonlWriter; moved: number }> {
   const old = `${path}.before-drops`;
   renameSync(path, old);
   const writer = new JsonlWriter(path);
@@ -28,7 +33,9 @@ export async function applyDrops(path: string, drops: Drops, excludedOut: JsonlW
       continue;
     }
     const key = aggregateKey.message(ch, m.message_seq).toString('base64');
-    excludedOut.writeLine(`{"kind":"message","reason":${jsonString(reason)},"node_id":${m.node_id},"shard":${m.shard},"key":"${key}","record":${line}}`);
+    excludedOut.writeLine(
+      `{"kind":"message","reason":${jsonString(reason)},"node_id":${m.node_id},"shard":${m.shard},"key":"${key}","record":${line}}`,
+    );
     const tail = tails.get(ch);
     if (tail) tail.messages--;
     moved++;

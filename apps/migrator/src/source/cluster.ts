@@ -50,7 +50,10 @@ export function readTopology(sources: ReadonlyArray<{ node_id: number; data_dir:
   const problems: string[] = [];
   const files = sources.map((s) => ({ s, file: join(s.data_dir, REMOTE_JSON) })).filter(({ file }) => existsSync(file));
   if (files.length === 0) {
-    if (sources.length > 1) problems.push(`plan.sources: ${sources.length} source nodes but none has ${REMOTE_JSON}: without the cluster topology no replica can be chosen`);
+    if (sources.length > 1)
+      problems.push(
+        `plan.sources: ${sources.length} source nodes but none has ${REMOTE_JSON}: without the cluster topology no replica can be chosen`,
+      );
     return { problems };
   }
   const versions: Record<string, number> = {};
@@ -82,16 +85,25 @@ export function readTopology(sources: ReadonlyArray<{ node_id: number; data_dir:
     nodes,
     slot_count: Number(j.slotCount ?? 64),
     slots: (j.slots ?? []).map((x) => ({
-      id: Number(x.id ?? 0), leader: Number(x.leader ?? 0), term: Number(x.term ?? 0),
-      replicas: (x.replicas ?? []).map(Number), learners: (x.learners ?? []).map(Number),
+      id: Number(x.id ?? 0),
+      leader: Number(x.leader ?? 0),
+      term: Number(x.term ?? 0),
+      replicas: (x.replicas ?? []).map(Number),
+      learners: (x.learners ?? []).map(Number),
     })),
   };
   const named = new Set(sources.map((s) => s.node_id));
   const missing = nodes.filter((n) => !named.has(n));
   if (missing.length > 0) {
-    problems.push(`plan.sources: the cluster (remote.json version ${best.version}) has nodes [${nodes.join(', ')}] but the plan names [${[...named].sort((a, b) => a - b).join(', ')}]: every node must be named (missing ${missing.join(', ')}); one node's copy may be stale or lagging`);
+    problems.push(
+      `plan.sources: the cluster (remote.json version ${best.version}) has nodes [${nodes.join(', ')}] but the plan names [${[...named].sort((a, b) => a - b).join(', ')}]: every node must be named (missing ${missing.join(', ')}); one node's copy may be stale or lagging`,
+    );
   }
-  for (const s of sources) if (!nodes.includes(s.node_id)) problems.push(`plan.sources: node ${s.node_id} is not a node of the cluster (remote.json version ${best.version} lists [${nodes.join(', ')}])`);
+  for (const s of sources)
+    if (!nodes.includes(s.node_id))
+      problems.push(
+        `plan.sources: node ${s.node_id} is not a node of the cluster (remote.json version ${best.version} lists [${nodes.join(', ')}])`,
+      );
   return { topology, problems };
 }
 
@@ -116,7 +128,9 @@ export function readSlotLogs(dataDir: string, slotCount: number): Map<number, Sl
   };
   const root = join(dataDir, 'cluster', 'logdb');
   if (!existsSync(root)) return out;
-  for (const name of readdirSync(root).filter((n) => /^shard\d{3}$/.test(n)).sort()) {
+  for (const name of readdirSync(root)
+    .filter((n) => /^shard\d{3}$/.test(n))
+    .sort()) {
     const db = openPebble(join(root, name));
     try {
       for (const e of db.iterate({ start: Uint8Array.of(1, 1, 0, 0), end: Uint8Array.of(1, 1, 0, 1) })) {

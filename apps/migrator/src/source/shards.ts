@@ -13,9 +13,12 @@ export function wkdbDir(dataDir: string): string {
 export function listShards(dataDir: string): { shards: string[]; problem?: string } {
   const dir = wkdbDir(dataDir);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return { shards: [], problem: `${dir} does not exist (not a v2 data dir)` };
-  const names = readdirSync(dir).filter((n) => /^shard\d{3}$/.test(n)).sort();
+  const names = readdirSync(dir)
+    .filter((n) => /^shard\d{3}$/.test(n))
+    .sort();
   for (let i = 0; i < names.length; i++) {
-    if (names[i] !== `shard${String(i).padStart(3, '0')}`) return { shards: [], problem: `${dir}: shard directories are not numbered 000..${names.length - 1}` };
+    if (names[i] !== `shard${String(i).padStart(3, '0')}`)
+      return { shards: [], problem: `${dir}: shard directories are not numbered 000..${names.length - 1}` };
   }
   if (names.length === 0) return { shards: [], problem: `${dir} holds no shard directories` };
   return { shards: names.map((n) => join(dir, n)) };

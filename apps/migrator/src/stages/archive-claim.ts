@@ -25,17 +25,26 @@ export async function claimArchive(archive: string, id: ExportIdentity): Promise
   if (existsSync(archive)) {
     const mark = join(archive, EXPORT_PARTIAL_FILE);
     const prior = existsSync(mark) ? readJsonFile<ExportIdentity>(mark) : undefined;
-    const same = prior !== undefined && prior.plan_sha256 === id.plan_sha256 && prior.seal_sha256 === id.seal_sha256 && prior.tool_commit === id.tool_commit;
+    const same =
+      prior !== undefined &&
+      prior.plan_sha256 === id.plan_sha256 &&
+      prior.seal_sha256 === id.seal_sha256 &&
+      prior.tool_commit === id.tool_commit;
     if (existsSync(join(archive, 'COMPLETE')) && (same || prior === undefined)) {
       const manifest = openArchive(archive, id.plan_sha256);
-      if (manifest.seal_sha256 !== id.seal_sha256) throw new StageError([`archive ${archive} is complete but was exported from another prepare (its seal differs); use a new archive directory`]);
+      if (manifest.seal_sha256 !== id.seal_sha256)
+        throw new StageError([
+          `archive ${archive} is complete but was exported from another prepare (its seal differs); use a new archive directory`,
+        ]);
       if (prior) rmSync(mark);
       progress(`export: ${archive} is already complete for this seal; every file rechecked`);
       return manifest;
     }
     if (!same) {
       const empty = readdirSync(archive).length === 0 ? ' (empty)' : '';
-      throw new StageError([`archive ${archive} already exists${empty} and is not an interrupted export of this plan and seal; every export needs a new archive directory`]);
+      throw new StageError([
+        `archive ${archive} already exists${empty} and is not an interrupted export of this plan and seal; every export needs a new archive directory`,
+      ]);
     }
     progress(`export: discarding the interrupted export in ${archive}; writing it again`);
     rmSync(archive, { recursive: true, force: true });

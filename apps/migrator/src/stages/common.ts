@@ -81,7 +81,8 @@ function fsProblems(json: unknown, stage: PlanStage): string[] {
   const nodes = Array.isArray(p?.target?.nodes) ? p.target.nodes : [];
   for (const [i, n] of nodes.entries()) {
     if (typeof n?.data_dir !== 'string' || !isAbsolute(n.data_dir)) continue;
-    if (stage === 'verify' && !existsSync(n.data_dir)) out.push(`plan.target.nodes[${i}].data_dir: ${n.data_dir} does not exist (nothing imported)`);
+    if (stage === 'verify' && !existsSync(n.data_dir))
+      out.push(`plan.target.nodes[${i}].data_dir: ${n.data_dir} does not exist (nothing imported)`);
     if ((stage === 'prepare' || stage === 'export') && existsSync(n.data_dir)) {
       out.push(`plan.target.nodes[${i}].data_dir: ${n.data_dir} already exists; targets must be new`);
     }

@@ -24,11 +24,19 @@ export interface ExportMapReport extends ReportBase {
  * and checks them against the files prepare sealed into the archive. Status
  * `mapped`; a plan without `compact_sequences` has no mapping to rebuild.
  */
-export async function runExportMap(planFile: string, workspace: string, archive: string, report: ExportMapReport, ctx: StageContext): Promise<void> {
+export async function runExportMap(
+  planFile: string,
+  workspace: string,
+  archive: string,
+  report: ExportMapReport,
+  ctx: StageContext,
+): Promise<void> {
   const loaded = loadPlan(planFile, { workspace, archive }, 'export-map');
   report.plan_sha256 = loaded.sha256;
   if (loaded.plan.messages?.compact_sequences !== true) {
-    throw new StageError(['plan.messages.compact_sequences is not set: the plan renumbers nothing, so there is no sequence mapping to rebuild']);
+    throw new StageError([
+      'plan.messages.compact_sequences is not set: the plan renumbers nothing, so there is no sequence mapping to rebuild',
+    ]);
   }
   openStageWorkspace(workspace, 'export-map', loaded, archive);
   ctx.ownsWorkspace = true;
@@ -43,10 +51,14 @@ export async function runExportMap(planFile: string, workspace: string, archive:
   for (const p of proof) pw.write(p);
   const [md, pd] = await Promise.all([mw.close(), pw.close()]);
   report.sequence_mapping = { mapping: { file: files.mapping, ...md }, duplicate_chain_proof: { file: files.proof, ...pd } };
-  progress(`export-map: ${md.count} mapping lines and ${pd.count} chain proof lines rebuilt from the archive in ${Date.now() - t0} ms (${Math.round((md.count * 1000) / Math.max(1, Date.now() - t0))}/s)`);
+  progress(
+    `export-map: ${md.count} mapping lines and ${pd.count} chain proof lines rebuilt from the archive in ${Date.now() - t0} ms (${Math.round((md.count * 1000) / Math.max(1, Date.now() - t0))}/s)`,
+  );
   const problems: string[] = [];
-  if (md.sha256 !== manifest.files.sequence_mapping.sha256 || md.count !== manifest.files.sequence_mapping.count) problems.push('the rebuilt sequence_mapping.jsonl differs from the archive\'s records/sequence_mapping.jsonl');
-  if (pd.sha256 !== manifest.files.duplicate_chain_proof.sha256 || pd.count !== manifest.files.duplicate_chain_proof.count) problems.push('the rebuilt duplicate_chain_proof.jsonl differs from the archive\'s records/duplicate_chain_proof.jsonl');
+  if (md.sha256 !== manifest.files.sequence_mapping.sha256 || md.count !== manifest.files.sequence_mapping.count)
+    problems.push("the rebuilt sequence_mapping.jsonl differs from the archive's records/sequence_mapping.jsonl");
+  if (pd.sha256 !== manifest.files.duplicate_chain_proof.sha256 || pd.count !== manifest.files.duplicate_chain_proof.count)
+    problems.push("the rebuilt duplicate_chain_proof.jsonl differs from the archive's records/duplicate_chain_proof.jsonl");
   report.matches_archive = problems.length === 0;
   if (problems.length > 0) throw new StageError(problems);
   report.status = 'mapped';

@@ -28,7 +28,8 @@ export interface ExportReport extends ReportBase {
 /** The seal of a prepare workspace, with what does not match the plan, the tool or the prepare report. */
 function readSeal(workspace: string, planSha: string): { seal: ArchiveSeal; problems: string[] } {
   const sealFile = join(workspace, 'archive_seal.json');
-  if (!existsSync(sealFile)) throw new StageError([`workspace ${workspace} has no archive_seal.json: run prepare (without blockers) first`]);
+  if (!existsSync(sealFile))
+    throw new StageError([`workspace ${workspace} has no archive_seal.json: run prepare (without blockers) first`]);
   const seal = readJsonFile<ArchiveSeal>(sealFile);
   const problems: string[] = [];
   if (seal.plan_sha256 !== planSha) problems.push('the plan changed since prepare (plan SHA-256 differs from the seal)');
@@ -49,7 +50,10 @@ async function checkSources(workspace: string, seal: ArchiveSeal, now: Promise<F
   const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
   const current = await now;
-  const holders = await lockHolders(shardDirs.flat().map((dir) => join(dir, 'LOCK')), locks);
+  const holders = await lockHolders(
+    shardDirs.flat().map((dir) => join(dir, 'LOCK')),
+    locks,
+  );
   const problems: string[] = [];
   for (const [i, s] of seal.sources.entries()) {
     for (const dir of shardDirs[i]!) {
@@ -58,7 +62,9 @@ async function checkSources(workspace: string, seal: ArchiveSeal, now: Promise<F
     }
     const before = fingerprints[String(s.node_id)] ?? [];
     if (treeDigest(current[i]!) !== s.fingerprint_sha256 || treeDigest(before) !== s.fingerprint_sha256) {
-      problems.push(`source node ${s.node_id} changed since prepare: ${treeChanges(before, current[i]!).slice(0, 5).join(', ') || 'fingerprint differs'}`);
+      problems.push(
+        `source node ${s.node_id} changed since prepare: ${treeChanges(before, current[i]!).slice(0, 5).join(', ') || 'fingerprint differs'}`,
+      );
     }
   }
   return problems;
@@ -130,7 +136,11 @@ export async function runExport(planFile: string, workspace: string, archive: st
   now.catch(() => undefined);
   if (problems.length > 0) throw new StageError([...problems, ...(await checkSources(workspace, seal, now, locks))]);
   report.selection_digest = seal.selection_digest;
-  const id: ExportIdentity = { plan_sha256: loaded.sha256, seal_sha256: sha256(readFileSync(join(workspace, 'archive_seal.json'))), tool_commit: toolIdentity().commit };
+  const id: ExportIdentity = {
+    plan_sha256: loaded.sha256,
+    seal_sha256: sha256(readFileSync(join(workspace, 'archive_seal.json'))),
+    tool_commit: toolIdentity().commit,
+  };
   const done = await claimArchive(archive, id);
   if (done) {
     report.reused = true;
@@ -150,7 +160,14 @@ export async function runExport(planFile: string, workspace: string, archive: st
   report.status = 'exported';
 }
 
-async function writeArchive(workspace: string, archive: string, seal: ArchiveSeal, now: Promise<FileFingerprint[][]>, locks: LockTable, planSha: string): Promise<void> {
+async function writeArchive(
+  workspace: string,
+  archive: string,
+  seal: ArchiveSeal,
+  now: Promise<FileFingerprint[][]>,
+  locks: LockTable,
+  planSha: string,
+): Promise<void> {
   const t0 = Date.now();
   const records = archiveRecords(archive);
   mkdirSync(records, { mode: 0o700 });

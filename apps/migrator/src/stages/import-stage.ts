@@ -25,7 +25,13 @@ export interface ImportReport extends ReportBase {
  * prepare workspace), writes every target node's data directory; targets
  * stay stopped. Status `imported`.
  */
-export async function runImport(planFile: string, workspace: string, archive: string, report: ImportReport, ctx: StageContext): Promise<void> {
+export async function runImport(
+  planFile: string,
+  workspace: string,
+  archive: string,
+  report: ImportReport,
+  ctx: StageContext,
+): Promise<void> {
   const loaded = loadPlan(planFile, { workspace, archive }, 'import');
   report.plan_sha256 = loaded.sha256;
   openStageWorkspace(workspace, 'import', loaded, archive);
@@ -35,7 +41,9 @@ export async function runImport(planFile: string, workspace: string, archive: st
   report.retained_messages = manifest.retained_messages;
   const t = loaded.plan.target;
   if (t.nodes.length > 1) {
-    throw new StageError([`the target has ${t.nodes.length} nodes: multi-node targets need the cluster store (PostgreSQL), which this release does not write; nothing was imported`]);
+    throw new StageError([
+      `the target has ${t.nodes.length} nodes: multi-node targets need the cluster store (PostgreSQL), which this release does not write; nothing was imported`,
+    ]);
   }
   const cluster: ClusterMeta = {
     cluster_id: t.cluster_id,
@@ -55,7 +63,9 @@ export async function runImport(planFile: string, workspace: string, archive: st
     progress(`import: node ${n.node_id} → ${n.data_dir}`);
     const t0 = Date.now();
     const result = await writeNode(n.data_dir, n.node_id, cluster, identity, archiveRecords(archive), policyOf(loaded.plan));
-    progress(`import: node ${n.node_id} ${result.reused ? 'already imported; fingerprint checked' : 'written'}: ${manifest.retained_messages} messages (${rate(manifest.retained_messages, Date.now() - t0)}), content ${result.content_sha256.slice(0, 12)}`);
+    progress(
+      `import: node ${n.node_id} ${result.reused ? 'already imported; fingerprint checked' : 'written'}: ${manifest.retained_messages} messages (${rate(manifest.retained_messages, Date.now() - t0)}), content ${result.content_sha256.slice(0, 12)}`,
+    );
     report.targets.push(result);
   }
   const first = report.targets[0]?.derived ?? {};

@@ -82,7 +82,9 @@ export async function runPrepare(planFile: string, workspace: string, report: Pr
   report.resolution_patch = attachResolutions(loaded.plan, outcome.blockers, outcome.warnings);
   if (outcome.blockers.length > 0) {
     report.status = 'blocked';
-    report.errors.push(`${outcome.blockers.length} blockers: the strict default path cannot carry this data over exactly; nothing may be exported`);
+    report.errors.push(
+      `${outcome.blockers.length} blockers: the strict default path cannot carry this data over exactly; nothing may be exported`,
+    );
     return;
   }
   report.status = 'prepared';

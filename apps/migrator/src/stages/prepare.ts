@@ -15,9 +15,7 @@ import { fingerprintTree, hashTree, listTree, treeChanges, treeDigest, type File
 import { lockHolders, type LockTable } from '../source/lock.ts';
 import { listShards } from '../source/shards.ts';
 import { SCAN_WORKERS_MIN_BYTES, ShardScan } from '../v2/scan-pool.ts';
-import {
-  progress, rate, StageError, type LoadedPlan,
-} from './common.ts';
+import { progress, rate, StageError, type LoadedPlan } from './common.ts';
 import { openStageWorkspace } from './workspace.ts';
 import { closeRecordWriters, openRecordWriters, selectionDigest, type FileDigests } from './records-dir.ts';
 
@@ -65,12 +63,17 @@ export type ScanMode = 'prepare' | 'diagnose';
  * on sources that passed the other checks) runs before the lock table is
  * awaited; what it throws is thrown after the lock problems.
  */
-async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () => void): Promise<{ shardDirs: string[][]; topology?: Topology }> {
+async function checkSources(
+  loaded: LoadedPlan,
+  locks: LockTable,
+  meanwhile: () => void,
+): Promise<{ shardDirs: string[][]; topology?: Topology }> {
   const problems: string[] = [];
   const all = loaded.plan.sources.map((s) => listShards(s.data_dir));
   const topo = readTopology(loaded.plan.sources);
   problems.push(...topo.problems);
-  const shapeOk = topo.problems.length === 0 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
+  const shapeOk =
+    topo.problems.length === 0 && all.every(({ shards, problem }, i) => !problem && shards.length === loaded.plan.sources[i]!.shard_count);
   let failure: unknown;
   if (shapeOk) {
     try {
@@ -80,12 +83,17 @@ async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () 
     }
   }
   const clusterDbs = loaded.plan.sources.map((s) => clusterDbDirs(s.data_dir));
-  const holders = await lockHolders([...all.flatMap(({ shards }) => shards), ...clusterDbs.flat()].map((dir) => join(dir, 'LOCK')), locks);
+  const holders = await lockHolders(
+    [...all.flatMap(({ shards }) => shards), ...clusterDbs.flat()].map((dir) => join(dir, 'LOCK')),
+    locks,
+  );
   for (const [i, s] of loaded.plan.sources.entries()) {
     const { shards, problem } = all[i]!;
     if (problem) problems.push(`source node ${s.node_id}: ${problem}`);
     else if (shards.length !== s.shard_count) {
-      problems.push(`source node ${s.node_id}: plan says shard_count ${s.shard_count} but ${s.data_dir} has ${shards.length} shard directories`);
+      problems.push(
+        `source node ${s.node_id}: plan says shard_count ${s.shard_count} but ${s.data_dir} has ${shards.length} shard directories`,
+      );
     }
     for (const dir of [...shards, ...clusterDbs[i]!]) {
       const holder = holders.get(join(dir, 'LOCK'));
@@ -100,7 +108,11 @@ async function checkSources(loaded: LoadedPlan, locks: LockTable, meanwhile: () 
 /** The cluster Pebble DBs of a node data dir (slot logs, config log), for the LOCK check. */
 function clusterDbDirs(dataDir: string): string[] {
   const logdb = join(dataDir, 'cluster', 'logdb');
-  const out = existsSync(logdb) ? readdirSync(logdb).filter((n) => /^shard\d{3}$/.test(n)).map((n) => join(logdb, n)) : [];
+  const out = existsSync(logdb)
+    ? readdirSync(logdb)
+        .filter((n) => /^shard\d{3}$/.test(n))
+        .map((n) => join(logdb, n))
+    : [];
   const cfg = join(dataDir, 'cluster', 'config', 'cfglogdb');
   return existsSync(cfg) ? [...out, cfg] : out;
 }
@@ -110,7 +122,12 @@ function clusterDbDirs(dataDir: string): string[] {
  * tables and writes the record files into `recordsDir`. `locks`: the lock
  * table, read when the stage started.
  */
-export async function collectRecords(loaded: LoadedPlan, recordsDir: string, locks: LockTable, mode: ScanMode = 'prepare'): Promise<PrepareOutcome> {
+export async function collectRecords(
+  loaded: LoadedPlan,
+  recordsDir: string,
+  locks: LockTable,
+  mode: ScanMode = 'prepare',
+): Promise<PrepareOutcome> {
   // the sources are listed, then hashed on the hashing thread while they are read here
   const bytes: number[] = [];
   let hashed: Promise<FileFingerprint[][]> = Promise.resolve([]);
@@ -136,7 +153,13 @@ export async function collectRecords(loaded: LoadedPlan, recordsDir: string, loc
 }
 
 async function scanAndFinish(
-  loaded: LoadedPlan, recordsDir: string, shardDirs: string[][], bytes: number[], hashed: Promise<FileFingerprint[][]>, ctx: FinishContext, mode: ScanMode,
+  loaded: LoadedPlan,
+  recordsDir: string,
+  shardDirs: string[][],
+  bytes: number[],
+  hashed: Promise<FileFingerprint[][]>,
+  ctx: FinishContext,
+  mode: ScanMode,
   topology: Topology | undefined,
 ): Promise<PrepareOutcome> {
   const writers = openRecordWriters(recordsDir);
@@ -152,10 +175,22 @@ async function scanAndFinish(
     const nodeRecords = join(recordsDir, '..', 'nodes', `node-${s.node_id}`);
     if (multi) mkdirSync(dirname(nodeRecords), { recursive: true, mode: 0o700 });
     const out = multi ? openRecordWriters(nodeRecords) : writers;
-    const c = new Collector(s.node_id, dirs.length, out.messages, out.archived, { policy: ctx.policy, quarantine: ctx.quarantine, excludedOut: out.excluded, keepLog: multi });
+    const c = new Collector(s.node_id, dirs.length, out.messages, out.archived, {
+      policy: ctx.policy,
+      quarantine: ctx.quarantine,
+      excludedOut: out.excluded,
+      keepLog: multi,
+    });
     collector = c;
     if (multi) scans.push({ node_id: s.node_id, collector: c, records: nodeRecords, writers: out });
-    const summary: SourceSummary = { node_id: s.node_id, data_dir: s.data_dir, shards: dirs.length, format_major_versions: [], keys_read: 0, fingerprint_sha256: '' };
+    const summary: SourceSummary = {
+      node_id: s.node_id,
+      data_dir: s.data_dir,
+      shards: dirs.length,
+      format_major_versions: [],
+      keys_read: 0,
+      fingerprint_sha256: '',
+    };
     const scan = new ShardScan(dirs, bytes[i]! >= SCAN_WORKERS_MIN_BYTES);
     try {
       for (const [shard, dir] of dirs.entries()) {
@@ -171,7 +206,9 @@ async function scanAndFinish(
         }
         summary.keys_read += read.keys;
         const ms = Date.now() - started;
-        progress(`prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${read.keys} keys read; ${c.retained} messages so far (${rate(c.retained, ms)})`);
+        progress(
+          `prepare: node ${s.node_id} shard ${shard + 1}/${dirs.length}: ${read.keys} keys read; ${c.retained} messages so far (${rate(c.retained, ms)})`,
+        );
       }
     } finally {
       scan.close();
@@ -197,11 +234,17 @@ async function scanAndFinish(
   if (multi) {
     for (const sc of scans) await closeRecordWriters(sc.writers!);
     const slotLogs = new Map(loaded.plan.sources.map((s) => [s.node_id, readSlotLogs(s.data_dir, topology.slot_count)]));
-    c = new Collector(0, 0, writers.messages, writers.archived, { policy: ctx.policy, quarantine: ctx.quarantine, excludedOut: writers.excluded });
+    c = new Collector(0, 0, writers.messages, writers.archived, {
+      policy: ctx.policy,
+      quarantine: ctx.quarantine,
+      excludedOut: writers.excluded,
+    });
     const merged = mergeNodes(topology, slotLogs, scans, c, writers, loaded.plan.metadata?.conversation_replicas ?? []);
     if (merged.problems.length > 0) throw new StageError(merged.problems);
     authority = merged.report;
-    progress(`prepare: ${scans.length} nodes merged: ${merged.report.channels.length} channels, ${c.retained} committed messages, ${merged.report.slots_diverging.length} slots diverging`);
+    progress(
+      `prepare: ${scans.length} nodes merged: ${merged.report.channels.length} channels, ${c.retained} committed messages, ${merged.report.slots_diverging.length} slots diverging`,
+    );
   }
   writers.archived.close().catch(() => undefined);
   const finished = await finishRecords(c, writers, recordsDir, ctx);
@@ -212,13 +255,21 @@ async function scanAndFinish(
   const missing = findMissingConversations(recordsDir, ctx.policy);
   if (missing.problems.length > 0) throw new StageError(missing.problems);
   for (const m of missing.missing) {
-    const entry = { capture_digest: m.capture_digest, uid_sha256: m.uid_sha256, channel_sha256: m.channel_sha256, retained_tail: m.retained_tail };
+    const entry = {
+      capture_digest: m.capture_digest,
+      uid_sha256: m.uid_sha256,
+      channel_sha256: m.channel_sha256,
+      retained_tail: m.retained_tail,
+    };
     c.findings.warn({
       code: 'missing_conversation',
       detail: m.hidden
         ? `live member without a v2 conversation (deleted, or joined after the last message): hidden until a new message, its history up to seq ${m.retained_tail} no longer pulled`
         : 'live member without a v2 conversation: kept visible (metadata.missing_conversations)',
-      uid: m.uid, channel_id: m.channel_id, channel_type: m.channel_type, evidence: { ...entry, hidden: m.hidden },
+      uid: m.uid,
+      channel_id: m.channel_id,
+      channel_type: m.channel_type,
+      evidence: { ...entry, hidden: m.hidden },
     });
   }
   const now = await after;

@@ -2,8 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  CLUSTER_META_FILE, DATA_FORMAT_FILE, DATA_FORMAT_VERSION, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
-  type ClusterMeta, type DataFormat, type MigrationMarker,
+  CLUSTER_META_FILE,
+  DATA_FORMAT_FILE,
+  DATA_FORMAT_VERSION,
+  MIGRATION_MARKER_FILE,
+  STARTED_MARKER_FILE,
+  type ClusterMeta,
+  type DataFormat,
+  type MigrationMarker,
 } from '@parley/shared';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
 import { policyOf } from '../policy.ts';
@@ -42,25 +48,40 @@ export function runVerify(planFile: string, workspace: string, archive: string, 
   report.node_count = t.nodes.length;
   const manifestSha = sha256(readFileSync(join(archive, 'manifest.json')));
   const wantCluster = {
-    cluster_id: t.cluster_id, nodes: t.nodes.map((n) => ({ node_id: n.node_id, addr: n.addr })), initial_slot_count: t.slot_count,
-    hash_slot_count: t.hash_slot_count, slot_replica_n: t.replicas, channel_replica_n: t.channel_replicas, created_at: t.created_at,
+    cluster_id: t.cluster_id,
+    nodes: t.nodes.map((n) => ({ node_id: n.node_id, addr: n.addr })),
+    initial_slot_count: t.slot_count,
+    hash_slot_count: t.hash_slot_count,
+    slot_replica_n: t.replicas,
+    channel_replica_n: t.channel_replicas,
+    created_at: t.created_at,
   };
   const problems: string[] = [];
   for (const n of t.nodes) {
     const dir = n.data_dir;
     progress(`verify: node ${n.node_id} (${dir})`);
     const need = [DATA_FORMAT_FILE, MIGRATION_MARKER_FILE, CLUSTER_META_FILE, 'parley.db'].filter((f) => !existsSync(join(dir, f)));
-    if (need.length > 0) { problems.push(`target ${dir}: missing ${need.join(', ')}`); continue; }
-    if (existsSync(join(dir, STARTED_MARKER_FILE))) { problems.push(`target ${dir} has been started; a started target cannot be verified as an initial import`); continue; }
+    if (need.length > 0) {
+      problems.push(`target ${dir}: missing ${need.join(', ')}`);
+      continue;
+    }
+    if (existsSync(join(dir, STARTED_MARKER_FILE))) {
+      problems.push(`target ${dir} has been started; a started target cannot be verified as an initial import`);
+      continue;
+    }
     const format = readJsonFile<DataFormat>(join(dir, DATA_FORMAT_FILE));
-    if (format.data_format !== DATA_FORMAT_VERSION) problems.push(`target ${dir}: data format ${format.data_format}, expected ${DATA_FORMAT_VERSION}`);
+    if (format.data_format !== DATA_FORMAT_VERSION)
+      problems.push(`target ${dir}: data format ${format.data_format}, expected ${DATA_FORMAT_VERSION}`);
     const marker = readJsonFile<MigrationMarker>(join(dir, MIGRATION_MARKER_FILE));
     if (marker.node_id !== n.node_id) problems.push(`target ${dir}: marker node_id ${marker.node_id}, plan says ${n.node_id}`);
     if (marker.plan_sha256 !== loaded.sha256) problems.push(`target ${dir}: imported from another plan`);
     if (marker.archive_manifest_sha256 !== manifestSha) problems.push(`target ${dir}: imported from another archive`);
-    if (marker.selection_digest !== manifest.selection_digest) problems.push(`target ${dir}: marker selection digest differs from the archive`);
-    if (canonicalJson(marker.cluster) !== canonicalJson(wantCluster)) problems.push(`target ${dir}: cluster metadata in the marker differs from the plan`);
-    if (canonicalJson(readJsonFile<ClusterMeta>(join(dir, CLUSTER_META_FILE))) !== canonicalJson(wantCluster)) problems.push(`target ${dir}: cluster.json differs from the plan`);
+    if (marker.selection_digest !== manifest.selection_digest)
+      problems.push(`target ${dir}: marker selection digest differs from the archive`);
+    if (canonicalJson(marker.cluster) !== canonicalJson(wantCluster))
+      problems.push(`target ${dir}: cluster metadata in the marker differs from the plan`);
+    if (canonicalJson(readJsonFile<ClusterMeta>(join(dir, CLUSTER_META_FILE))) !== canonicalJson(wantCluster))
+      problems.push(`target ${dir}: cluster.json differs from the plan`);
     const db = new Database(join(dir, 'parley.db'), { readonly: true, fileMustExist: true });
     const t0 = Date.now();
     try {
@@ -70,12 +91,15 @@ export function runVerify(planFile: string, workspace: string, archive: string, 
       report.mismatches.push(...mismatches.map((m) => ({ ...m, node_id: n.node_id })));
       report.targets.push({ node_id: n.node_id, data_dir: dir, content_sha256: digest.sha256, checked });
       const fields = Object.values(checked).reduce((x, y) => x + y, 0);
-      progress(`verify: node ${n.node_id}: ${manifest.retained_messages} messages and ${fields} fields compared, ${mismatches.length} mismatches (${rate(manifest.retained_messages, Date.now() - t0)})`);
+      progress(
+        `verify: node ${n.node_id}: ${manifest.retained_messages} messages and ${fields} fields compared, ${mismatches.length} mismatches (${rate(manifest.retained_messages, Date.now() - t0)})`,
+      );
     } finally {
       db.close();
     }
   }
-  if (report.mismatches.length > 0) problems.push(`${report.mismatches.length} field mismatches between the archive and the targets (listed in mismatches)`);
+  if (report.mismatches.length > 0)
+    problems.push(`${report.mismatches.length} field mismatches between the archive and the targets (listed in mismatches)`);
   if (problems.length > 0) throw new StageError(problems);
   report.retained_messages = manifest.retained_messages;
   report.verified_message_replicas = manifest.retained_messages * t.channel_replicas;

@@ -6,7 +6,11 @@ import type Database from 'better-sqlite3';
  * the content fingerprint of a target covers exactly these.
  */
 export const TABLES: Array<{ table: string; columns: string[]; order: string }> = [
-  { table: 'devices', columns: ['uid', 'device_flag', 'device_level', 'device_id', 'token_sha256', 'updated_at'], order: 'uid, device_flag' },
+  {
+    table: 'devices',
+    columns: ['uid', 'device_flag', 'device_level', 'device_id', 'token_sha256', 'updated_at'],
+    order: 'uid, device_flag',
+  },
   {
     table: 'channels',
     columns: ['channel_id', 'channel_type', 'ban', 'disband', 'large', 'send_ban', 'allow_stranger', 'created_at', 'updated_at'],
@@ -14,13 +18,38 @@ export const TABLES: Array<{ table: string; columns: string[]; order: string }> 
   },
   {
     table: 'memberships',
-    columns: ['channel_id', 'channel_type', 'uid', 'join_seq', 'read_seq', 'deleted_to_seq', 'activated_at', 'last_send_seq', 'removed', 'unread_count', 'updated_at'],
+    columns: [
+      'channel_id',
+      'channel_type',
+      'uid',
+      'join_seq',
+      'read_seq',
+      'deleted_to_seq',
+      'activated_at',
+      'last_send_seq',
+      'removed',
+      'unread_count',
+      'updated_at',
+    ],
     order: 'channel_id, channel_type, uid',
   },
   { table: 'member_lists', columns: ['channel_id', 'channel_type', 'list', 'uid'], order: 'channel_id, channel_type, list, uid' },
   {
     table: 'messages',
-    columns: ['channel_id', 'channel_type', 'message_seq', 'message_id', 'client_msg_no', 'from_uid', 'setting', 'flags', 'expire', 'topic', 'created_at', 'payload'],
+    columns: [
+      'channel_id',
+      'channel_type',
+      'message_seq',
+      'message_id',
+      'client_msg_no',
+      'from_uid',
+      'setting',
+      'flags',
+      'expire',
+      'topic',
+      'created_at',
+      'payload',
+    ],
     order: 'channel_id, channel_type, message_seq',
   },
   { table: 'channel_log', columns: ['channel_id', 'channel_type', 'tail_seq'], order: 'channel_id, channel_type' },
@@ -48,7 +77,10 @@ export function contentDigest(db: Database.Database): { sha256: string; rows: Re
     text = '';
   };
   for (const t of TABLES) {
-    const stmt = db.prepare(`select ${t.columns.join(', ')} from ${t.table} order by ${t.order}`).raw(true).safeIntegers(true);
+    const stmt = db
+      .prepare(`select ${t.columns.join(', ')} from ${t.table} order by ${t.order}`)
+      .raw(true)
+      .safeIntegers(true);
     let n = 0;
     text += `#${t.table}\n`;
     for (const row of stmt.iterate() as Iterable<unknown[]>) {

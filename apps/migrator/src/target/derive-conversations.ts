@@ -67,7 +67,14 @@ export function applyConversations(records: string, policy: Policy, ctx: Convers
     const ck = channelKey(c.channel_id, c.channel_type);
     const updatedMs = ms(c.updated_at_ns) || ms(c.created_at_ns);
     if (isCmdConversation(c)) {
-      bindings.push({ uid: c.uid, channel_id: c.channel_id, channel_type: c.channel_type, start_seq: 1, ack_seq: ctx.seqs.position(ck, c.readed_to_msg_seq), updated_at: updatedMs });
+      bindings.push({
+        uid: c.uid,
+        channel_id: c.channel_id,
+        channel_type: c.channel_type,
+        start_seq: 1,
+        ack_seq: ctx.seqs.position(ck, c.readed_to_msg_seq),
+        updated_at: updatedMs,
+      });
       continue;
     }
     const m = ctx.member(c.channel_id, c.channel_type, c.uid, ms(c.updated_at_ns));

@@ -39,7 +39,9 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     const prior = devices.get(k);
     if (!prior || BigInt(d.v2_device_id) < BigInt(prior.v2_device_id)) devices.set(k, d);
   }
-  const insDevice = db.prepare('insert into devices (uid, device_flag, device_level, device_id, token_sha256, updated_at) values (?, ?, ?, ?, ?, ?)');
+  const insDevice = db.prepare(
+    'insert into devices (uid, device_flag, device_level, device_id, token_sha256, updated_at) values (?, ?, ?, ?, ?, ?)',
+  );
   const insChannel = db.prepare(
     'insert into channels (channel_id, channel_type, ban, disband, large, send_ban, allow_stranger, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
@@ -50,7 +52,20 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     const k = key(channelId, type, uid);
     let m = members.get(k);
     if (!m) {
-      m = { channel_id: channelId, channel_type: type, uid, join_seq: 1, read_seq: 0, deleted_to_seq: 0, activated_at: 0, last_send_seq: 0, removed: 1, unread_count: 0, updated_at: updatedAt, conversation: false };
+      m = {
+        channel_id: channelId,
+        channel_type: type,
+        uid,
+        join_seq: 1,
+        read_seq: 0,
+        deleted_to_seq: 0,
+        activated_at: 0,
+        last_send_seq: 0,
+        removed: 1,
+        unread_count: 0,
+        updated_at: updatedAt,
+        conversation: false,
+      };
       members.set(k, m);
     }
     m.updated_at = Math.max(m.updated_at, updatedAt);
@@ -64,7 +79,17 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     }
     for (const c of readJsonl<ChannelRecord>(recordPath(records, 'channels'))) {
       const b = (x: boolean) => (x ? 1 : 0);
-      insChannel.run(c.channel_id, c.channel_type, b(c.ban), b(c.disband), b(c.large), b(c.send_ban), b(c.allow_stranger), nsToMs(c.created_at_ns), nsToMs(c.updated_at_ns));
+      insChannel.run(
+        c.channel_id,
+        c.channel_type,
+        b(c.ban),
+        b(c.disband),
+        b(c.large),
+        b(c.send_ban),
+        b(c.allow_stranger),
+        nsToMs(c.created_at_ns),
+        nsToMs(c.updated_at_ns),
+      );
       bump('channels');
     }
     for (const m of readJsonl<MemberRecord>(recordPath(records, 'members'))) {
@@ -93,8 +118,18 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     for (const m of rows) {
       const seq = seqs.add(channelKey(m.channel_id, m.channel_type), m.message_seq);
       insMessage.run(
-        m.channel_id, m.channel_type, seq, BigInt(m.message_id), m.client_msg_no, m.from_uid, m.setting,
-        m.header & FLAG_MASK, m.expire, m.topic, m.timestamp * 1000, Buffer.from(m.payload, 'base64'),
+        m.channel_id,
+        m.channel_type,
+        seq,
+        BigInt(m.message_id),
+        m.client_msg_no,
+        m.from_uid,
+        m.setting,
+        m.header & FLAG_MASK,
+        m.expire,
+        m.topic,
+        m.timestamp * 1000,
+        Buffer.from(m.payload, 'base64'),
       );
       if (m.from_uid !== '' && !m.channel_id.endsWith(CMD_SUFFIX)) {
         const k = key(m.channel_id, m.channel_type, m.from_uid);
@@ -137,11 +172,25 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     `insert into memberships (channel_id, channel_type, uid, join_seq, read_seq, deleted_to_seq, activated_at, last_send_seq, removed, unread_count, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insBinding = db.prepare('insert into cmd_bindings (uid, channel_id, channel_type, start_seq, ack_seq, removed, updated_at) values (?, ?, ?, ?, ?, 0, ?)');
+  const insBinding = db.prepare(
+    'insert into cmd_bindings (uid, channel_id, channel_type, start_seq, ack_seq, removed, updated_at) values (?, ?, ?, ?, ?, 0, ?)',
+  );
   db.transaction(() => {
     for (const [k, m] of members) {
       m.last_send_seq = lastSend.get(k) ?? 0;
-      insMember.run(m.channel_id, m.channel_type, m.uid, m.join_seq, m.read_seq, m.deleted_to_seq, m.activated_at, m.last_send_seq, m.removed, m.unread_count, m.updated_at);
+      insMember.run(
+        m.channel_id,
+        m.channel_type,
+        m.uid,
+        m.join_seq,
+        m.read_seq,
+        m.deleted_to_seq,
+        m.activated_at,
+        m.last_send_seq,
+        m.removed,
+        m.unread_count,
+        m.updated_at,
+      );
       bump('memberships');
     }
     for (const b of bindings) {

@@ -16,7 +16,8 @@ export class SeqMap {
     let list = this.seqs.get(channel);
     if (!list) this.seqs.set(channel, (list = []));
     const prev = list.at(-1);
-    if (prev !== undefined && prev >= v2Seq) throw new Error(`messages of ${channel.replace('\u0000', ' ')} are not in ascending seq order (${v2Seq} after ${prev})`);
+    if (prev !== undefined && prev >= v2Seq)
+      throw new Error(`messages of ${channel.replace('\u0000', ' ')} are not in ascending seq order (${v2Seq} after ${prev})`);
     list.push(v2Seq);
     return this.compact ? list.length : v2Seq;
   }

@@ -2,8 +2,15 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync }
 import { dirname, basename, join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  CLUSTER_META_FILE, DATA_FORMAT_FILE, DATA_FORMAT_VERSION, IMPORT_PARTIAL_FILE, MIGRATION_MARKER_FILE, STARTED_MARKER_FILE,
-  type ClusterMeta, type DataFormat, type MigrationMarker,
+  CLUSTER_META_FILE,
+  DATA_FORMAT_FILE,
+  DATA_FORMAT_VERSION,
+  IMPORT_PARTIAL_FILE,
+  MIGRATION_MARKER_FILE,
+  STARTED_MARKER_FILE,
+  type ClusterMeta,
+  type DataFormat,
+  type MigrationMarker,
 } from '@parley/shared';
 import { openSqlite } from '@parley/server';
 import type { Policy } from '../policy.ts';
@@ -47,15 +54,25 @@ function json(file: string, value: unknown): void {
 function checkExisting(dir: string, identity: ImportIdentity): NodeResult {
   const markerFile = join(dir, MIGRATION_MARKER_FILE);
   if (!existsSync(markerFile)) throw new StageError([`target ${dir} exists without a migration identity; targets must be new`]);
-  if (existsSync(join(dir, STARTED_MARKER_FILE))) throw new StageError([`target ${dir} has been started by the server; a started target is never overwritten or re-imported`]);
+  if (existsSync(join(dir, STARTED_MARKER_FILE)))
+    throw new StageError([`target ${dir} has been started by the server; a started target is never overwritten or re-imported`]);
   const marker = readJsonFile<MigrationMarker>(markerFile);
   const diffs = (['plan_sha256', 'archive_manifest_sha256', 'selection_digest'] as const).filter((k) => marker[k] !== identity[k]);
-  if (diffs.length > 0) throw new StageError([`target ${dir} was imported from another plan or archive (${diffs.join(', ')} differ); use a new target`]);
+  if (diffs.length > 0)
+    throw new StageError([`target ${dir} was imported from another plan or archive (${diffs.join(', ')} differ); use a new target`]);
   const raw = new Database(join(dir, 'parley.db'), { readonly: true, fileMustExist: true });
   try {
     const got = contentDigest(raw);
-    if (got.sha256 !== marker.content_sha256) throw new StageError([`target ${dir}: store content differs from its migration marker (fingerprint mismatch)`]);
-    return { node_id: marker.node_id, data_dir: dir, reused: true, content_sha256: got.sha256, rows: got.rows, derived: marker.derived ?? {} };
+    if (got.sha256 !== marker.content_sha256)
+      throw new StageError([`target ${dir}: store content differs from its migration marker (fingerprint mismatch)`]);
+    return {
+      node_id: marker.node_id,
+      data_dir: dir,
+      reused: true,
+      content_sha256: got.sha256,
+      rows: got.rows,
+      derived: marker.derived ?? {},
+    };
   } finally {
     raw.close();
   }
@@ -80,9 +97,17 @@ export async function writeNode(
     // an interrupted import of this tool: killed before its partial mark was written (empty), while building
     // (the mark), or between removing the mark and the rename (a marker of this same import)
     const entries = readdirSync(work);
-    const marker = existsSync(join(work, MIGRATION_MARKER_FILE)) ? readJsonFile<MigrationMarker>(join(work, MIGRATION_MARKER_FILE)) : undefined;
-    const ours = entries.length === 0 || entries.includes(PARTIAL_MARK) || (marker !== undefined && marker.plan_sha256 === identity.plan_sha256 && marker.archive_manifest_sha256 === identity.archive_manifest_sha256);
-    if (!ours || existsSync(join(work, STARTED_MARKER_FILE))) throw new StageError([`${work} exists and is not an interrupted import of this plan and archive; remove it or use another target`]);
+    const marker = existsSync(join(work, MIGRATION_MARKER_FILE))
+      ? readJsonFile<MigrationMarker>(join(work, MIGRATION_MARKER_FILE))
+      : undefined;
+    const ours =
+      entries.length === 0 ||
+      entries.includes(PARTIAL_MARK) ||
+      (marker !== undefined &&
+        marker.plan_sha256 === identity.plan_sha256 &&
+        marker.archive_manifest_sha256 === identity.archive_manifest_sha256);
+    if (!ours || existsSync(join(work, STARTED_MARKER_FILE)))
+      throw new StageError([`${work} exists and is not an interrupted import of this plan and archive; remove it or use another target`]);
     progress(`import: discarding the interrupted import in ${work}; starting the node again`);
     rmSync(work, { recursive: true });
   }
@@ -110,7 +135,16 @@ export async function writeNode(
   const format: DataFormat = { data_format: DATA_FORMAT_VERSION, created_by: tool, created_at: now };
   json(join(work, DATA_FORMAT_FILE), format);
   json(join(work, CLUSTER_META_FILE), cluster);
-  const marker: MigrationMarker = { identity: 'parley-migration', node_id: nodeId, cluster, ...identity, content_sha256: digest.sha256, derived, imported_at: now, tool };
+  const marker: MigrationMarker = {
+    identity: 'parley-migration',
+    node_id: nodeId,
+    cluster,
+    ...identity,
+    content_sha256: digest.sha256,
+    derived,
+    imported_at: now,
+    tool,
+  };
   json(join(work, MIGRATION_MARKER_FILE), marker);
   rmSync(join(work, PARTIAL_MARK));
   renameSync(work, dir);

@@ -23,7 +23,18 @@ function* numbers(seed: number): Generator<number> {
   }
 }
 
-const samples = ['', 'a', 'u11378', '1741986930@u11378', 'grp-alpha-01____cmd', '群聊-01', 'emoji 😀', 'lone \ud800 surrogate', '\u007f\u0080', 'x'.repeat(300)];
+const samples = [
+  '',
+  'a',
+  'u11378',
+  '1741986930@u11378',
+  'grp-alpha-01____cmd',
+  '群聊-01',
+  'emoji 😀',
+  'lone \ud800 surrogate',
+  '\u007f\u0080',
+  'x'.repeat(300),
+];
 
 describe('v2 hashes', () => {
   it('FNV-1a 64 and FNV-1 32 match the BigInt definitions for ASCII, non-ASCII and malformed text', () => {
@@ -51,7 +62,17 @@ describe('v2 hashes', () => {
     const rnd = numbers(11);
     const bytes = new Uint8Array(10);
     const view = new DataView(bytes.buffer);
-    const cases = [0n, 1n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 10n ** 19n, 2n ** 64n - 1n, 2028498040494493696n, 1772451001425858567n];
+    const cases = [
+      0n,
+      1n,
+      2n ** 53n - 1n,
+      2n ** 53n,
+      2n ** 53n + 1n,
+      10n ** 19n,
+      2n ** 64n - 1n,
+      2028498040494493696n,
+      1772451001425858567n,
+    ];
     for (let i = 0; i < 2000; i++) cases.push((BigInt(rnd.next().value!) << 32n) | BigInt(rnd.next().value!));
     for (let k = 1n; k < 1845n; k += 7n) cases.push(k * 10n ** 16n - 1n, k * 10n ** 16n, (k * 10n ** 16n) / 3n);
     for (let k = 900719n; k < 1844674407n; k = k * 3n + 1n) for (const d of [-1n, 0n, 1n]) cases.push(k * 10n ** 10n + d);

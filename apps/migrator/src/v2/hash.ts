@@ -45,7 +45,9 @@ export function fnv1a64Hex(text: string): string {
     h2 = n2 & 0xffff;
     h3 = n3 & 0xffff;
   }
-  return HEX[h3 >> 8]! + HEX[h3 & 0xff]! + HEX[h2 >> 8]! + HEX[h2 & 0xff]! + HEX[h1 >> 8]! + HEX[h1 & 0xff]! + HEX[h0 >> 8]! + HEX[h0 & 0xff]!;
+  return (
+    HEX[h3 >> 8]! + HEX[h3 & 0xff]! + HEX[h2 >> 8]! + HEX[h2 & 0xff]! + HEX[h1 >> 8]! + HEX[h1 & 0xff]! + HEX[h0 >> 8]! + HEX[h0 & 0xff]!
+  );
 }
 
 /** `ChannelToNum(id, type)`: FNV-1a 64 of `id-type`, the channel hash in keys. */

@@ -157,11 +157,13 @@ export class ShardScan {
     const w = this.workers.find((x) => x.index === owner - 1)!;
     const next = async () => {
       const m = await w.next();
-      if (!('shard' in m) || m.shard !== shard) throw new Error(`scan worker ${w.index}: expected shard ${shard}, got ${JSON.stringify(m).slice(0, 100)}`);
+      if (!('shard' in m) || m.shard !== shard)
+        throw new Error(`scan worker ${w.index}: expected shard ${shard}, got ${JSON.stringify(m).slice(0, 100)}`);
       return m;
     };
     const opened = await next();
-    if (opened.kind === 'unreadable') return { unreadable: `${opened.unsupported ? 'unsupported format' : 'unreadable'}: ${opened.message}` };
+    if (opened.kind === 'unreadable')
+      return { unreadable: `${opened.unsupported ? 'unsupported format' : 'unreadable'}: ${opened.message}` };
     if (opened.kind !== 'open') throw new Error(`scan worker ${w.index}: shard ${shard} did not open (${opened.kind})`);
     if (opened.version > MAX_FORMAT_MAJOR_VERSION) return { version: opened.version };
     const sink = sinkFor();

@@ -16,7 +16,10 @@ const hash = [1, 2, 3, 4, 5, 6, 7, 8];
 function scan(entries: Array<[Uint8Array, Uint8Array]>): unknown[] {
   const calls: unknown[] = [];
   const sink = new Proxy({} as ShardSink, {
-    get: (_t, name) => (...args: unknown[]) => calls.push([name, ...args.map((a) => (a instanceof Uint8Array ? Buffer.from(a).toString('hex') : a))]),
+    get:
+      (_t, name) =>
+      (...args: unknown[]) =>
+        calls.push([name, ...args.map((a) => (a instanceof Uint8Array ? Buffer.from(a).toString('hex') : a))]),
   });
   // the entries (listed in key order) within each range asked for, as the reader gives them
   const cmp = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
@@ -75,10 +78,27 @@ describe('scanShard', () => {
     ]);
     // (the last-seq key sorts after the rows; prepare reads it ahead of them with readTails)
     expect(calls).toEqual([
-      ['message', {
-        ch: '0102030405060708', seq: 7, header: 0x52, setting: 2, expire: 60, message_id: '2028498040494493696', column_seq: 7, client_msg_no: 'cmn-1',
-        timestamp: 0x69a53ba3, channel_id: 'g1', channel_type: 2, topic: 't', from_uid: 'u1', payload: 'aGk=', term: '3', stream_no: '',
-      }],
+      [
+        'message',
+        {
+          ch: '0102030405060708',
+          seq: 7,
+          header: 0x52,
+          setting: 2,
+          expire: 60,
+          message_id: '2028498040494493696',
+          column_seq: 7,
+          client_msg_no: 'cmn-1',
+          timestamp: 0x69a53ba3,
+          channel_id: 'g1',
+          channel_type: 2,
+          topic: 't',
+          from_uid: 'u1',
+          payload: 'aGk=',
+          term: '3',
+          stream_no: '',
+        },
+      ],
       ['tail', '0102030405060708', 9, '1772451001425858567'],
     ]);
   });

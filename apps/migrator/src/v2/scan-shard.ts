@@ -86,7 +86,19 @@ export interface RawConversation {
 /** The columns of a message row the checks read; a scan worker sends the others only inside the encoded tail. */
 export type CheckedMessage = Pick<
   RawMessage,
-  'ch' | 'seq' | 'column_seq' | 'header' | 'channel_id' | 'channel_type' | 'message_id' | 'from_uid' | 'client_msg_no' | 'stream_no' | 'setting' | 'timestamp' | 'term'
+  | 'ch'
+  | 'seq'
+  | 'column_seq'
+  | 'header'
+  | 'channel_id'
+  | 'channel_type'
+  | 'message_id'
+  | 'from_uid'
+  | 'client_msg_no'
+  | 'stream_no'
+  | 'setting'
+  | 'timestamp'
+  | 'term'
 >;
 
 /** Receives the decoded content of one shard, in key order. */
@@ -122,15 +134,22 @@ const LEGACY = new Set([0x1101, 0x1201, 0x1701]);
 /** Row tables: the key length of a column key, 0 for other tables. */
 function rowKeyLength(table: number): number {
   switch (table) {
-    case 0x0101: case 0x0401: case 0x0701: case 0x0801: case 0x0901:
+    case 0x0101:
+    case 0x0401:
+    case 0x0701:
+    case 0x0801:
+    case 0x0901:
       return 22;
-    case 0x0201: case 0x0301: case 0x0601: case 0x0b01: case 0x1001:
+    case 0x0201:
+    case 0x0301:
+    case 0x0601:
+    case 0x0b01:
+    case 0x1001:
       return 14;
     default:
       return 0;
   }
 }
-
 
 /** Whether a column key of the row's table (same table, data type and length) names the row whose key `rowKey` holds. */
 function sameRow(rowKey: Uint8Array, key: Uint8Array): boolean {
@@ -166,52 +185,53 @@ export function scanShard(db: PebbleDb, sink: ShardSink): { keys: number } {
   /** The current row's key (row keys are 14 or 22 bytes, the last two name the column). */
   const rowKey = new Uint8Array(22);
   let keys = 0;
-  for (const range of SCAN_RANGES) for (const { key, value, shared } of db.iterate(range)) {
-    keys++;
-    const table = ((key[0] ?? 0) << 8) | (key[1] ?? 0);
-    const type = key[2];
-    const rowLength = rowKeyLength(table);
-    if (type === 1 && rowLength === key.length) {
-      // the reader often knows the key repeats the previous one's row id (the previous key was this row's)
-      if (!row || row.table !== table || (shared < key.length - 2 && !sameRow(rowKey, key))) {
-        if (row) flush(row, sink);
-        row = { table, data: newData(table, key) };
-        rowKey.set(key);
-      }
-      const col = (key[key.length - 2]! << 8) | key[key.length - 1]!;
-      if (table === 0x0b01) sink.archived('cluster_config', key, value);
-      let known: boolean;
-      try {
-        known = setColumn(table, row.data, col, value);
-      } catch (err) {
-        sink.problem('undecodable_column', key, (err as Error).message);
+  for (const range of SCAN_RANGES)
+    for (const { key, value, shared } of db.iterate(range)) {
+      keys++;
+      const table = ((key[0] ?? 0) << 8) | (key[1] ?? 0);
+      const type = key[2];
+      const rowLength = rowKeyLength(table);
+      if (type === 1 && rowLength === key.length) {
+        // the reader often knows the key repeats the previous one's row id (the previous key was this row's)
+        if (!row || row.table !== table || (shared < key.length - 2 && !sameRow(rowKey, key))) {
+          if (row) flush(row, sink);
+          row = { table, data: newData(table, key) };
+          rowKey.set(key);
+        }
+        const col = (key[key.length - 2]! << 8) | key[key.length - 1]!;
+        if (table === 0x0b01) sink.archived('cluster_config', key, value);
+        let known: boolean;
+        try {
+          known = setColumn(table, row.data, col, value);
+        } catch (err) {
+          sink.problem('undecodable_column', key, (err as Error).message);
+          continue;
+        }
+        if (!known && !SILENT_COLUMNS.has(col) && table !== 0x0b01) {
+          sink.problem('unknown_column', key, `column ${hex4(col)} of table ${hex4(table)}`);
+        }
         continue;
       }
-      if (!known && !SILENT_COLUMNS.has(col) && table !== 0x0b01) {
-        sink.problem('unknown_column', key, `column ${hex4(col)} of table ${hex4(table)}`);
+      if (row) {
+        flush(row, sink);
+        row = undefined;
       }
-      continue;
+      if (table === 0x0101 && type === 4 && key.length === 12) {
+        sink.tail(hex8(key, 4), value.length >= 8 ? u64Num(value, 0) : 0, value.length >= 16 ? u64Dec(value, 8) : '0');
+      } else if ((type === 2 || type === 3) && (rowLength !== 0 || table === 0x1601)) {
+        continue; // secondary and unique indexes: rebuilt from rows
+      } else if (ARCHIVED[table] !== undefined) {
+        sink.archived(ARCHIVED[table], key, value);
+      } else if (IGNORED.has(table)) {
+        continue;
+      } else if (table === 0x1701) {
+        sink.problem('legacy_stream_v2', key, 'legacy StreamV2 table 1701 (v2.2.1-v2.2.3 streams)');
+      } else if (LEGACY.has(table)) {
+        sink.problem('legacy_stream_storage', key, `legacy stream table ${hex4(table)}`);
+      } else {
+        sink.problem('unknown_key', key, `table ${hex4(table)}, data type ${type}, length ${key.length}`);
+      }
     }
-    if (row) {
-      flush(row, sink);
-      row = undefined;
-    }
-    if (table === 0x0101 && type === 4 && key.length === 12) {
-      sink.tail(hex8(key, 4), value.length >= 8 ? u64Num(value, 0) : 0, value.length >= 16 ? u64Dec(value, 8) : '0');
-    } else if ((type === 2 || type === 3) && (rowLength !== 0 || table === 0x1601)) {
-      continue; // secondary and unique indexes: rebuilt from rows
-    } else if (ARCHIVED[table] !== undefined) {
-      sink.archived(ARCHIVED[table], key, value);
-    } else if (IGNORED.has(table)) {
-      continue;
-    } else if (table === 0x1701) {
-      sink.problem('legacy_stream_v2', key, 'legacy StreamV2 table 1701 (v2.2.1-v2.2.3 streams)');
-    } else if (LEGACY.has(table)) {
-      sink.problem('legacy_stream_storage', key, `legacy stream table ${hex4(table)}`);
-    } else {
-      sink.problem('unknown_key', key, `table ${hex4(table)}, data type ${type}, length ${key.length}`);
-    }
-  }
   if (row) flush(row, sink);
   return { keys };
 }

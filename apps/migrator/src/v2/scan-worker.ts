@@ -29,7 +29,10 @@ export type ScanMessage =
   | { gen: number; shard: number; kind: 'error'; message: string };
 
 /** Slots of a job's control array: the abort flag, who claimed each shard (0 nobody, -1 the main thread, w+1 worker w), batches in flight per worker. */
-export function controlSlots(shards: number, workers: number): { abort: number; claim: (shard: number) => number; outstanding: (worker: number) => number; size: number } {
+export function controlSlots(
+  shards: number,
+  workers: number,
+): { abort: number; claim: (shard: number) => number; outstanding: (worker: number) => number; size: number } {
   return { abort: 0, claim: (s) => 1 + s, outstanding: (w) => 1 + shards + w, size: 1 + shards + workers };
 }
 
@@ -48,7 +51,13 @@ export function openShard(dir: string): { db: PebbleDb } | { kind: 'unsupported 
 function scanClaimed(job: ScanJob, index: number, workers: number, shard: number, port: MessagePort): void {
   const opened = openShard(job.dirs[shard]!);
   if (!('db' in opened)) {
-    const m: ScanMessage = { gen: job.gen, shard, kind: 'unreadable', unsupported: opened.kind === 'unsupported format', message: opened.message };
+    const m: ScanMessage = {
+      gen: job.gen,
+      shard,
+      kind: 'unreadable',
+      unsupported: opened.kind === 'unsupported format',
+      message: opened.message,
+    };
     port.postMessage(m);
     return;
   }

@@ -1,6 +1,15 @@
 import type { ByteOut } from '../archive/json-bytes.ts';
 import { messageTailBound, writeMessageTail } from '../archive/record-json.ts';
-import type { CheckedMessage, RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from './scan-shard.ts';
+import type {
+  CheckedMessage,
+  RawChannelInfo,
+  RawConversation,
+  RawDevice,
+  RawMember,
+  RawMessage,
+  RawUser,
+  ShardSink,
+} from './scan-shard.ts';
 
 /**
  * A shard scan recorded as data, so a worker thread can decode a shard while
@@ -89,8 +98,22 @@ export class EventRecorder implements ShardSink, ByteOut {
     const start = this.used;
     writeMessageTail(this, m);
     this.events.push(
-      MESSAGE, m.ch, m.seq, m.column_seq, m.header, m.channel_id, m.channel_type, m.message_id, m.from_uid, m.client_msg_no,
-      m.stream_no, m.setting, m.timestamp, m.term, start, this.used,
+      MESSAGE,
+      m.ch,
+      m.seq,
+      m.column_seq,
+      m.header,
+      m.channel_id,
+      m.channel_type,
+      m.message_id,
+      m.from_uid,
+      m.client_msg_no,
+      m.stream_no,
+      m.setting,
+      m.timestamp,
+      m.term,
+      start,
+      this.used,
     );
     this.full();
   }
@@ -107,8 +130,20 @@ export class EventRecorder implements ShardSink, ByteOut {
 
   channelInfo(c: RawChannelInfo): void {
     this.events.push(
-      CHANNEL_INFO, c.ch, c.channel_id, c.channel_type, c.ban, c.large, c.disband, c.send_ban, c.allow_stranger,
-      c.subscriber_count, c.allowlist_count, c.denylist_count, c.created_at_ns, c.updated_at_ns,
+      CHANNEL_INFO,
+      c.ch,
+      c.channel_id,
+      c.channel_type,
+      c.ban,
+      c.large,
+      c.disband,
+      c.send_ban,
+      c.allow_stranger,
+      c.subscriber_count,
+      c.allowlist_count,
+      c.denylist_count,
+      c.created_at_ns,
+      c.updated_at_ns,
     );
     this.full();
   }
@@ -120,8 +155,17 @@ export class EventRecorder implements ShardSink, ByteOut {
 
   conversation(c: RawConversation): void {
     this.events.push(
-      CONVERSATION, c.v2_id, c.uid, c.type, c.channel_id, c.channel_type, c.unread_count, c.readed_to_msg_seq,
-      c.deleted_at_msg_seq, c.created_at_ns, c.updated_at_ns,
+      CONVERSATION,
+      c.v2_id,
+      c.uid,
+      c.type,
+      c.channel_id,
+      c.channel_type,
+      c.unread_count,
+      c.readed_to_msg_seq,
+      c.deleted_at_msg_seq,
+      c.created_at_ns,
+      c.updated_at_ns,
     );
     this.full();
   }
@@ -169,9 +213,18 @@ export function replay(batch: EventBatch, sink: ReplaySink): void {
     switch (e[i]) {
       case MESSAGE: {
         const m: CheckedMessage = {
-          ch: e[i + 1] as string, seq: e[i + 2] as number, column_seq: e[i + 3] as number, header: e[i + 4] as number,
-          channel_id: e[i + 5] as string, channel_type: e[i + 6] as number, message_id: e[i + 7] as string, from_uid: e[i + 8] as string,
-          client_msg_no: e[i + 9] as string, stream_no: e[i + 10] as string, setting: e[i + 11] as number, timestamp: e[i + 12] as number,
+          ch: e[i + 1] as string,
+          seq: e[i + 2] as number,
+          column_seq: e[i + 3] as number,
+          header: e[i + 4] as number,
+          channel_id: e[i + 5] as string,
+          channel_type: e[i + 6] as number,
+          message_id: e[i + 7] as string,
+          from_uid: e[i + 8] as string,
+          client_msg_no: e[i + 9] as string,
+          stream_no: e[i + 10] as string,
+          setting: e[i + 11] as number,
+          timestamp: e[i + 12] as number,
           term: e[i + 13] as string,
         };
         sink.encodedMessage(m, batch.bytes.subarray(e[i + 14] as number, e[i + 15] as number));
@@ -187,35 +240,66 @@ export function replay(batch: EventBatch, sink: ReplaySink): void {
         i += 1;
         break;
       case USER:
-        sink.user({ uid: e[i + 1] as string, plugin_no: e[i + 2] as string, created_at_ns: e[i + 3] as string, updated_at_ns: e[i + 4] as string });
+        sink.user({
+          uid: e[i + 1] as string,
+          plugin_no: e[i + 2] as string,
+          created_at_ns: e[i + 3] as string,
+          updated_at_ns: e[i + 4] as string,
+        });
         i += 5;
         break;
       case DEVICE:
         sink.device({
-          v2_device_id: e[i + 1] as string, uid: e[i + 2] as string, token: e[i + 3] as string, device_flag: e[i + 4] as number,
-          device_level: e[i + 5] as number, created_at_ns: e[i + 6] as string, updated_at_ns: e[i + 7] as string,
+          v2_device_id: e[i + 1] as string,
+          uid: e[i + 2] as string,
+          token: e[i + 3] as string,
+          device_flag: e[i + 4] as number,
+          device_level: e[i + 5] as number,
+          created_at_ns: e[i + 6] as string,
+          updated_at_ns: e[i + 7] as string,
         });
         i += 8;
         break;
       case CHANNEL_INFO:
         sink.channelInfo({
-          ch: e[i + 1] as string, channel_id: e[i + 2] as string, channel_type: e[i + 3] as number, ban: e[i + 4] as boolean, large: e[i + 5] as boolean,
-          disband: e[i + 6] as boolean, send_ban: e[i + 7] as boolean, allow_stranger: e[i + 8] as boolean, subscriber_count: e[i + 9] as number,
-          allowlist_count: e[i + 10] as number, denylist_count: e[i + 11] as number, created_at_ns: e[i + 12] as string, updated_at_ns: e[i + 13] as string,
+          ch: e[i + 1] as string,
+          channel_id: e[i + 2] as string,
+          channel_type: e[i + 3] as number,
+          ban: e[i + 4] as boolean,
+          large: e[i + 5] as boolean,
+          disband: e[i + 6] as boolean,
+          send_ban: e[i + 7] as boolean,
+          allow_stranger: e[i + 8] as boolean,
+          subscriber_count: e[i + 9] as number,
+          allowlist_count: e[i + 10] as number,
+          denylist_count: e[i + 11] as number,
+          created_at_ns: e[i + 12] as string,
+          updated_at_ns: e[i + 13] as string,
         });
         i += 14;
         break;
       case MEMBER:
         sink.member({
-          list: e[i + 1] as RawMember['list'], ch: e[i + 2] as string, uid: e[i + 3] as string, created_at_ns: e[i + 4] as string, updated_at_ns: e[i + 5] as string,
+          list: e[i + 1] as RawMember['list'],
+          ch: e[i + 2] as string,
+          uid: e[i + 3] as string,
+          created_at_ns: e[i + 4] as string,
+          updated_at_ns: e[i + 5] as string,
         });
         i += 6;
         break;
       case CONVERSATION:
         sink.conversation({
-          v2_id: e[i + 1] as string, uid: e[i + 2] as string, type: e[i + 3] as number, channel_id: e[i + 4] as string, channel_type: e[i + 5] as number,
-          unread_count: e[i + 6] as number, readed_to_msg_seq: e[i + 7] as number, deleted_at_msg_seq: e[i + 8] as number,
-          created_at_ns: e[i + 9] as string, updated_at_ns: e[i + 10] as string,
+          v2_id: e[i + 1] as string,
+          uid: e[i + 2] as string,
+          type: e[i + 3] as number,
+          channel_id: e[i + 4] as string,
+          channel_type: e[i + 5] as number,
+          unread_count: e[i + 6] as number,
+          readed_to_msg_seq: e[i + 7] as number,
+          deleted_at_msg_seq: e[i + 8] as number,
+          created_at_ns: e[i + 9] as string,
+          updated_at_ns: e[i + 10] as string,
         });
         i += 11;
         break;

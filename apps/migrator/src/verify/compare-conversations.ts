@@ -40,15 +40,25 @@ export function compareConversations(c: Checker, records: string, policy: Policy
   const byUid = new Map<string, string[]>();
   let bindings = 0;
   const cmdRows = new Map<string, Row>();
-  for (const r of c.db.prepare('select * from cmd_bindings').iterate() as Iterable<Row>) cmdRows.set(`${String(r.uid)}\u0000${String(r.channel_id)}\u0000${String(r.channel_type)}`, r);
+  for (const r of c.db.prepare('select * from cmd_bindings').iterate() as Iterable<Row>)
+    cmdRows.set(`${String(r.uid)}\u0000${String(r.channel_id)}\u0000${String(r.channel_type)}`, r);
   for (const cv of readJsonl<ConversationRecord>(recordPath(records, 'conversations'))) {
     const key = `${cv.channel_type}/${cv.channel_id}/${cv.uid}`;
     if (cv.type === 1 || cv.channel_id.endsWith(CMD)) {
       bindings++;
       const r = cmdRows.get(`${cv.uid}\u0000${cv.channel_id}\u0000${cv.channel_type}`);
-      if (!r) { c.miss({ table: 'cmd_bindings', key, field: 'command conversation', expected: 'present', actual: 'missing' }); continue; }
+      if (!r) {
+        c.miss({ table: 'cmd_bindings', key, field: 'command conversation', expected: 'present', actual: 'missing' });
+        continue;
+      }
       c.eq('cmd_bindings', key, 'start_seq', 1, r.start_seq);
-      c.eq('cmd_bindings', key, 'ack_seq (v2 read position)', k.positions.position(cv.channel_type, cv.channel_id, cv.readed_to_msg_seq), r.ack_seq);
+      c.eq(
+        'cmd_bindings',
+        key,
+        'ack_seq (v2 read position)',
+        k.positions.position(cv.channel_type, cv.channel_id, cv.readed_to_msg_seq),
+        r.ack_seq,
+      );
       c.eq('cmd_bindings', key, 'removed', 0, r.removed);
       continue;
     }
@@ -97,7 +107,14 @@ export function compareConversations(c: Checker, records: string, policy: Policy
     const key = `${type}/${channel}/${String(r.uid)}`;
     const id = mk(type, channel, String(r.uid));
     present.add(id);
-    if (channel.endsWith(CMD)) c.miss({ table: 'memberships', key, field: 'command log membership', expected: 'none (command conversations are bindings)', actual: 'present' });
+    if (channel.endsWith(CMD))
+      c.miss({
+        table: 'memberships',
+        key,
+        field: 'command log membership',
+        expected: 'none (command conversations are bindings)',
+        actual: 'present',
+      });
     if (k.live.has(id)) c.eq('memberships', key, 'removed (subscriber or chat participant)', 0, r.removed);
     c.eq('memberships', key, 'last_send_seq', k.lastSend.get(id) ?? 0, r.last_send_seq);
     c.eq('memberships', key, 'join_seq', 1, r.join_seq);
@@ -121,7 +138,13 @@ export function compareConversations(c: Checker, records: string, policy: Policy
   }
   for (const m of k.subscribers) {
     if (!present.has(mk(m.channel_type, m.channel_id, m.uid))) {
-      c.miss({ table: 'memberships', key: `${m.channel_type}/${m.channel_id}/${m.uid}`, field: 'subscriber', expected: 'present', actual: 'missing' });
+      c.miss({
+        table: 'memberships',
+        key: `${m.channel_type}/${m.channel_id}/${m.uid}`,
+        field: 'subscriber',
+        expected: 'present',
+        actual: 'missing',
+      });
     }
   }
 }

@@ -3,7 +3,15 @@ import type Database from 'better-sqlite3';
 import { readJsonl } from '../archive/jsonl.ts';
 import type { Policy } from '../policy.ts';
 import { recordPath } from '../stages/records-dir.ts';
-import type { ChannelRecord, CredentialRecord, MappingRecord, MemberRecord, MessageRecord, SystemUidRecord, TailRecord } from '../v2/records.ts';
+import type {
+  ChannelRecord,
+  CredentialRecord,
+  MappingRecord,
+  MemberRecord,
+  MessageRecord,
+  SystemUidRecord,
+  TailRecord,
+} from '../v2/records.ts';
 import { compareConversations } from './compare-conversations.ts';
 import { Positions } from './positions.ts';
 
@@ -37,7 +45,12 @@ export interface Checker {
  * here from the v2 record and the plan's policy, every actual value read back
  * from the store. Row counts must match too (nothing missing, nothing extra).
  */
-export function compareTarget(db: Database.Database, records: string, policy: Policy, limit = 100): { mismatches: Mismatch[]; checked: Record<string, number> } {
+export function compareTarget(
+  db: Database.Database,
+  records: string,
+  policy: Policy,
+  limit = 100,
+): { mismatches: Mismatch[]; checked: Record<string, number> } {
   const mismatches: Mismatch[] = [];
   const checked: Record<string, number> = {};
   const c: Checker = {
@@ -65,7 +78,10 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
   const devStmt = db.prepare('select * from devices where uid = ? and device_flag = ?');
   for (const [k, d] of devices) {
     const r = devStmt.get(d.uid, d.device_flag) as Row | undefined;
-    if (!r) { c.miss({ table: 'devices', key: k, field: 'row', expected: 'present', actual: 'missing' }); continue; }
+    if (!r) {
+      c.miss({ table: 'devices', key: k, field: 'row', expected: 'present', actual: 'missing' });
+      continue;
+    }
     c.eq('devices', k, 'device_level', d.device_level, r.device_level);
     c.eq('devices', k, 'token_sha256', d.token === '' ? '' : sha(d.token), r.token_sha256);
   }
@@ -76,7 +92,10 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
     channels++;
     const k = `${ch.channel_type}/${ch.channel_id}`;
     const r = c.one('select * from channels where channel_id = ? and channel_type = ?', ch.channel_id, ch.channel_type);
-    if (!r) { c.miss({ table: 'channels', key: k, field: 'row', expected: 'present', actual: 'missing' }); continue; }
+    if (!r) {
+      c.miss({ table: 'channels', key: k, field: 'row', expected: 'present', actual: 'missing' });
+      continue;
+    }
     for (const f of ['ban', 'disband', 'large', 'send_ban', 'allow_stranger'] as const) c.eq('channels', k, f, ch[f] ? 1 : 0, r[f]);
   }
   c.count('channels', channels);
@@ -92,7 +111,13 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
       continue;
     }
     lists++;
-    const r = c.one('select 1 as x from member_lists where channel_id = ? and channel_type = ? and list = ? and uid = ?', m.channel_id, m.channel_type, m.list, m.uid);
+    const r = c.one(
+      'select 1 as x from member_lists where channel_id = ? and channel_type = ? and list = ? and uid = ?',
+      m.channel_id,
+      m.channel_type,
+      m.list,
+      m.uid,
+    );
     c.eq('member_lists', k, m.list, 'present', r ? 'present' : 'missing');
   }
   c.count('member_lists', lists);
@@ -105,7 +130,10 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
   c.count('system_uids', sys);
 
   // without renumbering every seq is its own: no extra pass over the messages
-  const positions = Positions.fromMessages(policy.compactSequences ? readJsonl<MessageRecord>(recordPath(records, 'messages')) : [], policy.compactSequences);
+  const positions = Positions.fromMessages(
+    policy.compactSequences ? readJsonl<MessageRecord>(recordPath(records, 'messages')) : [],
+    policy.compactSequences,
+  );
   const target = new ChannelCursor(db);
   const lastSend = new Map<string, number>();
   let messages = 0;
@@ -114,7 +142,10 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
     const seq = positions.targetSeq(m.channel_type, m.channel_id, m.message_seq);
     const k = `${m.channel_type}/${m.channel_id}/${m.message_seq}→${seq}`;
     const r = target.at(m.channel_id, m.channel_type, seq);
-    if (!r) { c.miss({ table: 'messages', key: k, field: 'row', expected: 'present', actual: 'missing' }); continue; }
+    if (!r) {
+      c.miss({ table: 'messages', key: k, field: 'row', expected: 'present', actual: 'missing' });
+      continue;
+    }
     c.eq('messages', k, 'message_id', m.message_id, r.id);
     c.eq('messages', k, 'client_msg_no', m.client_msg_no, r.client_msg_no);
     c.eq('messages', k, 'from_uid', m.from_uid, r.from_uid);
@@ -132,8 +163,16 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
   target.close();
   c.count('messages', messages);
   // every message id is carried once (one query over the id index, not one per message)
-  const reused = db.prepare('select cast(message_id as text) as id, count(*) as n from messages group by message_id having count(*) > 1 limit 5').all() as Array<{ id: string; n: number }>;
-  c.eq('messages', '*', 'message ids used more than once (id index)', 'none', reused.length === 0 ? 'none' : reused.map((r) => `${r.id}×${r.n}`).join(', '));
+  const reused = db
+    .prepare('select cast(message_id as text) as id, count(*) as n from messages group by message_id having count(*) > 1 limit 5')
+    .all() as Array<{ id: string; n: number }>;
+  c.eq(
+    'messages',
+    '*',
+    'message ids used more than once (id index)',
+    'none',
+    reused.length === 0 ? 'none' : reused.map((r) => `${r.id}×${r.n}`).join(', '),
+  );
 
   const tails = new Map<string, number>();
   let logs = 0;
@@ -144,20 +183,42 @@ export function compareTarget(db: Database.Database, records: string, policy: Po
     const r = c.one('select tail_seq from channel_log where channel_id = ? and channel_type = ?', t.channel_id, t.channel_type);
     if (tail > 0) logs++;
     c.eq('channel_log', k, 'tail_seq (commit boundary)', tail > 0 ? tail : 'missing', r?.tail_seq ?? 'missing');
-    const max = c.one('select max(message_seq) as s, count(*) as n from messages where channel_id = ? and channel_type = ?', t.channel_id, t.channel_type);
+    const max = c.one(
+      'select max(message_seq) as s, count(*) as n from messages where channel_id = ? and channel_type = ?',
+      t.channel_id,
+      t.channel_type,
+    );
     c.eq('channel_log', k, 'retained messages', t.messages, max?.n ?? 0);
-    if (Number(max?.s ?? 0) > tail) c.miss({ table: 'messages', key: k, field: 'seq above tail', expected: `<= ${tail}`, actual: String(max?.s) });
+    if (Number(max?.s ?? 0) > tail)
+      c.miss({ table: 'messages', key: k, field: 'seq above tail', expected: `<= ${tail}`, actual: String(max?.s) });
   }
   c.count('channel_log', logs);
 
   compareConversations(c, records, policy, { positions, tails, live, lastSend, subscribers });
   if (policy.compactSequences) {
     // the archive's mapping, written at prepare, against the target: every retained row at its target seq
-    const at = db.prepare('select cast(message_id as text) as id from messages where channel_id = ? and channel_type = ? and message_seq = ?');
+    const at = db.prepare(
+      'select cast(message_id as text) as id from messages where channel_id = ? and channel_type = ? and message_seq = ?',
+    );
     for (const m of readJsonl<MappingRecord>(recordPath(records, 'sequence_mapping'))) {
       const k = `${m.channel_type}/${m.channel_id}/${m.v2_seq}`;
-      c.eq('sequence_mapping', k, 'target_seq (own count)', positions.targetSeq(m.channel_type, m.channel_id, m.v2_seq) === m.target_seq || m.target_seq === 0 ? 'agrees' : `own ${positions.targetSeq(m.channel_type, m.channel_id, m.v2_seq)}`, 'agrees');
-      if (m.target_seq > 0) c.eq('sequence_mapping', k, 'message_id at target_seq', m.message_id, (at.get(m.channel_id, m.channel_type, m.target_seq) as { id: string } | undefined)?.id ?? 'missing');
+      c.eq(
+        'sequence_mapping',
+        k,
+        'target_seq (own count)',
+        positions.targetSeq(m.channel_type, m.channel_id, m.v2_seq) === m.target_seq || m.target_seq === 0
+          ? 'agrees'
+          : `own ${positions.targetSeq(m.channel_type, m.channel_id, m.v2_seq)}`,
+        'agrees',
+      );
+      if (m.target_seq > 0)
+        c.eq(
+          'sequence_mapping',
+          k,
+          'message_id at target_seq',
+          m.message_id,
+          (at.get(m.channel_id, m.channel_type, m.target_seq) as { id: string } | undefined)?.id ?? 'missing',
+        );
       c.eq('sequence_mapping', k, 'boundary_seq', positions.position(m.channel_type, m.channel_id, m.v2_seq), m.boundary_seq);
     }
   }
@@ -177,7 +238,9 @@ class ChannelCursor {
   private pending: Row | undefined;
 
   constructor(db: Database.Database) {
-    this.stmt = db.prepare('select cast(message_id as text) as id, * from messages where channel_id = ? and channel_type = ? order by message_seq');
+    this.stmt = db.prepare(
+      'select cast(message_id as text) as id, * from messages where channel_id = ? and channel_type = ? order by message_seq',
+    );
   }
 
   at(channelId: string, channelType: number, seq: number): Row | undefined {

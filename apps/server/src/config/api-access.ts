@@ -66,7 +66,9 @@ export function parseApiKeys(raw: unknown, fromEnv: boolean): { keys: ApiKey[]; 
     const scopes = Array.isArray(e.scopes) ? e.scopes : [];
     const unknown = scopes.filter((s) => !(API_SCOPES as readonly unknown[]).includes(s));
     if (scopes.length === 0 || unknown.length > 0) {
-      problems.push(`${label}: scopes must be a non-empty list of ${API_SCOPES.join(', ')}${unknown.length ? ` (unknown: ${unknown.map(String).join(', ')})` : ''}`);
+      problems.push(
+        `${label}: scopes must be a non-empty list of ${API_SCOPES.join(', ')}${unknown.length ? ` (unknown: ${unknown.map(String).join(', ')})` : ''}`,
+      );
     }
     if (name && keys.some((k) => k.name === name)) problems.push(`${label}: the name is used twice`);
     if (secret !== '' && keys.some((k) => k.secret === secret)) problems.push(`${label}: the secret is the same as another key's`);
@@ -134,11 +136,13 @@ export function accessProblems(a: {
     );
   }
   if (exposed && a.benchApiToken === '') {
-    if (a.debugApiEnable) problems.push(`observability.debug_api_enable on a non-loopback api.listen_addr (${a.listenHost}) needs bench.api_token`);
+    if (a.debugApiEnable)
+      problems.push(`observability.debug_api_enable on a non-loopback api.listen_addr (${a.listenHost}) needs bench.api_token`);
     if (a.benchApiEnable) problems.push(`bench.api_enable on a non-loopback api.listen_addr (${a.listenHost}) needs bench.api_token`);
   }
   for (const origin of a.corsOrigins) {
-    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/i.test(origin)) problems.push(`api.cors_origins: "${origin}" must be * or scheme://host[:port] with no path`);
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/i.test(origin))
+      problems.push(`api.cors_origins: "${origin}" must be * or scheme://host[:port] with no path`);
   }
   return problems;
 }

@@ -78,13 +78,19 @@ describe('API access settings', () => {
   });
 
   it('reads [[api.keys]] tables from TOML', () => {
-    const file = tomlFile('[[api.keys]]\nname = "a"\nsecret = "aaaaaaaaaaaaaaaaaaaa"\nscopes = ["read"]\n[[api.keys]]\nname = "b"\nsecret = "bbbbbbbbbbbbbbbbbbbb"\nscopes = ["admin"]\n');
+    const file = tomlFile(
+      '[[api.keys]]\nname = "a"\nsecret = "aaaaaaaaaaaaaaaaaaaa"\nscopes = ["read"]\n[[api.keys]]\nname = "b"\nsecret = "bbbbbbbbbbbbbbbbbbbb"\nscopes = ["admin"]\n',
+    );
     expect(loadConfig(file, {}).api.keys.map((k) => k.name)).toEqual(['a', 'b']);
   });
 
   it('refuses a non-loopback listener without keys unless explicitly allowed', () => {
-    expect(problems(() => loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:5001' }))[0]).toMatch(/not a loopback address and no api.keys/);
-    expect(loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:5001', PARLEY_API_ALLOW_UNAUTHENTICATED: 'true' }).api.listen.host).toBe('0.0.0.0');
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:5001' }))[0]).toMatch(
+      /not a loopback address and no api.keys/,
+    );
+    expect(
+      loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '0.0.0.0:5001', PARLEY_API_ALLOW_UNAUTHENTICATED: 'true' }).api.listen.host,
+    ).toBe('0.0.0.0');
     expect(loadConfig(undefined, { PARLEY_API_LISTEN_ADDR: '[::1]:0' }).api.listen.host).toBe('::1');
   });
 
@@ -109,14 +115,20 @@ describe('API access settings', () => {
   });
 
   it('checks cors origins and TLS file pairs, naming the paths', () => {
-    expect(problems(() => loadConfig(undefined, { PARLEY_API_CORS_ORIGINS: 'https://ok.example, ftp://x/y' }))[0]).toMatch(/"ftp:\/\/x\/y" must be/);
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_CORS_ORIGINS: 'https://ok.example, ftp://x/y' }))[0]).toMatch(
+      /"ftp:\/\/x\/y" must be/,
+    );
     expect(problems(() => loadConfig(undefined, { PARLEY_API_TLS_CERT: '/nope/cert.pem' }))[0]).toMatch(/must be set together/);
-    const found = problems(() => loadConfig(undefined, { PARLEY_GATEWAY_TLS_CERT: '/nope/cert.pem', PARLEY_GATEWAY_TLS_KEY: '/nope/key.pem' }));
+    const found = problems(() =>
+      loadConfig(undefined, { PARLEY_GATEWAY_TLS_CERT: '/nope/cert.pem', PARLEY_GATEWAY_TLS_KEY: '/nope/key.pem' }),
+    );
     expect(found.join('\n')).toMatch(/gateway.tls_cert \/nope\/cert.pem: ENOENT/);
   });
 
   it('says what is wrong with a port, and where a TOML file is broken', () => {
-    expect(problems(() => loadConfig(undefined, { PARLEY_GATEWAY_WS_ADDR: '0.0.0.0:70000' }))[0]).toMatch(/port 70000 is out of range \(0-65535\)/);
+    expect(problems(() => loadConfig(undefined, { PARLEY_GATEWAY_WS_ADDR: '0.0.0.0:70000' }))[0]).toMatch(
+      /port 70000 is out of range \(0-65535\)/,
+    );
     expect(problems(() => loadConfig(tomlFile('[node]\nid = 1\nname = \n'), {}))[0]).toMatch(/parley\.toml:3:\d+: /);
   });
 

@@ -86,16 +86,21 @@ export class ConfigError extends Error {
 export const WEBHOOK_EVENTS = ['msg.notify', 'msg.offline', 'user.onlinestatus'] as const;
 
 function splitList(text: string): string[] {
-  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** Checks across `webhook.*` values that the per-key types cannot express. */
 function webhookProblems(values: Map<string, string | number | boolean>): string[] {
   const problems: string[] = [];
   const addr = values.get('webhook.http_addr') as string;
-  if (addr !== '' && (!/^https?:\/\//i.test(addr) || !URL.canParse(addr))) problems.push('webhook.http_addr must be an http:// or https:// URL');
+  if (addr !== '' && (!/^https?:\/\//i.test(addr) || !URL.canParse(addr)))
+    problems.push('webhook.http_addr must be an http:// or https:// URL');
   for (const name of splitList(values.get('webhook.focus_events') as string)) {
-    if (!(WEBHOOK_EVENTS as readonly string[]).includes(name)) problems.push(`webhook.focus_events: unknown event "${name}" (known: ${WEBHOOK_EVENTS.join(', ')})`);
+    if (!(WEBHOOK_EVENTS as readonly string[]).includes(name))
+      problems.push(`webhook.focus_events: unknown event "${name}" (known: ${WEBHOOK_EVENTS.join(', ')})`);
   }
   if (parseDuration(values.get('webhook.request_timeout') as string) === 0) problems.push('webhook.request_timeout must be above zero');
   return problems;
@@ -144,7 +149,8 @@ function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: str
       return { value: n };
     }
     case 'duration': {
-      if (typeof raw !== 'string' || parseDuration(raw) === undefined) return { problem: 'must be a duration such as "500ms", "10s" or "3m"' };
+      if (typeof raw !== 'string' || parseDuration(raw) === undefined)
+        return { problem: 'must be a duration such as "500ms", "10s" or "3m"' };
       return { value: raw };
     }
     case 'addr': {

@@ -140,7 +140,6 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     if (this.state === 'open') this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
   }
 
-
   private async dispatch(frame: JsonRpcFrame): Promise<void> {
     if (frame.kind === 'response') {
       this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
@@ -203,7 +202,10 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       node_id: this.services.nodeId,
     };
     const reason = params.uid === '' ? ReasonCode.AuthFail : undefined;
-    const auth: { reason: number; deviceLevel: number } = reason === undefined ? await this.services.tokens.authenticate(params.uid, params.deviceFlag, params.token) : { reason, deviceLevel: 0 };
+    const auth: { reason: number; deviceLevel: number } =
+      reason === undefined
+        ? await this.services.tokens.authenticate(params.uid, params.deviceFlag, params.token)
+        : { reason, deviceLevel: 0 };
     if (this.state !== 'authenticating') return;
     if (auth.reason === ReasonCode.Success && (await this.services.isUserBanned(params.uid))) auth.reason = ReasonCode.Ban;
     if (this.state !== 'authenticating') return;
@@ -234,20 +236,20 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
     const outcome = await this.services.send
       .send({
-      fromUid: this.uid,
-      deviceId: this.deviceId,
-      channelId: p.channelId,
-      channelType: p.channelType,
-      payload: p.payload,
-      clientMsgNo: p.clientMsgNo,
-      setting: p.setting,
-      topic: p.topic,
-      expire: p.expire,
-      redDot: p.header.redDot,
-      syncOnce: p.header.syncOnce,
-      noPersist: p.header.noPersist,
-      session: this,
-    })
+        fromUid: this.uid,
+        deviceId: this.deviceId,
+        channelId: p.channelId,
+        channelType: p.channelType,
+        payload: p.payload,
+        clientMsgNo: p.clientMsgNo,
+        setting: p.setting,
+        topic: p.topic,
+        expire: p.expire,
+        redDot: p.header.redDot,
+        syncOnce: p.header.syncOnce,
+        noPersist: p.header.noPersist,
+        session: this,
+      })
       // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
       .catch((err: unknown) => {
         this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
@@ -293,7 +295,9 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   private fail(id: JsonRpcId | null, code: number, message: string): void {
     this.conn.send(encodeError(id, { code, message }));
     const error: [string, SessionErrorClass] =
-      code === JsonRpcErrorCode.InternalError ? ['internal_error', SessionErrorClass.internal] : [ERROR_REASONS[code] ?? 'invalid_request', SessionErrorClass.protocol];
+      code === JsonRpcErrorCode.InternalError
+        ? ['internal_error', SessionErrorClass.internal]
+        : [ERROR_REASONS[code] ?? 'invalid_request', SessionErrorClass.protocol];
     this.closeWith(CloseCode.PolicyViolation, message.slice(0, 120), error);
   }
 

@@ -30,7 +30,6 @@ export interface PacketSink {
 /** Protocol version used for packets written before CONNECT is decoded. */
 const PRE_CONNECT_VERSION = 5;
 
-
 /**
  * One binary WKProto session (TCP or WebSocket). CONNECT must come first and
  * alone; it authenticates, negotiates the protocol version and the payload
@@ -144,13 +143,13 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     if (this.state === 'open') this.sink.send(encodePacket({ type: PacketType.DISCONNECT, reasonCode, reason }, this.version));
   }
 
-
   private onPacket(p: WkPacket): void {
     switch (this.state) {
       case 'closed':
         return;
       case 'awaiting-connect':
-        if (p.type !== PacketType.CONNECT) return this.closeWith('CONNECT must be the first packet', ['connect_required', SessionErrorClass.protocol]);
+        if (p.type !== PacketType.CONNECT)
+          return this.closeWith('CONNECT must be the first packet', ['connect_required', SessionErrorClass.protocol]);
         this.state = 'authenticating';
         this.connect(p).catch((err: unknown) => {
           this.log.error({ err, session: this.id }, 'wkproto connect failed');
@@ -198,7 +197,10 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.closeWith('connect refused', [refusalReason(reasonCode), SessionErrorClass.auth]);
     };
 
-    const auth = p.uid === '' ? { reason: ReasonCode.AuthFail, deviceLevel: 0 } : await this.services.tokens.authenticate(p.uid, p.deviceFlag, p.token);
+    const auth =
+      p.uid === ''
+        ? { reason: ReasonCode.AuthFail, deviceLevel: 0 }
+        : await this.services.tokens.authenticate(p.uid, p.deviceFlag, p.token);
     if (this.state !== 'authenticating') return;
     if (auth.reason !== ReasonCode.Success) return refuse(auth.reason);
     if (await this.services.isUserBanned(p.uid)) return refuse(ReasonCode.Ban);

@@ -152,7 +152,11 @@ export async function startWsGateway(
     ws.on('error', (err) => {
       log.debug({ err: err.message }, 'websocket error');
       const tooBig = (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
-      metrics.sessionError(entry.protocol ?? 'unknown', tooBig ? 'frame_too_large' : 'websocket_protocol_error', SessionErrorClass.protocol);
+      metrics.sessionError(
+        entry.protocol ?? 'unknown',
+        tooBig ? 'frame_too_large' : 'websocket_protocol_error',
+        SessionErrorClass.protocol,
+      );
       if (tooBig) return;
       ws.terminate();
     });

@@ -109,7 +109,13 @@ export function installApiAccess(app: FastifyInstance, options: ApiAccessOptions
     const rule = ruleOf(request);
     if (!rule.audit) return;
     app.log.info(
-      { audit: rule.audit, key: request.apiKeyName || null, route: `${request.method} ${request.routeOptions.url}`, status: reply.statusCode, ...auditSubject(request.body) },
+      {
+        audit: rule.audit,
+        key: request.apiKeyName || null,
+        route: `${request.method} ${request.routeOptions.url}`,
+        status: reply.statusCode,
+        ...auditSubject(request.body),
+      },
       'audit',
     );
   });

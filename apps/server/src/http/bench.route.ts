@@ -45,7 +45,10 @@ export const benchRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
     }
   });
   // A chunked body has no Content-Length to check up front: the body limit stops it with the same answer.
-  const route = { config: { errorShape: 'legacy' as const, bindMessage: 'invalid request', tooLargeMessage: tooLarge }, bodyLimit: maxBytes };
+  const route = {
+    config: { errorShape: 'legacy' as const, bindMessage: 'invalid request', tooLargeMessage: tooLarge },
+    bodyLimit: maxBytes,
+  };
 
   app.get('/bench/v1/capabilities', route, async () => ({
     enabled: true,
@@ -68,7 +71,10 @@ export const benchRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
     limits: { max_batch_size: config.bench.apiMaxBatchSize, max_payload_bytes: maxBytes },
   }));
 
-  app.get('/bench/v1/capacity-target', route, async (request) => ({ version: BENCH_VERSION, gateway: inputs.routeAddresses(request.headers.host) }));
+  app.get('/bench/v1/capacity-target', route, async (request) => ({
+    version: BENCH_VERSION,
+    gateway: inputs.routeAddresses(request.headers.host),
+  }));
   app.get('/bench/v1/snapshot', route, async () => ({ version: BENCH_VERSION, counts: { ...bench.counts } }));
   app.get('/bench/v1/presence/snapshot', route, async () => ({
     version: BENCH_VERSION,
@@ -96,11 +102,23 @@ export const benchRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
       worker_queues: [{ pool: 'append', depth: inputs.queue.depth }],
     };
   });
-  app.post('/bench/v1/channel-runtime/probe', { ...route, schema: { body: BenchProbeBody } }, async (request) => run(() => bench.probe(request.body, nodeId)));
-  app.post('/bench/v1/channel-runtime/evict', { ...route, schema: { body: BenchEvictBody } }, async (request) => run(() => bench.evict(request.body, nodeId)));
+  app.post('/bench/v1/channel-runtime/probe', { ...route, schema: { body: BenchProbeBody } }, async (request) =>
+    run(() => bench.probe(request.body, nodeId)),
+  );
+  app.post('/bench/v1/channel-runtime/evict', { ...route, schema: { body: BenchEvictBody } }, async (request) =>
+    run(() => bench.evict(request.body, nodeId)),
+  );
 
-  app.post('/bench/v1/users/tokens', { ...route, schema: { body: BenchUsersTokensBody } }, async (request) => run(() => bench.usersTokens(request.body)));
-  app.post('/bench/v1/channels', { ...route, schema: { body: BenchChannelsBody } }, async (request) => run(() => bench.channels(request.body)));
-  app.post('/bench/v1/channels/subscribers', { ...route, schema: { body: BenchSubscribersBody } }, async (request) => run(() => bench.subscribers(request.body, false)));
-  app.post('/bench/v1/channels/subscribers/remove', { ...route, schema: { body: BenchSubscribersBody } }, async (request) => run(() => bench.subscribers(request.body, true)));
+  app.post('/bench/v1/users/tokens', { ...route, schema: { body: BenchUsersTokensBody } }, async (request) =>
+    run(() => bench.usersTokens(request.body)),
+  );
+  app.post('/bench/v1/channels', { ...route, schema: { body: BenchChannelsBody } }, async (request) =>
+    run(() => bench.channels(request.body)),
+  );
+  app.post('/bench/v1/channels/subscribers', { ...route, schema: { body: BenchSubscribersBody } }, async (request) =>
+    run(() => bench.subscribers(request.body, false)),
+  );
+  app.post('/bench/v1/channels/subscribers/remove', { ...route, schema: { body: BenchSubscribersBody } }, async (request) =>
+    run(() => bench.subscribers(request.body, true)),
+  );
 };

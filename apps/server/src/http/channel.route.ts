@@ -1,5 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ChannelBody, ChannelInfoBody, ChannelKeyBody, ChannelType, LegacyError, StatusOk, SubscriberBody, TmpSubscriberBody } from '@parley/shared';
+import {
+  ChannelBody,
+  ChannelInfoBody,
+  ChannelKeyBody,
+  ChannelType,
+  LegacyError,
+  StatusOk,
+  SubscriberBody,
+  TmpSubscriberBody,
+} from '@parley/shared';
 import type { ChannelFlags } from '../store/channel.repository.ts';
 import { badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
@@ -12,7 +21,13 @@ const config = { errorShape: 'legacy' as const };
 /** The info flags a body sets (`1` = on, any other value = off; absent = unchanged). `disband` only ever turns on. */
 function flagsOf(b: ChannelInfoBody): Partial<ChannelFlags> {
   const bit = (v: number | undefined) => (v === undefined ? undefined : v === 1 ? 1 : 0);
-  return { ban: bit(b.ban), disband: b.disband === 1 ? 1 : undefined, large: bit(b.large), sendBan: bit(b.send_ban), allowStranger: bit(b.allow_stranger) };
+  return {
+    ban: bit(b.ban),
+    disband: b.disband === 1 ? 1 : undefined,
+    large: bit(b.large),
+    sendBan: bit(b.send_ban),
+    allowStranger: bit(b.allow_stranger),
+  };
 }
 
 /** Channel metadata, subscribers and the allow/deny lists. */

@@ -31,22 +31,30 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
 export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (app, { deps }) => {
   const conv = deps.conversations;
 
-  app.post('/conversation/list', { schema: { body: ConversationListBody, response: { 200: ConversationPage, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
-    const b = request.body;
-    const uid = b.uid.trim();
-    if (uid === '') throw badRequest('uid不能为空！');
-    if ((b.limit ?? 0) > MAX_PAGE) throw badRequest(`limit must be at most ${MAX_PAGE}`);
-    if ((b.completed_coverage ?? 0) < 0) throw badRequest('completed_coverage cannot be negative');
-    return guard(() => conv.list(uid, b.cursor ?? '', b.limit ?? 0));
-  });
+  app.post(
+    '/conversation/list',
+    { schema: { body: ConversationListBody, response: { 200: ConversationPage, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES },
+    async (request) => {
+      const b = request.body;
+      const uid = b.uid.trim();
+      if (uid === '') throw badRequest('uid不能为空！');
+      if ((b.limit ?? 0) > MAX_PAGE) throw badRequest(`limit must be at most ${MAX_PAGE}`);
+      if ((b.completed_coverage ?? 0) < 0) throw badRequest('completed_coverage cannot be negative');
+      return guard(() => conv.list(uid, b.cursor ?? '', b.limit ?? 0));
+    },
+  );
 
-  app.post('/conversation/retry', { schema: { body: ConversationRetryBody, response: { 200: ConversationPage, 400: LegacyError } }, config }, async (request) => {
-    const b = request.body;
-    const uid = b.uid.trim();
-    if (uid === '' || b.channels.length === 0) throw badRequest('uid或channels不能为空！');
-    if (b.channels.some((c) => c.channel_id.trim() === '' || c.channel_type === 0)) throw badRequest('channel_id或channel_type错误！');
-    return guard(() => conv.retry(uid, b.channels));
-  });
+  app.post(
+    '/conversation/retry',
+    { schema: { body: ConversationRetryBody, response: { 200: ConversationPage, 400: LegacyError } }, config },
+    async (request) => {
+      const b = request.body;
+      const uid = b.uid.trim();
+      if (uid === '' || b.channels.length === 0) throw badRequest('uid或channels不能为空！');
+      if (b.channels.some((c) => c.channel_id.trim() === '' || c.channel_type === 0)) throw badRequest('channel_id或channel_type错误！');
+      return guard(() => conv.retry(uid, b.channels));
+    },
+  );
 
   const mutations = [
     ['/conversations/clearUnread', (uid: string, id: string, type: number) => conv.clearUnread(uid, id, type)],
@@ -54,29 +62,40 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> =
     ['/conversations/activate', (uid: string, id: string, type: number) => conv.activate(uid, id, type)],
   ] as const;
   for (const [path, run] of mutations) {
-    app.post(path, { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
-      const b = request.body;
-      const uid = (b.uid ?? '').trim();
-      if (uid === '') throw badRequest('uid cannot be empty');
-      if ((b.channel_id ?? '').trim() === '' || !b.channel_type) throw badRequest('channel_id or channel_type cannot be empty');
-      await guard(() => run(uid, b.channel_id!.trim(), b.channel_type!));
-      return { status: 200 as const };
-    });
+    app.post(
+      path,
+      { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES },
+      async (request) => {
+        const b = request.body;
+        const uid = (b.uid ?? '').trim();
+        if (uid === '') throw badRequest('uid cannot be empty');
+        if ((b.channel_id ?? '').trim() === '' || !b.channel_type) throw badRequest('channel_id or channel_type cannot be empty');
+        await guard(() => run(uid, b.channel_id!.trim(), b.channel_type!));
+        return { status: 200 as const };
+      },
+    );
   }
 
-  app.post('/conversations/setUnread', { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
-    const b = request.body;
-    const uid = (b.uid ?? '').trim();
-    if (uid === '') throw badRequest('UID cannot be empty');
-    if ((b.channel_id ?? '').trim() === '' || !b.channel_type) throw badRequest('channel_id or channel_type cannot be empty');
-    if ((b.unread ?? 0) < 0) throw badRequest('unread cannot be negative');
-    await guard(() => conv.setUnread(uid, b.channel_id!.trim(), b.channel_type!, b.unread ?? 0));
-    return { status: 200 as const };
-  });
+  app.post(
+    '/conversations/setUnread',
+    { schema: { body: ConversationMutationBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES },
+    async (request) => {
+      const b = request.body;
+      const uid = (b.uid ?? '').trim();
+      if (uid === '') throw badRequest('UID cannot be empty');
+      if ((b.channel_id ?? '').trim() === '' || !b.channel_type) throw badRequest('channel_id or channel_type cannot be empty');
+      if ((b.unread ?? 0) < 0) throw badRequest('unread cannot be negative');
+      await guard(() => conv.setUnread(uid, b.channel_id!.trim(), b.channel_type!, b.unread ?? 0));
+      return { status: 200 as const };
+    },
+  );
 
   app.post(
     '/conversation/sync',
-    { schema: { body: ConversationSyncBody, response: { 200: Type.Array(ConversationSyncItem), 400: LegacyError } }, config: { ...config, bindMessage: 'invalid request' } },
+    {
+      schema: { body: ConversationSyncBody, response: { 200: Type.Array(ConversationSyncItem), 400: LegacyError } },
+      config: { ...config, bindMessage: 'invalid request' },
+    },
     async (request) => {
       const b = request.body;
       const uid = b.uid.trim();
@@ -89,7 +108,9 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> =
       // A conversation the client already holds up to its newest message is unchanged: left out.
       const held = (c: VisibleConversation) => known.get(knownKey(c.channelId, c.item.channel_type));
       const changed = (c: VisibleConversation) => (held(c) ?? -1) < (c.last?.messageSeq ?? 0);
-      const picked = all.filter((c) => !exclude.has(c.item.channel_type) && (b.only_unread !== 1 || c.item.unread > 0) && changed(c)).slice(0, limit);
+      const picked = all
+        .filter((c) => !exclude.has(c.item.channel_type) && (b.only_unread !== 1 || c.item.unread > 0) && changed(c))
+        .slice(0, limit);
       const msgCount = b.msg_count ?? 0;
       return Promise.all(
         picked.map(async (c) => {
@@ -97,7 +118,17 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> =
           // Recents stop above the client's held seq: it has those already.
           const recents =
             msgCount > 0 && last
-              ? (await deps.sync.pull({ loginUid: uid, channelId: item.channel_id, channelType: item.channel_type, startSeq: 0, endSeq: held(c) ?? 0, limit: msgCount, pullMode: 0 })).messages.reverse()
+              ? (
+                  await deps.sync.pull({
+                    loginUid: uid,
+                    channelId: item.channel_id,
+                    channelType: item.channel_type,
+                    startSeq: 0,
+                    endSeq: held(c) ?? 0,
+                    limit: msgCount,
+                    pullMode: 0,
+                  })
+                ).messages.reverse()
               : [];
           return {
             channel_id: item.channel_id,

@@ -29,7 +29,9 @@ export function installCors(app: FastifyInstance, origins: readonly string[]): v
     }
     if (!isAllowed(origin)) {
       if (publicRead(request)) return;
-      return reply.status(403).send(errorBody('error', 403, 'origin_not_allowed', 'cross-origin requests from this origin are not allowed (api.cors_origins)'));
+      return reply
+        .status(403)
+        .send(errorBody('error', 403, 'origin_not_allowed', 'cross-origin requests from this origin are not allowed (api.cors_origins)'));
     }
     reply.header('Access-Control-Allow-Origin', any ? '*' : origin);
     if (!any) reply.header('Vary', 'Origin');

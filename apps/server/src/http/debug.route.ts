@@ -77,45 +77,69 @@ export const debugRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
   }));
 
   const diagSchema = { querystring: DiagnosticsQuery, response: { 200: DiagnosticsResult, ...errors } };
-  app.get('/debug/diagnostics/trace/:trace_id', { ...route, schema: { ...diagSchema, params: Type.Object({ trace_id: Type.String() }) } }, async (request) =>
-    diagnose(() => diagnostics.byTrace(request.params.trace_id, request.query)) as DiagnosticsResult,
+  app.get(
+    '/debug/diagnostics/trace/:trace_id',
+    { ...route, schema: { ...diagSchema, params: Type.Object({ trace_id: Type.String() }) } },
+    async (request) => diagnose(() => diagnostics.byTrace(request.params.trace_id, request.query)) as DiagnosticsResult,
   );
-  app.get('/debug/diagnostics/message', { ...route, schema: diagSchema }, async (request) => diagnose(() => diagnostics.byMessage(request.query)) as DiagnosticsResult);
-  app.get('/debug/diagnostics/events', { ...route, schema: diagSchema }, async (request) => diagnose(() => diagnostics.search(request.query)) as DiagnosticsResult);
+  app.get(
+    '/debug/diagnostics/message',
+    { ...route, schema: diagSchema },
+    async (request) => diagnose(() => diagnostics.byMessage(request.query)) as DiagnosticsResult,
+  );
+  app.get(
+    '/debug/diagnostics/events',
+    { ...route, schema: diagSchema },
+    async (request) => diagnose(() => diagnostics.search(request.query)) as DiagnosticsResult,
+  );
 
   app.get('/debug/goroutines', route, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(activeResourcesText()));
-  app.get('/debug/goroutines/summary', { ...route, schema: { response: { 200: GoroutineSummary, ...errors } } }, async () => activeResourcesSummary());
+  app.get('/debug/goroutines/summary', { ...route, schema: { response: { 200: GoroutineSummary, ...errors } } }, async () =>
+    activeResourcesSummary(),
+  );
 
   app.all('/debug/pprof', route, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(pprofIndex()));
-  app.all('/debug/pprof/*', { ...route, schema: { querystring: Type.Object({ seconds: Type.Optional(Type.String()) }) } }, async (request, reply) => {
-    const name = (request.params as { '*': string })['*'];
-    switch (name) {
-      case '':
-        return reply.type('text/plain; charset=utf-8').send(pprofIndex());
-      case 'profile': {
-        const raw = request.query.seconds;
-        const seconds = raw === undefined || raw === '' ? DEFAULT_PROFILE_SECONDS : /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
-        if (!(seconds >= 1 && seconds <= MAX_PROFILE_SECONDS)) throw new ApiError(400, 'invalid_seconds', `seconds must be between 1 and ${MAX_PROFILE_SECONDS}`);
-        let profile: string;
-        try {
-          profile = await cpuProfile(seconds);
-        } catch (err) {
-          if (err instanceof ProfilerBusyError) throw new ApiError(409, 'profiler_busy', err.message);
-          throw err;
+  app.all(
+    '/debug/pprof/*',
+    { ...route, schema: { querystring: Type.Object({ seconds: Type.Optional(Type.String()) }) } },
+    async (request, reply) => {
+      const name = (request.params as { '*': string })['*'];
+      switch (name) {
+        case '':
+          return reply.type('text/plain; charset=utf-8').send(pprofIndex());
+        case 'profile': {
+          const raw = request.query.seconds;
+          const seconds = raw === undefined || raw === '' ? DEFAULT_PROFILE_SECONDS : /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+          if (!(seconds >= 1 && seconds <= MAX_PROFILE_SECONDS))
+            throw new ApiError(400, 'invalid_seconds', `seconds must be between 1 and ${MAX_PROFILE_SECONDS}`);
+          let profile: string;
+          try {
+            profile = await cpuProfile(seconds);
+          } catch (err) {
+            if (err instanceof ProfilerBusyError) throw new ApiError(409, 'profiler_busy', err.message);
+            throw err;
+          }
+          return reply.type('application/json').header('content-disposition', 'attachment; filename="profile.cpuprofile"').send(profile);
         }
-        return reply.type('application/json').header('content-disposition', 'attachment; filename="profile.cpuprofile"').send(profile);
+        case 'heap':
+        case 'allocs':
+          return reply
+            .type('application/json')
+            .header('content-disposition', 'attachment; filename="heap.heapsnapshot"')
+            .send(heapSnapshot());
+        case 'goroutine':
+          return reply.type('text/plain; charset=utf-8').send(activeResourcesText());
+        case 'cmdline':
+          return reply.type('text/plain; charset=utf-8').send(process.argv.join('\u0000'));
+        case 'symbol':
+          return reply.type('text/plain; charset=utf-8').send('num_symbols: 0\n');
+        default:
+          throw new ApiError(
+            404,
+            'unknown_profile',
+            PPROF_UNSUPPORTED.includes(name) ? `profile not available on Node.js: ${name}` : `unknown profile: ${name}`,
+          );
       }
-      case 'heap':
-      case 'allocs':
-        return reply.type('application/json').header('content-disposition', 'attachment; filename="heap.heapsnapshot"').send(heapSnapshot());
-      case 'goroutine':
-        return reply.type('text/plain; charset=utf-8').send(activeResourcesText());
-      case 'cmdline':
-        return reply.type('text/plain; charset=utf-8').send(process.argv.join('\u0000'));
-      case 'symbol':
-        return reply.type('text/plain; charset=utf-8').send('num_symbols: 0\n');
-      default:
-        throw new ApiError(404, 'unknown_profile', PPROF_UNSUPPORTED.includes(name) ? `profile not available on Node.js: ${name}` : `unknown profile: ${name}`);
-    }
-  });
+    },
+  );
 };

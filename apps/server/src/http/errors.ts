@@ -48,7 +48,12 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (err instanceof ApiError) {
       return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, err.code, err.message));
     }
-    if (err.validation || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+    if (
+      err.validation ||
+      err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+      err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+      err instanceof SyntaxError
+    ) {
       return reply.status(400).send(errorBody(shape, 400, 'invalid_request', config.bindMessage ?? '数据格式有误！'));
     }
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -63,7 +68,10 @@ export function installErrorHandler(app: FastifyInstance): void {
     // The store logs its own failures once per kind; the caller learns the kind, not the details.
     const storeFailure = failureKind(err);
     if (storeFailure) {
-      return reply.status(503).header('retry-after', '1').send(errorBody(shape, 503, 'store_unavailable', `store writes failing (${storeFailure})`));
+      return reply
+        .status(503)
+        .header('retry-after', '1')
+        .send(errorBody(shape, 503, 'store_unavailable', `store writes failing (${storeFailure})`));
     }
     request.log.error({ err }, 'request failed');
     return reply.status(500).send(errorBody(shape, 500, 'internal_error', 'internal error'));

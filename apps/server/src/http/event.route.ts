@@ -100,7 +100,13 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async 
 
   app.post(
     '/message/eventsync',
-    { schema: { body: EventSyncBody, response: { 200: Type.Object({ events: Type.Array(MessageEventResp), more: Type.Integer() }), 400: LegacyError } }, config },
+    {
+      schema: {
+        body: EventSyncBody,
+        response: { 200: Type.Object({ events: Type.Array(MessageEventResp), more: Type.Integer() }), 400: LegacyError },
+      },
+      config,
+    },
     async (request) => {
       const b = request.body;
       if (b.channel_id.trim() === '') throw badRequest('channel_id不能为空！');
@@ -108,7 +114,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async 
       if (b.client_msg_no.trim() === '') throw badRequest('client_msg_no不能为空！');
       const limit = !b.limit || b.limit <= 0 ? 100 : Math.min(b.limit, MAX_EVENTS);
       const events = await guard(() =>
-        deps.events.list((b.login_uid ?? '').trim(), b.channel_id.trim(), b.channel_type, b.client_msg_no.trim(), b.from_msg_event_seq ?? 0, limit + 1),
+        deps.events.list(
+          (b.login_uid ?? '').trim(),
+          b.channel_id.trim(),
+          b.channel_type,
+          b.client_msg_no.trim(),
+          b.from_msg_event_seq ?? 0,
+          limit + 1,
+        ),
       );
       return { events: events.slice(0, limit).map(toResp), more: events.length > limit ? 1 : 0 };
     },

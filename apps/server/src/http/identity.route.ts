@@ -1,5 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ConnBody, LegacyError, OnlineStatus, ReasonCode, RouteQuery, RouteResponse, StatusOk, UidArrayBody, UidsBody } from '@parley/shared';
+import {
+  ConnBody,
+  LegacyError,
+  OnlineStatus,
+  ReasonCode,
+  RouteQuery,
+  RouteResponse,
+  StatusOk,
+  UidArrayBody,
+  UidsBody,
+} from '@parley/shared';
 import { Type } from '@sinclair/typebox';
 import type { HttpDeps } from './deps.ts';
 import { badRequest } from './errors.ts';
@@ -13,7 +23,14 @@ export const identityRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asy
   app.post(
     '/route/batch',
     {
-      schema: { querystring: RouteQuery, body: UidArrayBody, response: { 200: Type.Array(Type.Intersect([Type.Object({ uids: Type.Optional(Type.Array(Type.String())) }), RouteResponse])), 400: LegacyError } },
+      schema: {
+        querystring: RouteQuery,
+        body: UidArrayBody,
+        response: {
+          200: Type.Array(Type.Intersect([Type.Object({ uids: Type.Optional(Type.Array(Type.String())) }), RouteResponse])),
+          400: LegacyError,
+        },
+      },
       config,
     },
     async (request) => {
@@ -37,39 +54,59 @@ export const identityRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asy
   );
 
   const uidsOf = (b: { uids?: string[] }) => (b.uids ?? []).map((u) => u.trim()).filter((u) => u !== '');
-  app.post('/user/systemuids_add', { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
-    await deps.systemUids.add(uidsOf(request.body));
-    return ok;
-  });
-  app.post('/user/systemuids_remove', { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
-    await deps.systemUids.remove(uidsOf(request.body));
-    return ok;
-  });
-  app.post('/user/systemuids_add_to_cache', { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
-    deps.systemUids.addToCache(uidsOf(request.body));
-    return ok;
-  });
-  app.post('/user/systemuids_remove_from_cache', { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config }, async (request) => {
-    deps.systemUids.removeFromCache(uidsOf(request.body));
-    return ok;
-  });
+  app.post(
+    '/user/systemuids_add',
+    { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config },
+    async (request) => {
+      await deps.systemUids.add(uidsOf(request.body));
+      return ok;
+    },
+  );
+  app.post(
+    '/user/systemuids_remove',
+    { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config },
+    async (request) => {
+      await deps.systemUids.remove(uidsOf(request.body));
+      return ok;
+    },
+  );
+  app.post(
+    '/user/systemuids_add_to_cache',
+    { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config },
+    async (request) => {
+      deps.systemUids.addToCache(uidsOf(request.body));
+      return ok;
+    },
+  );
+  app.post(
+    '/user/systemuids_remove_from_cache',
+    { schema: { body: UidsBody, response: { 200: StatusOk, 400: LegacyError } }, config },
+    async (request) => {
+      deps.systemUids.removeFromCache(uidsOf(request.body));
+      return ok;
+    },
+  );
   app.get('/user/systemuids', { schema: { response: { 200: Type.Array(Type.String()) } }, config }, async () => deps.systemUids.list());
 
   for (const [path, kick] of [
     ['/conn/kick', true],
     ['/conn/remove', false],
   ] as const) {
-    app.post(path, { schema: { body: ConnBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES }, async (request) => {
-      const b = request.body;
-      const uid = b.uid.trim();
-      if (uid === '') throw badRequest('uid不能为空！');
-      if (b.node_id !== undefined && b.node_id !== 0 && b.node_id !== deps.nodeId) throw badRequest('节点参数有误！');
-      for (const s of [...(deps.presence.sessionsOf(uid) ?? [])]) {
-        if (s.id !== b.conn_id) continue;
-        if (kick) s.kick(ReasonCode.ConnectKick, 'login in other device');
-        else s.close('removed by the backend');
-      }
-      return ok;
-    });
+    app.post(
+      path,
+      { schema: { body: ConnBody, response: { 200: StatusOk, 400: LegacyError } }, config, bodyLimit: SMALL_BODY_BYTES },
+      async (request) => {
+        const b = request.body;
+        const uid = b.uid.trim();
+        if (uid === '') throw badRequest('uid不能为空！');
+        if (b.node_id !== undefined && b.node_id !== 0 && b.node_id !== deps.nodeId) throw badRequest('节点参数有误！');
+        for (const s of [...(deps.presence.sessionsOf(uid) ?? [])]) {
+          if (s.id !== b.conn_id) continue;
+          if (kick) s.kick(ReasonCode.ConnectKick, 'login in other device');
+          else s.close('removed by the backend');
+        }
+        return ok;
+      },
+    );
   }
 };

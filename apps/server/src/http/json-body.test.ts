@@ -3,15 +3,20 @@ import { parseJsonBody } from './json-body.ts';
 
 describe('parseJsonBody', () => {
   it('keeps 64-bit integers exact as strings and leaves safe numbers alone', () => {
-    expect(parseJsonBody('{"message_ids":[2124331629039063041, 12],"n":-9007199254740,"f":1.5e300,"message_id":9007199254740993}')).toEqual({
-      message_ids: ['2124331629039063041', 12],
-      n: -9007199254740,
-      f: 1.5e300,
-      message_id: '9007199254740993',
-    });
+    expect(parseJsonBody('{"message_ids":[2124331629039063041, 12],"n":-9007199254740,"f":1.5e300,"message_id":9007199254740993}')).toEqual(
+      {
+        message_ids: ['2124331629039063041', 12],
+        n: -9007199254740,
+        f: 1.5e300,
+        message_id: '9007199254740993',
+      },
+    );
   });
   it('does not touch digits inside strings, even after escaped quotes', () => {
-    expect(parseJsonBody('{"a":"x\\"9007199254740993","message_id":9007199254740993}')).toEqual({ a: 'x"9007199254740993', message_id: '9007199254740993' });
+    expect(parseJsonBody('{"a":"x\\"9007199254740993","message_id":9007199254740993}')).toEqual({
+      a: 'x"9007199254740993',
+      message_id: '9007199254740993',
+    });
   });
   it('refuses an integer beyond 2^53 anywhere a 64-bit id is not accepted, so it never passes as a string', () => {
     expect(() => parseJsonBody('{"uid":12345678901234567890}')).toThrow(/uid: an integer beyond 2\^53/);

@@ -52,7 +52,13 @@ export const memberListRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = a
 
   app.get(
     '/channel/whitelist',
-    { schema: { querystring: ChannelQuery, response: { 200: Type.Array(Type.Object({ id: Type.Integer(), uid: Type.String() })), 400: LegacyError } }, config },
+    {
+      schema: {
+        querystring: ChannelQuery,
+        response: { 200: Type.Array(Type.Object({ id: Type.Integer(), uid: Type.String() })), 400: LegacyError },
+      },
+      config,
+    },
     async (request) => {
       const channelId = (request.query.channel_id ?? '').trim();
       if (channelId === '') throw badRequest('channel_id不能为空！');

@@ -44,7 +44,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = asyn
 
   app.post(
     '/message/sendbatch',
-    { schema: { body: SendBatchBody, response: { 200: SendBatchResult, '4xx': ErrorBody } }, config: { errorShape: 'error', bindMessage: 'invalid request' } },
+    {
+      schema: { body: SendBatchBody, response: { 200: SendBatchResult, '4xx': ErrorBody } },
+      config: { errorShape: 'error', bindMessage: 'invalid request' },
+    },
     async (request) => {
       const b = request.body;
       const fromUid = b.from_uid.trim();

@@ -1,5 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ChannelQuery, ExactQueryBody, ExactQueryResult, LegacyError, MessageResp, MessageSyncBatchBody, MessageSyncBody, MessageSyncResult } from '@parley/shared';
+import {
+  ChannelQuery,
+  ExactQueryBody,
+  ExactQueryResult,
+  LegacyError,
+  MessageResp,
+  MessageSyncBatchBody,
+  MessageSyncBody,
+  MessageSyncResult,
+} from '@parley/shared';
 import { Type } from '@sinclair/typebox';
 import { SyncRejected } from '../messaging/sync.service.ts';
 import type { HttpDeps } from './deps.ts';
@@ -35,25 +44,29 @@ function channelQuery(q: { channel_id?: string; channel_type?: string; login_uid
 
 /** Channel message pulls: single, batch, tail probes and the exact query. */
 export const syncRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (app, { deps }) => {
-  app.post('/channel/messagesync', { schema: { body: MessageSyncBody, response: { 200: MessageSyncResult, 400: LegacyError } }, config }, async (request) => {
-    const b = request.body;
-    const loginUid = b.login_uid.trim();
-    if (loginUid === '') throw badRequest('login_uid不能为空！');
-    checkItem(b);
-    return guard(() =>
-      deps.sync.pull({
-        loginUid,
-        channelId: b.channel_id.trim(),
-        channelType: b.channel_type,
-        startSeq: b.start_message_seq ?? 0,
-        endSeq: b.end_message_seq ?? 0,
-        limit: b.limit ?? 0,
-        pullMode: b.pull_mode ?? 0,
-        includeEventMeta: (b.include_event_meta ?? 0) !== 0,
-        eventSummaryMode: b.event_summary_mode ?? '',
-      }),
-    );
-  });
+  app.post(
+    '/channel/messagesync',
+    { schema: { body: MessageSyncBody, response: { 200: MessageSyncResult, 400: LegacyError } }, config },
+    async (request) => {
+      const b = request.body;
+      const loginUid = b.login_uid.trim();
+      if (loginUid === '') throw badRequest('login_uid不能为空！');
+      checkItem(b);
+      return guard(() =>
+        deps.sync.pull({
+          loginUid,
+          channelId: b.channel_id.trim(),
+          channelType: b.channel_type,
+          startSeq: b.start_message_seq ?? 0,
+          endSeq: b.end_message_seq ?? 0,
+          limit: b.limit ?? 0,
+          pullMode: b.pull_mode ?? 0,
+          includeEventMeta: (b.include_event_meta ?? 0) !== 0,
+          eventSummaryMode: b.event_summary_mode ?? '',
+        }),
+      );
+    },
+  );
 
   app.post(
     '/channel/messagesyncbatch',
@@ -62,7 +75,12 @@ export const syncRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
         body: MessageSyncBatchBody,
         response: {
           200: Type.Object({
-            items: Type.Array(Type.Intersect([MessageSyncResult, Type.Object({ channel_id: Type.String(), channel_type: Type.Integer(), error: Type.Optional(Type.String()) })])),
+            items: Type.Array(
+              Type.Intersect([
+                MessageSyncResult,
+                Type.Object({ channel_id: Type.String(), channel_type: Type.Integer(), error: Type.Optional(Type.String()) }),
+              ]),
+            ),
           }),
           400: LegacyError,
         },
@@ -113,21 +131,25 @@ export const syncRoutes: FastifyPluginAsyncTypebox<{ deps: HttpDeps }> = async (
     },
   );
 
-  app.post('/messages', { schema: { body: ExactQueryBody, response: { 200: ExactQueryResult, 400: LegacyError } }, config }, async (request) => {
-    const b = request.body;
-    const loginUid = b.login_uid.trim();
-    if (loginUid === '') throw badRequest('login_uid不能为空！');
-    checkItem(b);
-    const messages = await guard(() =>
-      deps.sync.exact({
-        loginUid,
-        channelId: b.channel_id.trim(),
-        channelType: b.channel_type,
-        messageIds: (b.message_ids ?? []).map((id) => BigInt(id)),
-        messageSeqs: b.message_seqs ?? [],
-        clientMsgNos: b.client_msg_nos ?? [],
-      }),
-    );
-    return { start_message_seq: 0, end_message_seq: 0, more: 0, messages };
-  });
+  app.post(
+    '/messages',
+    { schema: { body: ExactQueryBody, response: { 200: ExactQueryResult, 400: LegacyError } }, config },
+    async (request) => {
+      const b = request.body;
+      const loginUid = b.login_uid.trim();
+      if (loginUid === '') throw badRequest('login_uid不能为空！');
+      checkItem(b);
+      const messages = await guard(() =>
+        deps.sync.exact({
+          loginUid,
+          channelId: b.channel_id.trim(),
+          channelType: b.channel_type,
+          messageIds: (b.message_ids ?? []).map((id) => BigInt(id)),
+          messageSeqs: b.message_seqs ?? [],
+          clientMsgNos: b.client_msg_nos ?? [],
+        }),
+      );
+      return { start_message_seq: 0, end_message_seq: 0, more: 0, messages };
+    },
+  );
 };

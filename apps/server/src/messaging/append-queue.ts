@@ -159,7 +159,12 @@ export class AppendQueue {
         const key = idemKey(m);
         const hit = earlier.get(key);
         if (hit) {
-          outcome.set(p, sameBytes(hit.payload, m.payload) ? { kind: 'duplicate', messageId: hit.messageId, messageSeq: hit.messageSeq } : { kind: 'conflict' });
+          outcome.set(
+            p,
+            sameBytes(hit.payload, m.payload)
+              ? { kind: 'duplicate', messageId: hit.messageId, messageSeq: hit.messageSeq }
+              : { kind: 'conflict' },
+          );
           continue;
         }
         const first = firstInBatch.get(key);
@@ -190,7 +195,8 @@ export class AppendQueue {
     const records: CommitRecord[] | undefined = this.onCommit ? [] : undefined;
     for (const p of batch) {
       const o = outcome.get(p)!;
-      const result: AppendResult = 'kind' in o ? o : { ...(outcome.get(o) as Extract<AppendResult, { kind: 'appended' }>), kind: 'duplicate' };
+      const result: AppendResult =
+        'kind' in o ? o : { ...(outcome.get(o) as Extract<AppendResult, { kind: 'appended' }>), kind: 'duplicate' };
       records?.push({ message: p.message, result, waitMs: settled - p.at });
       p.resolve(result);
     }

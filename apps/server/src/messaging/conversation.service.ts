@@ -206,7 +206,9 @@ export class ConversationService {
     const hasMessage = tail >= row.joinSeq && tail > row.deletedToSeq;
     if (!hasMessage && row.activatedAt === 0) return { kind: 'hidden' as const };
     const effectiveRead = Math.max(floor, row.readSeq, row.lastSendSeq);
-    const last = hasMessage ? (await this.store.messages.range(row.channelId, row.channelType, floor + 1, tail, 1, true)).messages[0] : undefined;
+    const last = hasMessage
+      ? (await this.store.messages.range(row.channelId, row.channelType, floor + 1, tail, 1, true)).messages[0]
+      : undefined;
     const item: ConversationItem = {
       ...ref,
       active_at: BigInt(row.activatedAt) * NS_PER_MS,

@@ -55,7 +55,14 @@ export class EventService {
   }
 
   /** Events of one message after `fromSeq`, oldest first. */
-  async list(uid: string, channelId: string, channelType: number, clientMsgNo: string, fromSeq: number, limit: number): Promise<MessageEvent[]> {
+  async list(
+    uid: string,
+    channelId: string,
+    channelType: number,
+    clientMsgNo: string,
+    fromSeq: number,
+    limit: number,
+  ): Promise<MessageEvent[]> {
     return this.store.events.list(this.canonical(uid, channelId, channelType), channelType, clientMsgNo, fromSeq, limit);
   }
 

@@ -66,8 +66,6 @@ export class Presence {
    * of the same (uid, device_flag); for a slave only the same device id.
    */
   conflicting(uid: string, deviceFlag: number, deviceId: string, deviceLevel: number): SessionHandle[] {
-    return [...(this.byUid.get(uid) ?? [])].filter(
-      (s) => s.deviceFlag === deviceFlag && (deviceLevel === 1 || s.deviceId === deviceId),
-    );
+    return [...(this.byUid.get(uid) ?? [])].filter((s) => s.deviceFlag === deviceFlag && (deviceLevel === 1 || s.deviceId === deviceId));
   }
 }

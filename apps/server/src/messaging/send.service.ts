@@ -200,7 +200,22 @@ export class SendService {
     const messageId = this.deps.snowflake.next();
     const now = Date.now();
     const delivery = (seq: number) =>
-      new Delivery(messageId, seq, cmd.clientMsgNo, cmd.fromUid, channelId, ChannelType.Temp, Math.floor(now / 1000), cmd.payload, cmd.setting, cmd.topic, cmd.expire, cmd.redDot, true, cmd.noPersist);
+      new Delivery(
+        messageId,
+        seq,
+        cmd.clientMsgNo,
+        cmd.fromUid,
+        channelId,
+        ChannelType.Temp,
+        Math.floor(now / 1000),
+        cmd.payload,
+        cmd.setting,
+        cmd.topic,
+        cmd.expire,
+        cmd.redDot,
+        true,
+        cmd.noPersist,
+      );
     if (cmd.noPersist) {
       this.deps.fanout.deliverTo(uids, delivery(0), cmd.session);
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };

@@ -97,7 +97,10 @@ export class SyncService {
    * `/channel/messagesyncbatch`: every item's access is checked first (one
    * refusal refuses the whole request); read errors are then per item.
    */
-  async pullBatch(loginUid: string, items: Omit<SyncRequest, 'loginUid'>[]): Promise<Array<MessageSyncResult & { channel_id: string; channel_type: number; error?: string }>> {
+  async pullBatch(
+    loginUid: string,
+    items: Omit<SyncRequest, 'loginUid'>[],
+  ): Promise<Array<MessageSyncResult & { channel_id: string; channel_type: number; error?: string }>> {
     const checked: Array<{ channelId: string; floor: number }> = [];
     for (const item of items) checked.push(await this.access(loginUid, item.channelId, item.channelType));
     return Promise.all(
@@ -106,7 +109,14 @@ export class SyncService {
         try {
           return { ...head, ...(await this.page({ ...item, loginUid }, checked[i]!.channelId, checked[i]!.floor)) };
         } catch (err) {
-          return { ...head, start_message_seq: item.startSeq, end_message_seq: item.endSeq, more: 0, messages: [], error: (err as Error).message };
+          return {
+            ...head,
+            start_message_seq: item.startSeq,
+            end_message_seq: item.endSeq,
+            more: 0,
+            messages: [],
+            error: (err as Error).message,
+          };
         }
       }),
     );

@@ -1,4 +1,11 @@
-import type { BenchChannelsBody, BenchEvictBody, BenchProbeBody, BenchRuntimeQuery, BenchSubscribersBody, BenchUsersTokensBody } from '@parley/shared';
+import type {
+  BenchChannelsBody,
+  BenchEvictBody,
+  BenchProbeBody,
+  BenchRuntimeQuery,
+  BenchSubscribersBody,
+  BenchUsersTokensBody,
+} from '@parley/shared';
 import { BENCH_VERSION } from '@parley/shared';
 import type { OpsInputs } from './ops.ts';
 
@@ -37,7 +44,14 @@ type Deps = Pick<OpsInputs, 'tokens' | 'channels' | 'cache' | 'queue'>;
  * batch leaves a durable prefix and can be upserted again.
  */
 export class BenchService {
-  readonly counts: BenchCounts = { accepted_users: 0, accepted_channels: 0, accepted_subscriber_items: 0, accepted_subscribers: 0, removed_subscriber_items: 0, removed_subscribers: 0 };
+  readonly counts: BenchCounts = {
+    accepted_users: 0,
+    accepted_channels: 0,
+    accepted_subscriber_items: 0,
+    accepted_subscribers: 0,
+    removed_subscriber_items: 0,
+    removed_subscribers: 0,
+  };
 
   constructor(
     private readonly deps: Deps,
@@ -71,7 +85,13 @@ export class BenchService {
     let accepted = 0;
     const bit = (b: boolean | undefined) => (b ? 1 : 0);
     for (const c of list) {
-      await this.deps.channels.upsert(c.channel_id, c.channel_type, { large: bit(c.large), ban: bit(c.ban), disband: bit(c.disband), sendBan: bit(c.send_ban), allowStranger: bit(c.allow_stranger) });
+      await this.deps.channels.upsert(c.channel_id, c.channel_type, {
+        large: bit(c.large),
+        ban: bit(c.ban),
+        disband: bit(c.disband),
+        sendBan: bit(c.send_ban),
+        allowStranger: bit(c.allow_stranger),
+      });
       accepted++;
       this.counts.accepted_channels++;
     }
@@ -106,7 +126,8 @@ export class BenchService {
     if (!bounded) return { ...(q.run_id ? { run_id: q.run_id } : {}), ...(q.profile ? { profile: q.profile } : {}) };
     const int = (s: string | undefined) => (s !== undefined && /^\d{1,9}$/.test(s) ? Number(s) : NaN);
     const type = int(q.channel_type);
-    if (!q.run_id || !q.profile || !(type >= 0 && type <= 255)) throw new BenchError(400, 'run_id, profile and channel_type are required with a range');
+    if (!q.run_id || !q.profile || !(type >= 0 && type <= 255))
+      throw new BenchError(400, 'run_id, profile and channel_type are required with a range');
     this.checkRange(int(q.start), int(q.end));
     return { run_id: q.run_id, profile: q.profile };
   }
@@ -117,22 +138,26 @@ export class BenchService {
   }
 
   private generated(b: { run_id?: string; profile?: string; channel_type?: number; range?: { start: number; end: number } }) {
-    if (!b.run_id?.trim() || !b.profile?.trim() || b.channel_type === undefined || !b.range) throw new BenchError(400, 'run_id, profile, channel_type and range are required');
+    if (!b.run_id?.trim() || !b.profile?.trim() || b.channel_type === undefined || !b.range)
+      throw new BenchError(400, 'run_id, profile, channel_type and range are required');
     this.checkRange(b.range.start, b.range.end);
     const out: Array<{ channel_id: string; channel_type: number }> = [];
-    for (let i = b.range.start; i < b.range.end; i++) out.push({ channel_id: generatedChannelId(b.run_id, b.profile, i), channel_type: b.channel_type });
+    for (let i = b.range.start; i < b.range.end; i++)
+      out.push({ channel_id: generatedChannelId(b.run_id, b.profile, i), channel_type: b.channel_type });
     return out;
   }
 
   async probe(body: BenchProbeBody, nodeId: number) {
     const explicit = body.channels !== undefined;
     const generated = body.range !== undefined || body.profile !== undefined;
-    if (explicit === generated) throw new BenchError(400, 'exactly one selector is required: channels or run_id/profile/channel_type/range');
+    if (explicit === generated)
+      throw new BenchError(400, 'exactly one selector is required: channels or run_id/profile/channel_type/range');
     let targets: Array<{ channel_id: string; channel_type: number }>;
     if (explicit) {
       targets = body.channels!;
       if (targets.length === 0) throw new BenchError(400, 'channels must not be empty');
-      if (new Set(targets.map((c) => `${c.channel_type}:${c.channel_id}`)).size !== targets.length) throw new BenchError(400, 'channels must be unique');
+      if (new Set(targets.map((c) => `${c.channel_type}:${c.channel_id}`)).size !== targets.length)
+        throw new BenchError(400, 'channels must be unique');
     } else targets = this.generated(body);
     const channels = [];
     const missing: string[] = [];
@@ -140,14 +165,42 @@ export class BenchService {
       const leo = await this.deps.queue.tail(c.channel_id, c.channel_type);
       const loaded = leo > 0 || (await this.deps.channels.exists(c.channel_id, c.channel_type));
       if (!loaded) missing.push(c.channel_id);
-      channels.push({ ...c, role: 'leader', status: loaded ? 'loaded' : 'missing', leo, hw: leo, checkpoint_hw: leo, leader_epoch: 0, channel_epoch: 0 });
+      channels.push({
+        ...c,
+        role: 'leader',
+        status: loaded ? 'loaded' : 'missing',
+        leo,
+        hw: leo,
+        checkpoint_hw: leo,
+        leader_epoch: 0,
+        channel_epoch: 0,
+      });
     }
-    return { version: BENCH_VERSION, node_id: nodeId, run_id: body.run_id ?? '', profile: body.profile ?? '', checked: targets.length, loaded_leader: targets.length - missing.length, loaded_follower: 0, missing, channels };
+    return {
+      version: BENCH_VERSION,
+      node_id: nodeId,
+      run_id: body.run_id ?? '',
+      profile: body.profile ?? '',
+      checked: targets.length,
+      loaded_leader: targets.length - missing.length,
+      loaded_follower: 0,
+      missing,
+      channels,
+    };
   }
 
   evict(body: BenchEvictBody, nodeId: number) {
     const targets = this.generated(body);
     for (const c of targets) this.deps.cache.invalidate(c.channel_id, c.channel_type);
-    return { version: BENCH_VERSION, node_id: nodeId, run_id: body.run_id, profile: body.profile, requested: targets.length, evicted: targets.length, skipped_busy: 0, missing: 0 };
+    return {
+      version: BENCH_VERSION,
+      node_id: nodeId,
+      run_id: body.run_id,
+      profile: body.profile,
+      requested: targets.length,
+      evicted: targets.length,
+      skipped_busy: 0,
+      missing: 0,
+    };
   }
 }

@@ -199,7 +199,14 @@ export class Collector {
     const queues: QueueGauge[] = [
       { component: 'storage', pool: 'append', queue: 'append_queue', depth: s.queue.takePeakDepth(), capacity: s.appendCapacity },
       { component: 'gateway', pool: 'outbound', queue: 'session_outbound_bytes', depth: outbound.take(), capacity: outbound.capacity },
-      { component: 'runtime', pool: 'event_loop', queue: 'event_loop', inflight: runtime.loopUtilization, workers: 1, waitP99Ms: runtime.loopDelayP99Ms },
+      {
+        component: 'runtime',
+        pool: 'event_loop',
+        queue: 'event_loop',
+        inflight: runtime.loopUtilization,
+        workers: 1,
+        waitP99Ms: runtime.loopDelayP99Ms,
+      },
     ];
     if (w) {
       queues.push({ component: 'webhook', pool: 'dispatch', queue: 'webhook_queue', depth: w.queued, capacity: w.queueSize });

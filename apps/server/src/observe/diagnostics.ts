@@ -38,7 +38,17 @@ export class DiagnosticsStore {
   /** Records a committed batch (wired to `AppendQueue.onCommit`). */
   recordCommit(commitMs: number, records: readonly CommitRecord[], queueDepth: number): void {
     const at = new Date().toISOString();
-    this.events.push({ event: { stage: 'commit', at, duration: Math.round(commitMs * 1e6), node_id: this.nodeId, result: 'ok', record_count: records.length, queue_depth: queueDepth } });
+    this.events.push({
+      event: {
+        stage: 'commit',
+        at,
+        duration: Math.round(commitMs * 1e6),
+        node_id: this.nodeId,
+        result: 'ok',
+        record_count: records.length,
+        queue_depth: queueDepth,
+      },
+    });
     for (const { message: m, result, waitMs } of records) {
       const event: DiagnosticEvent = {
         trace_id: m.messageId.toString(),
@@ -78,7 +88,12 @@ export class DiagnosticsStore {
     if (!(seq > 0)) throw new DiagnosticsQueryError('invalid message_seq');
     if (!q.channel_key) throw new DiagnosticsQueryError('missing diagnostics message lookup');
     const key = q.channel_key;
-    return this.result({ channel_key: key, message_seq: seq }, { channel_key: key, message_seq: seq, limit }, (s) => s.event.channel_key === key && s.event.message_seq === seq, limit);
+    return this.result(
+      { channel_key: key, message_seq: seq },
+      { channel_key: key, message_seq: seq, limit },
+      (s) => s.event.channel_key === key && s.event.message_seq === seq,
+      limit,
+    );
   }
 
   search(q: DiagnosticsQuery): DiagnosticsResult {
@@ -94,7 +109,12 @@ export class DiagnosticsStore {
     return this.result(q.uid ? { uid: q.uid } : {}, query, match, limit);
   }
 
-  private result(selector: Partial<DiagnosticsResult>, query: Record<string, string | number>, match: (s: Stored) => boolean, limit: number): DiagnosticsResult {
+  private result(
+    selector: Partial<DiagnosticsResult>,
+    query: Record<string, string | number>,
+    match: (s: Stored) => boolean,
+    limit: number,
+  ): DiagnosticsResult {
     const found: DiagnosticEvent[] = [];
     for (const s of this.events.toArray().reverse()) {
       if (!match(s)) continue;

@@ -67,7 +67,21 @@ export function createMetrics(inputs: OpsInputs): Registry {
       this.set(inputs.gatewayMetrics.preLoginConnections());
     },
   });
-  new Gauge({ name: 'parley_append_queue_depth', help: 'Messages waiting for the next group commit.', registers: [register], collect() { this.set(inputs.queue.depth); } });
-  new Gauge({ name: 'parley_append_last_commit_ms', help: 'Duration of the latest group commit, ms.', registers: [register], collect() { this.set(inputs.queue.stats.lastCommitMs); } });
+  new Gauge({
+    name: 'parley_append_queue_depth',
+    help: 'Messages waiting for the next group commit.',
+    registers: [register],
+    collect() {
+      this.set(inputs.queue.depth);
+    },
+  });
+  new Gauge({
+    name: 'parley_append_last_commit_ms',
+    help: 'Duration of the latest group commit, ms.',
+    registers: [register],
+    collect() {
+      this.set(inputs.queue.stats.lastCommitMs);
+    },
+  });
   return register;
 }

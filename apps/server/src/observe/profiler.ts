@@ -81,6 +81,14 @@ export function activeResourcesSummary(now = new Date()): GoroutineSummary {
     total_active: total,
     total_started: 0,
     total_panics: 0,
-    modules: [...counts].map(([module, active]) => ({ module, active, process_peak: peaks.get(module) ?? active, total_started: 0, total_stopped: 0, panics: 0, tasks: [] })),
+    modules: [...counts].map(([module, active]) => ({
+      module,
+      active,
+      process_peak: peaks.get(module) ?? active,
+      total_started: 0,
+      total_stopped: 0,
+      panics: 0,
+      tasks: [],
+    })),
   };
 }

@@ -1,7 +1,8 @@
 import type { AlertCondition } from './alerts.ts';
 
 /** What an operator should look at when sessions keep failing. */
-const HINT = 'check close_reason: auth means clients present bad tokens, protocol a client sending what the gateway cannot accept, backpressure clients that stop reading';
+const HINT =
+  'check close_reason: auth means clients present bad tokens, protocol a client sending what the gateway cannot accept, backpressure clients that stop reading';
 
 /** A window span as Go prints a duration: `850ms`, `10s`, `12.5s`. */
 function spanText(spanSec: number): string {
@@ -15,7 +16,11 @@ function spanText(spanSec: number): string {
  * count. `first` and `last` are the cumulative counters
  * (`<protocol>.<close_reason>.<class>`) at the window's ends.
  */
-export function sessionErrorCondition(first: ReadonlyMap<string, number>, last: ReadonlyMap<string, number>, spanSec: number): AlertCondition | undefined {
+export function sessionErrorCondition(
+  first: ReadonlyMap<string, number>,
+  last: ReadonlyMap<string, number>,
+  spanSec: number,
+): AlertCondition | undefined {
   let worst = '';
   let worstCount = 0;
   for (const [key, total] of last) {

@@ -47,11 +47,21 @@ export function verdictOf(readyParts: Record<string, boolean>, items: readonly T
 }
 
 /** The alert conditions that hold on one tick. */
-export function alertConditions(readyParts: Record<string, boolean>, items: readonly TopPressureItem[], sendackErrorRate: number): AlertCondition[] {
+export function alertConditions(
+  readyParts: Record<string, boolean>,
+  items: readonly TopPressureItem[],
+  sendackErrorRate: number,
+): AlertCondition[] {
   const out: AlertCondition[] = [];
   for (const [part, up] of Object.entries(readyParts)) {
     if (up) continue;
-    const c: AlertCondition = { severity: 'critical', component: PART_COMPONENT[part] ?? part, kind: 'ready_part_down', message: partDownReason(part), evidence: { ready_part: part, ready: 'false' } };
+    const c: AlertCondition = {
+      severity: 'critical',
+      component: PART_COMPONENT[part] ?? part,
+      kind: 'ready_part_down',
+      message: partDownReason(part),
+      evidence: { ready_part: part, ready: 'false' },
+    };
     if (PART_HINT[part]) c.hint = PART_HINT[part];
     out.push(c);
   }
@@ -71,7 +81,13 @@ export function alertConditions(readyParts: Record<string, boolean>, items: read
     const evidence: Record<string, string> = { level: it.level, score: String(it.score) };
     if (it.depth !== undefined) evidence.depth = String(it.depth);
     if (it.capacity !== undefined) evidence.capacity = String(it.capacity);
-    const c: AlertCondition = { severity, component: it.component, kind: 'pressure_high', message: `${it.component}/${pool} pressure`, evidence };
+    const c: AlertCondition = {
+      severity,
+      component: it.component,
+      kind: 'pressure_high',
+      message: `${it.component}/${pool} pressure`,
+      evidence,
+    };
     if (it.hint) c.hint = it.hint;
     out.push(c);
   }

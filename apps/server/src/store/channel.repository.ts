@@ -121,7 +121,11 @@ export function createChannelRepository(db: Db) {
 
     async addSystemUids(uids: readonly string[]): Promise<void> {
       for (const part of chunks(uids)) {
-        await db.insertInto('system_uids').values(part.map((uid) => ({ uid }))).onConflict((oc) => oc.doNothing()).execute();
+        await db
+          .insertInto('system_uids')
+          .values(part.map((uid) => ({ uid })))
+          .onConflict((oc) => oc.doNothing())
+          .execute();
       }
     },
 

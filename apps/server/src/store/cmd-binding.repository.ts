@@ -21,7 +21,11 @@ export function createCmdBindingRepository(db: Db) {
       for (let i = 0; i < uids.length; i += CHUNK) {
         await db
           .insertInto('cmd_bindings')
-          .values(uids.slice(i, i + CHUNK).map((uid) => ({ uid, channel_id: channelId, channel_type: channelType, start_seq: startSeq, updated_at: now })))
+          .values(
+            uids
+              .slice(i, i + CHUNK)
+              .map((uid) => ({ uid, channel_id: channelId, channel_type: channelType, start_seq: startSeq, updated_at: now })),
+          )
           .onConflict((oc) =>
             oc
               .columns(['uid', 'channel_id', 'channel_type'])
@@ -54,7 +58,12 @@ export function createCmdBindingRepository(db: Db) {
         .orderBy('channel_type')
         .limit(max)
         .execute();
-      return rows.map((r) => ({ channelId: r.channel_id, channelType: Number(r.channel_type), startSeq: Number(r.start_seq), ackSeq: Number(r.ack_seq) }));
+      return rows.map((r) => ({
+        channelId: r.channel_id,
+        channelType: Number(r.channel_type),
+        startSeq: Number(r.start_seq),
+        ackSeq: Number(r.ack_seq),
+      }));
     },
 
     /** Raises the acknowledged seq of a live binding (never lowers it). */

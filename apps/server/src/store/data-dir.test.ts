@@ -10,8 +10,20 @@ function marker(): MigrationMarker {
   return {
     identity: 'parley-migration',
     node_id: 3,
-    cluster: { cluster_id: 'c1', nodes: [{ node_id: 3, addr: '127.0.0.1:1' }], initial_slot_count: 12, hash_slot_count: 256, slot_replica_n: 1, channel_replica_n: 1, created_at: '2026-05-01T00:00:00Z' },
-    plan_sha256: 'p', archive_manifest_sha256: 'a', selection_digest: 's', content_sha256: 'c', imported_at: '2026-05-01T00:00:00Z',
+    cluster: {
+      cluster_id: 'c1',
+      nodes: [{ node_id: 3, addr: '127.0.0.1:1' }],
+      initial_slot_count: 12,
+      hash_slot_count: 256,
+      slot_replica_n: 1,
+      channel_replica_n: 1,
+      created_at: '2026-05-01T00:00:00Z',
+    },
+    plan_sha256: 'p',
+    archive_manifest_sha256: 'a',
+    selection_digest: 's',
+    content_sha256: 'c',
+    imported_at: '2026-05-01T00:00:00Z',
     tool: { name: 'parleyctl', version: '0', commit: 'x' },
   };
 }
@@ -27,7 +39,12 @@ describe('prepareDataDir', () => {
   it('refuses an imported directory whose config differs from the marker, naming every mismatch', () => {
     const dir = mkdtempSync(join(tmpdir(), 'parley-dd-'));
     writeFileSync(join(dir, 'migration.json'), JSON.stringify(marker()));
-    const cfg = loadConfig(undefined, { PARLEY_NODE_DATA_DIR: dir, PARLEY_NODE_ID: '4', PARLEY_CLUSTER_ID: 'c2', PARLEY_CLUSTER_CHANNEL_REPLICA_N: '2' });
+    const cfg = loadConfig(undefined, {
+      PARLEY_NODE_DATA_DIR: dir,
+      PARLEY_NODE_ID: '4',
+      PARLEY_CLUSTER_ID: 'c2',
+      PARLEY_CLUSTER_CHANNEL_REPLICA_N: '2',
+    });
     expect(() => prepareDataDir(cfg)).toThrow(DataDirError);
     try {
       prepareDataDir(cfg);

@@ -75,7 +75,9 @@ function openChecked(file: string, options: OpenOptions): SqliteDatabase.Databas
     raw.pragma('journal_mode = WAL');
     raw.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
     if (options.mustExist && !hasSchema(raw)) {
-      throw new StoreIntegrityError(file, ['the database holds no Parley tables, but the data directory says it holds a store; restore it from a backup']);
+      throw new StoreIntegrityError(file, [
+        'the database holds no Parley tables, but the data directory says it holds a store; restore it from a backup',
+      ]);
     }
     const damage = integrityProblems(raw, false, 10);
     if (damage.length > 0) {

@@ -40,8 +40,10 @@ export function assertStorePresent(dir: string): void {
   if (!marker) return;
   const file = join(dir, STORE_FILE);
   const fix = `restore ${STORE_FILE} (with its -wal file) from a backup, or move ${marker} away to start an empty store here`;
-  if (!existsSync(file)) throw new StoreIntegrityError(file, [`the database is missing, but ${marker} says this directory holds a store; ${fix}`]);
-  if (statSync(file).size === 0) throw new StoreIntegrityError(file, [`the database is empty (0 bytes), but ${marker} says this directory holds a store; ${fix}`]);
+  if (!existsSync(file))
+    throw new StoreIntegrityError(file, [`the database is missing, but ${marker} says this directory holds a store; ${fix}`]);
+  if (statSync(file).size === 0)
+    throw new StoreIntegrityError(file, [`the database is empty (0 bytes), but ${marker} says this directory holds a store; ${fix}`]);
 }
 
 /** Rows of SQLite's own check that are not "ok"; at most `max` of them. */
@@ -53,7 +55,9 @@ export function integrityProblems(db: SqliteDatabase.Database, full: boolean, ma
 
 /** Whether a database already holds Parley's schema (its migrations table). */
 export function hasSchema(db: SqliteDatabase.Database): boolean {
-  const row = db.prepare("select count(*) as n from sqlite_master where type = 'table' and name = 'kysely_migration'").get() as { n: number };
+  const row = db.prepare("select count(*) as n from sqlite_master where type = 'table' and name = 'kysely_migration'").get() as {
+    n: number;
+  };
   return row.n > 0;
 }
 

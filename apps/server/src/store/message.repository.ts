@@ -118,11 +118,22 @@ export function createMessageRepository(db: Db) {
         const values = sql.join(
           keys
             .slice(i, i + KEY_CHUNK)
-            .map((k) => sql`(cast(${k.channelId} as text), cast(${k.channelType} as integer), cast(${k.fromUid} as text), cast(${k.clientMsgNo} as text))`),
+            .map(
+              (k) =>
+                sql`(cast(${k.channelId} as text), cast(${k.channelType} as integer), cast(${k.fromUid} as text), cast(${k.clientMsgNo} as text))`,
+            ),
         );
         const rows = await db
           .selectFrom('messages')
-          .select(['channel_id', 'channel_type', 'from_uid', 'client_msg_no', sql<string>`cast(message_id as text)`.as('id_text'), 'message_seq', 'payload'])
+          .select([
+            'channel_id',
+            'channel_type',
+            'from_uid',
+            'client_msg_no',
+            sql<string>`cast(message_id as text)`.as('id_text'),
+            'message_seq',
+            'payload',
+          ])
           .where('client_msg_no', '<>', '')
           .where(sql<boolean>`(channel_id, channel_type, from_uid, client_msg_no) in (values ${values})`)
           .execute();

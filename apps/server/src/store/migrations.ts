@@ -84,7 +84,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('tail_seq', 'bigint', (c) => c.notNull())
           .addPrimaryKeyConstraint('channel_log_pk', ['channel_id', 'channel_type'])
           .execute();
-        await db.schema.createTable('system_uids').addColumn('uid', 'text', (c) => c.primaryKey()).execute();
+        await db.schema
+          .createTable('system_uids')
+          .addColumn('uid', 'text', (c) => c.primaryKey())
+          .execute();
         await db.schema
           .createTable('meta')
           .addColumn('key', 'text', (c) => c.primaryKey())

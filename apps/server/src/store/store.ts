@@ -61,7 +61,9 @@ function createStore(db: Db, health: WriteHealth): Store {
             return;
           }
           try {
-            await sql`insert into meta (key, value) values ('write_probe', ${String(Date.now())}) on conflict (key) do update set value = excluded.value`.execute(c);
+            await sql`insert into meta (key, value) values ('write_probe', ${String(Date.now())}) on conflict (key) do update set value = excluded.value`.execute(
+              c,
+            );
             await sql.raw('commit').execute(c);
           } catch (err) {
             await sql.raw('rollback').execute(c);

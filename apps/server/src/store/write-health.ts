@@ -13,7 +13,8 @@ export function failureKind(err: unknown): StoreFailureKind | undefined {
   if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN')) return 'io_error';
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') return 'corrupt';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
-  if (code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_ERROR' || code === 'SQLITE_RANGE' || code === 'SQLITE_MISMATCH') return undefined;
+  if (code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_ERROR' || code === 'SQLITE_RANGE' || code === 'SQLITE_MISMATCH')
+    return undefined;
   return 'other';
 }
 
@@ -80,10 +81,16 @@ export class WriteHealth {
     this.failing = { since: this.failing?.since ?? now, kind, code: e.code, message: e.message };
     if (seen === 0) {
       this.lastReport = now;
-      this.log.error({ kind, code: e.code, error: e.message, cause: diagnoseStoreFiles(this.dbFile), path: this.dbFile }, 'store writes failing');
+      this.log.error(
+        { kind, code: e.code, error: e.message, cause: diagnoseStoreFiles(this.dbFile), path: this.dbFile },
+        'store writes failing',
+      );
     } else if (now - this.lastReport >= REPEAT_MS) {
       this.lastReport = now;
-      this.log.warn({ failures: Object.fromEntries(this.counts), since: new Date(this.failing.since).toISOString(), path: this.dbFile }, 'store writes still failing');
+      this.log.warn(
+        { failures: Object.fromEntries(this.counts), since: new Date(this.failing.since).toISOString(), path: this.dbFile },
+        'store writes still failing',
+      );
     }
   }
 

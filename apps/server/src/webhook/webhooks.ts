@@ -45,7 +45,12 @@ export class Webhooks {
 
   /** Counters since start (requests; `droppedItems` in messages, status entries or uids). */
   get stats(): Readonly<WebhookStats> & { queued: number; inFlight: number; retrying: number } {
-    return { ...this.dispatcher.stats, queued: this.dispatcher.queued, inFlight: this.dispatcher.inFlight, retrying: this.dispatcher.retrying };
+    return {
+      ...this.dispatcher.stats,
+      queued: this.dispatcher.queued,
+      inFlight: this.dispatcher.inFlight,
+      retrying: this.dispatcher.retrying,
+    };
   }
 
   /**
@@ -55,7 +60,12 @@ export class Webhooks {
    * worker is retrying, nothing new is sent).
    */
   pressure(): { queued: number; queueSize: number; retrying: number; workers: number } {
-    return { queued: this.dispatcher.takePeakQueued(), queueSize: this.config.queueSize, retrying: this.dispatcher.retrying, workers: this.config.workers };
+    return {
+      queued: this.dispatcher.takePeakQueued(),
+      queueSize: this.config.queueSize,
+      retrying: this.dispatcher.retrying,
+      workers: this.config.workers,
+    };
   }
 
   /** Assigns the handlers of the focused events onto the core's hook object. */

@@ -124,11 +124,7 @@ export function decodeJsonRpc(text: string): JsonRpcFrame {
   const hasResult = 'result' in value;
   const hasError = value.error !== undefined;
   if (hasResult === hasError) {
-    throw new JsonRpcDecodeError(
-      JsonRpcErrorCode.InvalidRequest,
-      'a response carries exactly one of result and error',
-      echoId,
-    );
+    throw new JsonRpcDecodeError(JsonRpcErrorCode.InvalidRequest, 'a response carries exactly one of result and error', echoId);
   }
   if (hasError) {
     const error = value.error;

@@ -32,9 +32,7 @@ describe('decodeJsonRpc', () => {
     expect(wrongVersion.code).toBe(JsonRpcErrorCode.InvalidRequest);
     expect(wrongVersion.id).toBe('a');
     expect(decodeError('{"id":""}').code).toBe(JsonRpcErrorCode.InvalidRequest);
-    expect(decodeError('{"id":"a","result":1,"error":{"code":1,"message":"x"}}').code).toBe(
-      JsonRpcErrorCode.InvalidRequest,
-    );
+    expect(decodeError('{"id":"a","result":1,"error":{"code":1,"message":"x"}}').code).toBe(JsonRpcErrorCode.InvalidRequest);
   });
 
   it('encodes responses with jsonrpc 2.0 and a null result for ping', () => {

@@ -38,19 +38,29 @@ export async function openTransport(url: string, timeoutMs: number): Promise<Cli
   const parsed = new URL(url);
   if (parsed.protocol === 'tcp:') {
     const socket = netConnect({ host: parsed.hostname, port: Number(parsed.port) });
-    await withTimeout(new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    }), timeoutMs, () => socket.destroy(), `TCP connect to ${url}`);
+    await withTimeout(
+      new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      }),
+      timeoutMs,
+      () => socket.destroy(),
+      `TCP connect to ${url}`,
+    );
     return tcpTransport(socket);
   }
   if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new Error(`unsupported WKProto URL ${url}`);
   const { WebSocket } = await import('ws');
   const ws = new WebSocket(url);
-  await withTimeout(new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  }), timeoutMs, () => ws.terminate(), `WebSocket connect to ${url}`);
+  await withTimeout(
+    new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    }),
+    timeoutMs,
+    () => ws.terminate(),
+    `WebSocket connect to ${url}`,
+  );
   let closeHandler: ((error?: Error) => void) | undefined;
   let lastError: Error | undefined;
   ws.on('error', (e) => {

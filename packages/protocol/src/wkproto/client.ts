@@ -113,9 +113,14 @@ export class WkprotoClient extends EventEmitter {
       this.connack = { resolve, reject };
     });
     this.write({
-      type: PacketType.CONNECT, version: o.version ?? 5, deviceFlag: o.deviceFlag ?? 1,
-      deviceId: o.deviceId ?? `${randomUUID().replace(/-/g, '')}W`, uid: o.uid, token: o.token,
-      clientTimestamp: BigInt(Date.now()), clientKey: keys?.publicKey ?? '',
+      type: PacketType.CONNECT,
+      version: o.version ?? 5,
+      deviceFlag: o.deviceFlag ?? 1,
+      deviceId: o.deviceId ?? `${randomUUID().replace(/-/g, '')}W`,
+      uid: o.uid,
+      token: o.token,
+      clientTimestamp: BigInt(Date.now()),
+      clientKey: keys?.publicKey ?? '',
     });
     const ack = await withTimeout(done, this.timeoutMs, () => this.close(), 'CONNACK');
     if (ack.reasonCode !== ReasonCode.Success) {
@@ -133,9 +138,19 @@ export class WkprotoClient extends EventEmitter {
     const clientSeq = ++this.clientSeq;
     const payload = typeof m.payload === 'string' ? Buffer.from(m.payload, 'utf8') : m.payload;
     let packet: WkPacket = {
-      type: PacketType.SEND, redDot: m.redDot ?? true, noPersist: m.noPersist ?? false, syncOnce: m.syncOnce ?? false,
-      setting: m.setting ?? 0, clientSeq, clientMsgNo: m.clientMsgNo ?? randomUUID().replace(/-/g, ''),
-      channelId: m.channelId, channelType: m.channelType, expire: m.expire ?? 0, msgKey: '', topic: m.topic ?? '', payload,
+      type: PacketType.SEND,
+      redDot: m.redDot ?? true,
+      noPersist: m.noPersist ?? false,
+      syncOnce: m.syncOnce ?? false,
+      setting: m.setting ?? 0,
+      clientSeq,
+      clientMsgNo: m.clientMsgNo ?? randomUUID().replace(/-/g, ''),
+      channelId: m.channelId,
+      channelType: m.channelType,
+      expire: m.expire ?? 0,
+      msgKey: '',
+      topic: m.topic ?? '',
+      payload,
     };
     if (this.crypto) packet = this.crypto.sealSend(packet);
     const acked = new Promise<SendackPacket>((resolve, reject) => this.pendingSends.set(clientSeq, { resolve, reject }));

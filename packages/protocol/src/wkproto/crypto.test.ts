@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { PacketType, Setting } from './constants.ts';
 import {
-  clientKeyExchange, deriveAesKey, generateKeyPair, keyPairFromPrivate, randomSalt, serverKeyExchange, sharedSecret,
+  clientKeyExchange,
+  deriveAesKey,
+  generateKeyPair,
+  keyPairFromPrivate,
+  randomSalt,
+  serverKeyExchange,
+  sharedSecret,
   WkSessionCrypto,
 } from './crypto.ts';
 import { WkprotoCryptoError } from './errors.ts';
@@ -45,9 +51,21 @@ describe('X25519 key exchange and AES key derivation', () => {
     const { privateKey } = generateKeyPair();
     const good = generateKeyPair().publicKey;
     const b64 = (n: number): string => Buffer.alloc(n, 9).toString('base64');
-    for (const bad of ['', b64(31), b64(33), good.slice(0, -1), good.replace(/=$/, 'A'), `${good} `,
-      Buffer.from(good, 'base64').toString('base64url'), 'not base64 at all !!!!!!!!!!!!!!!!!!!!!!!!!', b64(32).replace(/.=$/, 'B=')]) {
-      expect(cryptoCode(() => sharedSecret(privateKey, bad)), bad).toBe('BAD_PUBLIC_KEY');
+    for (const bad of [
+      '',
+      b64(31),
+      b64(33),
+      good.slice(0, -1),
+      good.replace(/=$/, 'A'),
+      `${good} `,
+      Buffer.from(good, 'base64').toString('base64url'),
+      'not base64 at all !!!!!!!!!!!!!!!!!!!!!!!!!',
+      b64(32).replace(/.=$/, 'B='),
+    ]) {
+      expect(
+        cryptoCode(() => sharedSecret(privateKey, bad)),
+        bad,
+      ).toBe('BAD_PUBLIC_KEY');
     }
     expect(cryptoCode(() => sharedSecret(privateKey, b64(32)))).toBe('no error');
     expect(cryptoCode(() => sharedSecret(privateKey, Buffer.alloc(32).toString('base64')))).toBe('BAD_PUBLIC_KEY');
@@ -80,7 +98,13 @@ describe('payload crypto and msg_key', () => {
 
   it('seals and opens SEND and RECV, and detects tampering', () => {
     const send: SendPacket = {
-      type: PacketType.SEND, setting: 0, clientSeq: 3, clientMsgNo: 'n', channelId: 'ch', channelType: 2, msgKey: '',
+      type: PacketType.SEND,
+      setting: 0,
+      clientSeq: 3,
+      clientMsgNo: 'n',
+      channelId: 'ch',
+      channelType: 2,
+      msgKey: '',
       payload: plain,
     };
     const sealedSend = s.sealSend(send);
@@ -91,8 +115,17 @@ describe('payload crypto and msg_key', () => {
     expect(cryptoCode(() => s.openSend({ ...forged, msgKey: s.sendMsgKey(forged) }))).toBe('DECRYPT_FAILED');
 
     const recv: RecvPacket = {
-      type: PacketType.RECV, setting: 0, msgKey: '', fromUid: 'ünï', channelId: 'bob', channelType: 1, clientMsgNo: 'n',
-      messageId: 1957234823423213568n, messageSeq: 42n, timestamp: 1785398400, payload: plain,
+      type: PacketType.RECV,
+      setting: 0,
+      msgKey: '',
+      fromUid: 'ünï',
+      channelId: 'bob',
+      channelType: 1,
+      clientMsgNo: 'n',
+      messageId: 1957234823423213568n,
+      messageSeq: 42n,
+      timestamp: 1785398400,
+      payload: plain,
     };
     const sealedRecv = s.sealRecv(recv);
     expect(s.openRecv(sealedRecv).equals(plain)).toBe(true);
@@ -101,8 +134,14 @@ describe('payload crypto and msg_key', () => {
 
   it('leaves noEncrypt packets untouched', () => {
     const send: SendPacket = {
-      type: PacketType.SEND, setting: Setting.NO_ENCRYPT, clientSeq: 1, clientMsgNo: '', channelId: 'c', channelType: 1,
-      msgKey: '', payload: plain,
+      type: PacketType.SEND,
+      setting: Setting.NO_ENCRYPT,
+      clientSeq: 1,
+      clientMsgNo: '',
+      channelId: 'c',
+      channelType: 1,
+      msgKey: '',
+      payload: plain,
     };
     expect(s.sealSend(send)).toBe(send);
     expect(s.openSend(send).equals(plain)).toBe(true);

@@ -3,7 +3,17 @@
  * then AES-128-CBC/PKCS#7 payloads carried as Base64 text, signed by msg_key.
  * The AES key and IV are 16 ASCII characters each, used as raw key/IV bytes.
  */
-import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomInt, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  randomInt,
+  type KeyObject,
+} from 'node:crypto';
 import { Setting } from './constants.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import type { RecvPacket, SendPacket } from './types.ts';

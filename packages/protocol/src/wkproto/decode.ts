@@ -3,7 +3,15 @@
  * and `data` are views into it. Bytes after the last defined field are
  * ignored (old peers ignore trailers; SENDACK's client_msg_no is one).
  */
-import { CONNACK_HAS_SERVER_VERSION, HeaderFlag, LATEST_PROTOCOL_VERSION, MAX_REMAINING_LENGTH, MIN_PROTOCOL_VERSION, PacketType, Setting } from './constants.ts';
+import {
+  CONNACK_HAS_SERVER_VERSION,
+  HeaderFlag,
+  LATEST_PROTOCOL_VERSION,
+  MAX_REMAINING_LENGTH,
+  MIN_PROTOCOL_VERSION,
+  PacketType,
+  Setting,
+} from './constants.ts';
 import { ByteReader } from './bytes.ts';
 import { WkprotoDecodeError } from './errors.ts';
 import { readFrameHeader, type FrameHeader } from './varint.ts';
@@ -23,8 +31,18 @@ function decodeSend(r: ByteReader, flags: number, v: number): SendPacket {
   const msgKey = r.str('msgKey');
   const topic = setting & Setting.TOPIC ? r.str('topic') : '';
   return {
-    type: PacketType.SEND, ...flagsOf(flags), setting, clientSeq, clientMsgNo, streamNo, channelId, channelType,
-    expire, msgKey, topic, payload: r.rest(),
+    type: PacketType.SEND,
+    ...flagsOf(flags),
+    setting,
+    clientSeq,
+    clientMsgNo,
+    streamNo,
+    channelId,
+    channelType,
+    expire,
+    msgKey,
+    topic,
+    payload: r.rest(),
   };
 }
 
@@ -49,8 +67,23 @@ function decodeRecv(r: ByteReader, flags: number, v: number): RecvPacket {
   const timestamp = r.i32('timestamp');
   const topic = setting & Setting.TOPIC ? r.str('topic') : '';
   return {
-    type: PacketType.RECV, ...flagsOf(flags), setting, msgKey, fromUid, channelId, channelType, expire, clientMsgNo,
-    streamFlag, streamNo, streamId, messageId, messageSeq, timestamp, topic, payload: r.rest(),
+    type: PacketType.RECV,
+    ...flagsOf(flags),
+    setting,
+    msgKey,
+    fromUid,
+    channelId,
+    channelType,
+    expire,
+    clientMsgNo,
+    streamFlag,
+    streamNo,
+    streamId,
+    messageId,
+    messageSeq,
+    timestamp,
+    topic,
+    payload: r.rest(),
   };
 }
 
@@ -74,8 +107,15 @@ export function decodeBody(type: number, flags: number, buf: Buffer, start: numb
   switch (type) {
     case PacketType.CONNECT:
       return {
-        type: PacketType.CONNECT, ...flagsOf(flags), version: r.u8('version'), deviceFlag: r.u8('deviceFlag'), deviceId: r.str('deviceId'),
-        uid: r.str('uid'), token: r.str('token'), clientTimestamp: r.i64('clientTimestamp'), clientKey: r.str('clientKey'),
+        type: PacketType.CONNECT,
+        ...flagsOf(flags),
+        version: r.u8('version'),
+        deviceFlag: r.u8('deviceFlag'),
+        deviceId: r.str('deviceId'),
+        uid: r.str('uid'),
+        token: r.str('token'),
+        clientTimestamp: r.i64('clientTimestamp'),
+        clientKey: r.str('clientKey'),
       };
     case PacketType.CONNACK: {
       const serverVersion = flags & CONNACK_HAS_SERVER_VERSION ? r.u8('serverVersion') : undefined;
@@ -92,8 +132,13 @@ export function decodeBody(type: number, flags: number, buf: Buffer, start: numb
       return decodeSend(r, flags, v);
     case PacketType.SENDACK:
       return {
-        type: PacketType.SENDACK, ...flagsOf(flags), messageId: r.i64('messageId'), clientSeq: r.u32('clientSeq'), messageSeq: readSeq(r, v),
-        reasonCode: r.u8('reasonCode'), clientMsgNo: r.remaining > 0 ? r.str('clientMsgNo') : '',
+        type: PacketType.SENDACK,
+        ...flagsOf(flags),
+        messageId: r.i64('messageId'),
+        clientSeq: r.u32('clientSeq'),
+        messageSeq: readSeq(r, v),
+        reasonCode: r.u8('reasonCode'),
+        clientMsgNo: r.remaining > 0 ? r.str('clientMsgNo') : '',
       };
     case PacketType.RECV:
       return decodeRecv(r, flags, v);
@@ -107,17 +152,32 @@ export function decodeBody(type: number, flags: number, buf: Buffer, start: numb
       return { type: PacketType.DISCONNECT, ...flagsOf(flags), reasonCode: r.u8('reasonCode'), reason: r.str('reason') };
     case PacketType.SUB:
       return {
-        type: PacketType.SUB, ...flagsOf(flags), setting: r.u8('setting'), subNo: r.str('subNo'), channelId: r.str('channelId'),
-        channelType: r.u8('channelType'), action: r.u8('action'), param: r.str('param'),
+        type: PacketType.SUB,
+        ...flagsOf(flags),
+        setting: r.u8('setting'),
+        subNo: r.str('subNo'),
+        channelId: r.str('channelId'),
+        channelType: r.u8('channelType'),
+        action: r.u8('action'),
+        param: r.str('param'),
       };
     case PacketType.SUBACK:
       return {
-        type: PacketType.SUBACK, ...flagsOf(flags), subNo: r.str('subNo'), channelId: r.str('channelId'), channelType: r.u8('channelType'),
-        action: r.u8('action'), reasonCode: r.u8('reasonCode'),
+        type: PacketType.SUBACK,
+        ...flagsOf(flags),
+        subNo: r.str('subNo'),
+        channelId: r.str('channelId'),
+        channelType: r.u8('channelType'),
+        action: r.u8('action'),
+        reasonCode: r.u8('reasonCode'),
       };
     case PacketType.EVENT:
       return {
-        type: PacketType.EVENT, ...flagsOf(flags), id: r.str('id'), eventType: r.str('eventType'), timestamp: r.i64('timestamp'),
+        type: PacketType.EVENT,
+        ...flagsOf(flags),
+        id: r.str('id'),
+        eventType: r.str('eventType'),
+        timestamp: r.i64('timestamp'),
         data: r.rest(),
       };
     default:
@@ -128,7 +188,10 @@ export function decodeBody(type: number, flags: number, buf: Buffer, start: numb
 /** Throws unless `version` is an integer in 1..6. */
 export function assertDecodeVersion(version: number): void {
   if (!Number.isInteger(version) || version < MIN_PROTOCOL_VERSION || version > LATEST_PROTOCOL_VERSION) {
-    throw new WkprotoDecodeError('BAD_VERSION', `protocol version ${version} is not in [${MIN_PROTOCOL_VERSION}, ${LATEST_PROTOCOL_VERSION}]`);
+    throw new WkprotoDecodeError(
+      'BAD_VERSION',
+      `protocol version ${version} is not in [${MIN_PROTOCOL_VERSION}, ${LATEST_PROTOCOL_VERSION}]`,
+    );
   }
 }
 

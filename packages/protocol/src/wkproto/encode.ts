@@ -2,7 +2,15 @@
  * Packet encoders. Each packet is sized exactly first, then written into one
  * freshly allocated buffer (one allocation, no copies, no growth).
  */
-import { CONNACK_HAS_SERVER_VERSION, HeaderFlag, LATEST_PROTOCOL_VERSION, MAX_REMAINING_LENGTH, MIN_PROTOCOL_VERSION, PacketType, Setting } from './constants.ts';
+import {
+  CONNACK_HAS_SERVER_VERSION,
+  HeaderFlag,
+  LATEST_PROTOCOL_VERSION,
+  MAX_REMAINING_LENGTH,
+  MIN_PROTOCOL_VERSION,
+  PacketType,
+  Setting,
+} from './constants.ts';
 import { ByteWriter, stringFieldSize as strSize } from './bytes.ts';
 import { WkprotoEncodeError } from './errors.ts';
 import { varintSize, writeVarint } from './varint.ts';
@@ -19,8 +27,12 @@ export function assertVersion(version: number): void {
 
 /** The low nibble of byte 0 for the packet's flags. */
 export function flagBits(p: FrameFlags): number {
-  return (p.noPersist ? HeaderFlag.NO_PERSIST : 0) | (p.redDot ? HeaderFlag.RED_DOT : 0) |
-    (p.syncOnce ? HeaderFlag.SYNC_ONCE : 0) | (p.dup ? HeaderFlag.DUP : 0);
+  return (
+    (p.noPersist ? HeaderFlag.NO_PERSIST : 0) |
+    (p.redDot ? HeaderFlag.RED_DOT : 0) |
+    (p.syncOnce ? HeaderFlag.SYNC_ONCE : 0) |
+    (p.dup ? HeaderFlag.DUP : 0)
+  );
 }
 
 function writeSeq(w: ByteWriter, seq: bigint, version: number): void {
@@ -36,8 +48,7 @@ function writeSeq(w: ByteWriter, seq: bigint, version: number): void {
 }
 
 const seqSize = (version: number): number => (version <= 5 ? 4 : 8);
-const hasStreamFields = (setting: number, version: number): boolean =>
-  version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0;
+const hasStreamFields = (setting: number, version: number): boolean => version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0;
 
 function sendSize(p: SendPacket, v: number): number {
   let n = 1 + 4 + strSize(p.clientMsgNo, 'clientMsgNo') + strSize(p.channelId, 'channelId') + 1 + strSize(p.msgKey, 'msgKey');
@@ -61,8 +72,16 @@ function writeSend(w: ByteWriter, p: SendPacket, v: number): void {
 }
 
 function recvSize(p: RecvPacket, v: number): number {
-  let n = 1 + strSize(p.msgKey, 'msgKey') + strSize(p.fromUid, 'fromUid') + strSize(p.channelId, 'channelId') + 1 +
-    strSize(p.clientMsgNo, 'clientMsgNo') + 8 + seqSize(v) + 4;
+  let n =
+    1 +
+    strSize(p.msgKey, 'msgKey') +
+    strSize(p.fromUid, 'fromUid') +
+    strSize(p.channelId, 'channelId') +
+    1 +
+    strSize(p.clientMsgNo, 'clientMsgNo') +
+    8 +
+    seqSize(v) +
+    4;
   if (v >= 3) n += 4;
   if (hasStreamFields(p.setting, v)) n += 1 + strSize(p.streamNo ?? '', 'streamNo') + 8;
   if (p.setting & Setting.TOPIC) n += strSize(p.topic ?? '', 'topic');
@@ -92,11 +111,13 @@ function writeRecv(w: ByteWriter, p: RecvPacket, v: number): void {
 function bodySize(p: WkPacket, v: number): number {
   switch (p.type) {
     case PacketType.CONNECT:
-      return 2 + strSize(p.deviceId, 'deviceId') + strSize(p.uid, 'uid') + strSize(p.token, 'token') + 8 +
-        strSize(p.clientKey, 'clientKey');
+      return (
+        2 + strSize(p.deviceId, 'deviceId') + strSize(p.uid, 'uid') + strSize(p.token, 'token') + 8 + strSize(p.clientKey, 'clientKey')
+      );
     case PacketType.CONNACK:
-      return (p.serverVersion !== undefined ? 1 : 0) + 8 + 1 + strSize(p.serverKey, 'serverKey') +
-        strSize(p.salt, 'salt') + (v >= 4 ? 8 : 0);
+      return (
+        (p.serverVersion !== undefined ? 1 : 0) + 8 + 1 + strSize(p.serverKey, 'serverKey') + strSize(p.salt, 'salt') + (v >= 4 ? 8 : 0)
+      );
     case PacketType.SEND:
       return sendSize(p, v);
     case PacketType.SENDACK:
@@ -197,9 +218,7 @@ export function encodePacket(p: WkPacket, version: number): Buffer {
     one[0] = p.type << 4;
     return one;
   }
-  const flags = p.type === PacketType.CONNACK
-    ? (p.serverVersion !== undefined ? CONNACK_HAS_SERVER_VERSION : 0)
-    : flagBits(p);
+  const flags = p.type === PacketType.CONNACK ? (p.serverVersion !== undefined ? CONNACK_HAS_SERVER_VERSION : 0) : flagBits(p);
   const body = bodySize(p, version);
   if (body > MAX_REMAINING_LENGTH) throw new WkprotoEncodeError(`packet body of ${body} bytes exceeds ${MAX_REMAINING_LENGTH}`);
   const buf = Buffer.allocUnsafe(1 + varintSize(body) + body);

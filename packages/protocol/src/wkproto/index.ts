@@ -10,9 +10,17 @@ export { decodeBody, decodePacket, flagsOf } from './decode.ts';
 export { readFrameHeader, varintSize, writeVarint, type FrameHeader } from './varint.ts';
 export { WkprotoDecoder, type PacketHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
 export {
-  clientKeyExchange, deriveAesKey, generateKeyPair, keyPairFromPrivate, randomSalt, serverKeyExchange, sharedSecret,
-  WkSessionCrypto, type RecvSignFields, type SendSignFields, type ServerKeyExchange, type WkKeyPair,
+  clientKeyExchange,
+  deriveAesKey,
+  generateKeyPair,
+  keyPairFromPrivate,
+  randomSalt,
+  serverKeyExchange,
+  sharedSecret,
+  WkSessionCrypto,
+  type RecvSignFields,
+  type SendSignFields,
+  type ServerKeyExchange,
+  type WkKeyPair,
 } from './crypto.ts';
-export {
-  WkprotoClient, WkprotoConnectError, type ClientSendOptions, type ReceivedMessage, type WkprotoClientOptions,
-} from './client.ts';
+export { WkprotoClient, WkprotoConnectError, type ClientSendOptions, type ReceivedMessage, type WkprotoClientOptions } from './client.ts';

@@ -51,7 +51,7 @@ describe('WkprotoDecoder chunking', () => {
       const rnd = prng(version);
       for (let round = 0; round < 50; round++) {
         const chunks: Buffer[] = [];
-        for (let pos = 0; pos < stream.length; ) {
+        for (let pos = 0; pos < stream.length;) {
           const n = 1 + Math.floor(rnd() * (rnd() < 0.5 ? 8 : 5000));
           chunks.push(stream.subarray(pos, pos + n));
           pos += n;
@@ -108,12 +108,29 @@ describe('WkprotoDecoder hot path and bounds', () => {
   });
 
   it('applies a version changed by the handler to the very next packet of the same chunk', () => {
-    const connect = encodePacket({
-      type: PacketType.CONNECT, version: 3, deviceFlag: 0, deviceId: '', uid: 'u', token: '', clientTimestamp: 0n, clientKey: '',
-    }, 3);
+    const connect = encodePacket(
+      {
+        type: PacketType.CONNECT,
+        version: 3,
+        deviceFlag: 0,
+        deviceId: '',
+        uid: 'u',
+        token: '',
+        clientTimestamp: 0n,
+        clientKey: '',
+      },
+      3,
+    );
     const send: WkPacket = {
-      type: PacketType.SEND, setting: 0, clientSeq: 1, clientMsgNo: '', channelId: 'c', channelType: 1, expire: 9,
-      msgKey: '', payload: Buffer.from('x'),
+      type: PacketType.SEND,
+      setting: 0,
+      clientSeq: 1,
+      clientMsgNo: '',
+      channelId: 'c',
+      channelType: 1,
+      expire: 9,
+      msgKey: '',
+      payload: Buffer.from('x'),
     };
     const d = new WkprotoDecoder({ version: 5 });
     const out: WkPacket[] = [];
@@ -126,9 +143,11 @@ describe('WkprotoDecoder hot path and bounds', () => {
 
   it('propagates a handler error and fails the decoder', () => {
     const d = new WkprotoDecoder();
-    expect(() => d.push(Buffer.from([0x70]), () => {
-      throw new Error('boom');
-    })).toThrow('boom');
+    expect(() =>
+      d.push(Buffer.from([0x70]), () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(() => d.push(Buffer.from([0x70]), () => undefined)).toThrow('boom');
   });
 });

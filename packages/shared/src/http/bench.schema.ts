@@ -9,7 +9,12 @@ export const BENCH_VERSION = 'bench/v1';
 
 const Batch = { run_id: Opt(Str()), batch_id: Opt(Str()), upsert: Opt(Type.Boolean()) };
 
-export const BenchUser = Type.Object({ uid: Str({ minLength: 1 }), token: Str({ minLength: 1 }), device_flag: Opt(Int({ minimum: 0, maximum: 255 })), device_level: Opt(Int({ minimum: 0, maximum: 255 })) });
+export const BenchUser = Type.Object({
+  uid: Str({ minLength: 1 }),
+  token: Str({ minLength: 1 }),
+  device_flag: Opt(Int({ minimum: 0, maximum: 255 })),
+  device_level: Opt(Int({ minimum: 0, maximum: 255 })),
+});
 /** `POST /bench/v1/users/tokens`: `users` wins over `items` when non-empty. */
 export const BenchUsersTokensBody = Type.Object({ ...Batch, users: Opt(Type.Array(BenchUser)), items: Opt(Type.Array(BenchUser)) });
 export type BenchUsersTokensBody = Static<typeof BenchUsersTokensBody>;
@@ -51,7 +56,15 @@ export const BenchProbeBody = Type.Object(
     profile: Opt(Str()),
     channel_type: Opt(Int({ minimum: 0, maximum: 255 })),
     range: Opt(Range),
-    channels: Opt(Type.Array(Type.Object({ channel_id: Str({ minLength: 1 }), channel_type: Int({ minimum: 0, maximum: 255 }) }, { additionalProperties: false }), { maxItems: 1200 })),
+    channels: Opt(
+      Type.Array(
+        Type.Object(
+          { channel_id: Str({ minLength: 1 }), channel_type: Int({ minimum: 0, maximum: 255 }) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 1200 },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -40,7 +40,9 @@ export const ExactQueryBody = Type.Object({
   login_uid: Id,
   channel_id: Id,
   channel_type: Uint8,
-  message_ids: Type.Optional(Type.Array(Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]{1,20}$' })]), { maxItems: 1000 })),
+  message_ids: Type.Optional(
+    Type.Array(Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]{1,20}$' })]), { maxItems: 1000 }),
+  ),
   message_seqs: Type.Optional(Type.Array(Seq, { maxItems: 1000 })),
   client_msg_nos: Type.Optional(Type.Array(Type.String({ maxLength: 128 }), { maxItems: 1000 })),
 });
@@ -59,7 +61,11 @@ export type SendBatchBody = Static<typeof SendBatchBody>;
 export const SendBatchResult = Type.Object({ fail_uids: Type.Array(Type.String()), reason: Type.Array(Type.Integer()) });
 
 /** `POST /conn/kick` and `/conn/remove` (v2): one connection of a uid on this node. */
-export const ConnBody = Type.Object({ uid: Id, conn_id: Type.Integer({ minimum: 0 }), node_id: Type.Optional(Type.Integer({ minimum: 0 })) });
+export const ConnBody = Type.Object({
+  uid: Id,
+  conn_id: Type.Integer({ minimum: 0 }),
+  node_id: Type.Optional(Type.Integer({ minimum: 0 })),
+});
 export type ConnBody = Static<typeof ConnBody>;
 
 /** `POST /message/event`: a stream event of a message. `headers` must be absent. */
@@ -109,4 +115,3 @@ export const ExactQueryResult = Type.Object({
   more: Type.Integer(),
   messages: Type.Array(MessageResp),
 });
-

@@ -103,7 +103,15 @@ export const GoroutineSummary = Type.Object({
   total_started: Int(),
   total_panics: Int(),
   modules: Type.Array(
-    Type.Object({ module: Str(), active: Int(), process_peak: Int(), total_started: Int(), total_stopped: Int(), panics: Int(), tasks: Type.Array(Type.Unknown()) }),
+    Type.Object({
+      module: Str(),
+      active: Int(),
+      process_peak: Int(),
+      total_started: Int(),
+      total_stopped: Int(),
+      panics: Int(),
+      tasks: Type.Array(Type.Unknown()),
+    }),
   ),
 });
 export type GoroutineSummary = Static<typeof GoroutineSummary>;
