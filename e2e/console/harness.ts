@@ -48,6 +48,8 @@ export interface NodeOptions {
   debug?: boolean;
   /** bench.api_token: guards /debug/* when set. */
   token?: string;
+  /** A data dir to start on (an imported target); a new temp dir when absent. */
+  dataDir?: string;
 }
 
 /** A real Parley node (`parley start`, on the TypeScript sources) as a child process on ephemeral loopback ports. */
@@ -59,9 +61,11 @@ export class TestNode {
   tcp = '';
   port = 0;
   private err = '';
-  readonly dataDir = mkdtempSync(join(tmpdir(), 'parley-console-e2e-'));
+  readonly dataDir: string;
 
-  constructor(readonly opts: NodeOptions) {}
+  constructor(readonly opts: NodeOptions) {
+    this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-console-e2e-'));
+  }
 
   /** Starts the node: on a free port the first time, on the same port (and data) after a stop. */
   async start(): Promise<this> {
@@ -107,7 +111,7 @@ export class TestNode {
 
   async dispose(): Promise<void> {
     await this.stop();
-    rmSync(this.dataDir, { recursive: true, force: true });
+    if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 

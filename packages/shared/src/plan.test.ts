@@ -47,3 +47,27 @@ describe('planIssues: every problem with the JSON Pointer of its member (for an 
     expect(checkPlan(plan())).toEqual({ plan: plan(), problems: [] });
   });
 });
+
+describe('planIssues hints: what a member needs, for an editor to word it', () => {
+  it('names the kind of value for the common schema problems', () => {
+    const p: any = plan();
+    p.sources[0].data_dir = 'relative';
+    p.target.nodes[0].addr = 'no-port';
+    p.target.cluster_id = '';
+    p.target.created_at = 'yesterday';
+    p.target.nodes[0].node_id = 2000;
+    p.target.slot_count = 0;
+    delete p.sources[0].shard_count;
+    const hint = (ptr: string) => planIssues(p).find((i) => i.pointer === ptr && i.hint)?.hint;
+    expect(hint('/sources/0/data_dir')).toBe('absolute_path');
+    expect(hint('/target/nodes/0/addr')).toBe('host_port');
+    expect(hint('/target/cluster_id')).toBe('required');
+    expect(hint('/target/created_at')).toBe('iso8601');
+    expect(hint('/target/nodes/0/node_id')).toBe('at_most');
+    expect(hint('/target/slot_count')).toBe('at_least');
+    expect(hint('/sources/0/shard_count')).toBe('required');
+    // an empty or relative path is a schema problem only, never "contains" another
+    p.sources[0].data_dir = '';
+    expect(planIssues(p).filter((i) => i.message.includes('contains'))).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-import { ValueErrorType } from '@sinclair/typebox/errors';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { Plan, SUPPORTED_SOURCE_COMMIT } from './plan.schema.ts';
 
@@ -21,10 +21,56 @@ export interface PlanIssue {
   pointer: string;
   message: string;
   text: string;
+  /** What kind of value the member needs, for an editor to say it in its own words (`min`/`max` in `params`). */
+  hint?: PlanHint;
+  params?: Record<string, number>;
 }
+
+export type PlanHint =
+  | 'required'
+  | 'absolute_path'
+  | 'host_port'
+  | 'sha256'
+  | 'iso8601'
+  | 'integer'
+  | 'at_least'
+  | 'at_most'
+  | 'boolean'
+  | 'duplicate'
+  | 'exceeds_nodes';
 
 function issue(pointer: string, message: string, text = `${where(pointer)}: ${message}`): PlanIssue {
   return { pointer, message, text };
+}
+
+/** The editor's hint for a schema error, where it has one. */
+function hintOf(e: ValueError): Pick<PlanIssue, 'hint' | 'params'> {
+  const schema = e.schema as { pattern?: string; minimum?: number; maximum?: number; minLength?: number };
+  switch (e.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return { hint: 'required' };
+    case ValueErrorType.StringMinLength:
+      return schema.minLength === 1 ? { hint: 'required' } : {};
+    case ValueErrorType.StringPattern:
+      if (schema.pattern === '^/') return { hint: 'absolute_path' };
+      if (schema.pattern?.startsWith('^[0-9a-f]{64}')) return { hint: 'sha256' };
+      if (schema.pattern?.includes(':[0-9]{1,5}$')) return { hint: 'host_port' };
+      if (schema.pattern?.startsWith('^\\d{4}-')) return { hint: 'iso8601' };
+      return {};
+    case ValueErrorType.Integer:
+    case ValueErrorType.Number:
+      return { hint: 'integer' };
+    case ValueErrorType.Boolean:
+      return { hint: 'boolean' };
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+      return { hint: 'at_least', params: { min: schema.minimum ?? 0 } };
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+      return { hint: 'at_most', params: { max: schema.maximum ?? 0 } };
+    default:
+      return {};
+  }
 }
 
 /** A JSON Pointer from path segments. */
@@ -47,7 +93,7 @@ function schemaIssues(input: unknown): PlanIssue[] {
       out.push(issue(e.path, listed ? `must be one of ${listed}` : e.message));
       continue;
     }
-    out.push(issue(e.path, e.message));
+    out.push({ ...issue(e.path, e.message), ...hintOf(e) });
   }
   const seen = new Set<string>();
   return out.filter((i) => !seen.has(i.text) && seen.add(i.text));
@@ -75,14 +121,20 @@ function crossIssues(plan: Plan, dirs: PlanDirs): PlanIssue[] {
     out.push(issue('/source_commit', `unsupported value "${plan.source_commit}" (this release reads only ${SUPPORTED_SOURCE_COMMIT})`));
   }
   if (Number.isNaN(Date.parse(t.created_at))) out.push(issue('/target/created_at', 'not a valid ISO 8601 timestamp'));
-  if (t.replicas > t.nodes.length) out.push(issue('/target/replicas', `${t.replicas} exceeds the target node count ${t.nodes.length}`));
+  const exceeds = { hint: 'exceeds_nodes' as const, params: { nodes: t.nodes.length } };
+  if (t.replicas > t.nodes.length)
+    out.push({ ...issue('/target/replicas', `${t.replicas} exceeds the target node count ${t.nodes.length}`), ...exceeds });
   if (t.channel_replicas > t.nodes.length) {
-    out.push(issue('/target/channel_replicas', `${t.channel_replicas} exceeds the target node count ${t.nodes.length}`));
+    out.push({ ...issue('/target/channel_replicas', `${t.channel_replicas} exceeds the target node count ${t.nodes.length}`), ...exceeds });
   }
   const dup = <T>(items: T[], field: (i: number) => string, label: string) => {
     const seen = new Set<T>();
     for (const [i, v] of items.entries()) {
-      if (seen.has(v)) out.push(issue(field(i), `duplicate value ${JSON.stringify(v)}`, `${label}: duplicate value ${JSON.stringify(v)}`));
+      if (seen.has(v))
+        out.push({
+          ...issue(field(i), `duplicate value ${JSON.stringify(v)}`, `${label}: duplicate value ${JSON.stringify(v)}`),
+          hint: 'duplicate',
+        });
       seen.add(v);
     }
   };
@@ -111,6 +163,8 @@ function crossIssues(plan: Plan, dirs: PlanDirs): PlanIssue[] {
   ];
   if (dirs.workspace !== undefined) named.push(['--workspace', '', dirs.workspace]);
   if (dirs.archive !== undefined) named.push(['--archive', '', dirs.archive]);
+  // A path that is not absolute is already a schema problem; it contains nothing.
+  for (let k = named.length - 1; k >= 0; k--) if (typeof named[k]![2] !== 'string' || !named[k]![2].startsWith('/')) named.splice(k, 1);
   for (let i = 0; i < named.length; i++) {
     for (let j = i + 1; j < named.length; j++) {
       const [na, pa, a] = named[i]!;

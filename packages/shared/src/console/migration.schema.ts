@@ -112,7 +112,7 @@ export type DbInfoRequest = Static<typeof DbInfoRequest>;
 export const TickRequest = Type.Object(
   {
     scope: Scope,
-    item: Type.String({ pattern: '^[a-z_]{1,32}$' }),
+    item: Type.String({ pattern: '^[a-z0-9_]{1,32}$' }),
     done: Type.Boolean(),
     by: Type.String({ minLength: 1, maxLength: 64 }),
     note: Type.Optional(Type.String({ maxLength: 2000 })),
