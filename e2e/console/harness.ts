@@ -211,3 +211,31 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * Every visible text of the page that is not an identifier (node names, URLs,
+ * component paths are marked data-raw and stay as they are), plus the
+ * options of its selects.
+ */
+export function visibleText(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      const text = n.textContent?.trim();
+      if (!el || !text || el.closest('[data-raw], script, style, option')) continue;
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
+      out.push(text);
+    }
+    for (const o of document.querySelectorAll('option')) out.push(o.textContent ?? '');
+    for (const e of document.querySelectorAll('[aria-label], [title], [placeholder]')) {
+      for (const a of ['aria-label', 'title', 'placeholder']) {
+        const v = e.getAttribute(a);
+        if (v && !e.closest('[data-raw]')) out.push(v);
+      }
+    }
+    return out;
+  });
+}

@@ -2,8 +2,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openConsole, TestConsole, TestNode } from './harness.ts';
-import { checkItem, copyFixtures, fillAndSavePlan, gotoStep, runStage, serverCommit, shot, tick } from './wizard.ts';
+import { launchChromium, openConsole, TestConsole, TestNode, visibleText } from './harness.ts';
+import { checkItem, copyFixtures, fillAndSavePlan, gotoStep, runStage, serverCommit, shot, tick, untranslated } from './wizard.ts';
 
 const tmp = copyFixtures('basic-closed');
 
@@ -129,4 +129,56 @@ describe.runIf(tmp !== undefined)('migration wizard: basic-closed from preflight
     expect(await page.getAttribute('[data-testid="rollback"]', 'data-writes')).toBe('no');
     await shot(page, 'wizard-10-after-restart');
   }, 120_000);
+
+  it('speaks Simplified Chinese on every step, leaving only identifiers as they are', async () => {
+    const zh = await openConsole(browser, console_, 'zh-CN', '/migration/preflight');
+    try {
+      for (const [path, ready] of [
+        ['/migration/preflight?plan=plan-1', '[data-testid="item-tool"][data-done="true"]'],
+        ['/migration/plan?plan=plan-1', '[data-testid="plan-form"]'],
+        ['/migration/prepare?plan=plan-1', '[data-testid="report-prepare"]'],
+        ['/migration/verify?plan=plan-1', '[data-testid="cross-checks"]'],
+        ['/migration/reports?plan=plan-1', '[data-testid="report-viewer"]'],
+        ['/migration/accept?plan=plan-1', '[data-testid="item-copy"][data-done="true"]'],
+      ]) {
+        await zh.goto(new URL(path!, console_.origin).href);
+        await zh.waitForSelector(ready!);
+        expect(await zh.getAttribute('html', 'lang')).toBe('zh-CN');
+        expect(untranslated(await visibleText(zh)), path).toEqual([]);
+      }
+      expect(await zh.locator('[data-nav="/migration/accept"]').innerText()).toBe('验收');
+      await shot(zh, 'wizard-11-acceptance-zh');
+    } finally {
+      await zh.close();
+    }
+  }, 60_000);
+
+  it('refuses the stage API without the console’s session, and a workspace outside the plan’s folder (real parleyctl console)', async () => {
+    const run = new URL('/api/migration/plans/plan-1/runs', console_.origin);
+    const body = JSON.stringify({ stage: 'diagnose', workspace: join(root, 'plan-1', 'ws-diagnose-9') });
+    const anonymous = await fetch(run, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(anonymous.status).toBe(401);
+    const launch = await fetch(console_.launchUrl, { redirect: 'manual' });
+    const cookie = launch.headers.get('set-cookie')!.split(';')[0]!;
+    const headers = { 'content-type': 'application/json', cookie };
+    for (const workspace of [
+      join(tmp!, 'elsewhere'),
+      join(root, 'plan-1', '..', 'ws'),
+      '/tmp/ws-outside',
+      join(root, 'plan-1', 'reports'),
+    ]) {
+      const r = await fetch(run, { method: 'POST', headers, body: JSON.stringify({ stage: 'diagnose', workspace }) });
+      expect(r.status, workspace).toBe(403);
+      expect(((await r.json()) as { code: string }).code).toBe('path_not_allowed');
+    }
+    const probe = await fetch(new URL('/api/migration/plans/plan-1/db-info', console_.origin), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ dir: '/etc' }),
+    });
+    expect(probe.status).toBe(403);
+    // and the same request inside the plan's folder runs
+    const ok = await fetch(run, { method: 'POST', headers, body });
+    expect(ok.status).toBe(200);
+  }, 30_000);
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, TestConsole } from './harness.ts';
-import { copyFixtures, gotoStep, runStage, shot } from './wizard.ts';
+import { copyFixtures, gotoStep, runStage, shot, shotWindow } from './wizard.ts';
 
 const tmp = copyFixtures('edge-closed');
 
@@ -77,7 +77,7 @@ describe.runIf(tmp !== undefined)('migration wizard: edge-closed blockers turned
     expect(added.join('\n')).toMatch(/"keep_latest_duplicates": true/);
     expect(added.join('\n')).toMatch(/"compact_sequences": true/);
     expect(added.filter((l) => l.includes('"reason"'))).toHaveLength(3);
-    await page.screenshot({ path: join(import.meta.dirname, '..', 'screenshots', 'wizard-edge-03-diff.png') });
+    await shotWindow(page, 'wizard-edge-03-diff');
     await page.click('[data-testid="save-new-plan"]');
     await page.waitForSelector('[data-testid="plan-select"]');
     await expect.poll(() => page.inputValue('[data-testid="plan-select"]')).toBe('plan-2');

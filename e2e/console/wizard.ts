@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, realpathSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Page } from 'playwright-core';
 import { fixturesPresent, V2_FIXTURES_DIR } from '../../test-support/fixtures.ts';
 import { SOURCE_NODE_ARGS } from '../../test-support/source-node.ts';
-import { screenshot, until } from './harness.ts';
+import { screenshot, SCREENSHOT_DIR, until } from './harness.ts';
 
 /** A temp folder (real path) with copies of the named v2 fixtures' data dirs at `<tmp>/v2-<name>`; undefined without fixtures. */
 export function copyFixtures(...names: string[]): string | undefined {
@@ -32,6 +32,12 @@ export function serverCommit(): string {
 export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, name);
+}
+
+/** What the window shows now (a dialog over the page, say), transitions finished. */
+export async function shotWindow(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: 'disabled' });
 }
 
 /** Steps the page through one wizard step by its link in the list of steps. */
@@ -73,7 +79,8 @@ export async function fillAndSavePlan(page: Page, p: { source: string; target: s
   await expect.poll(() => page.getAttribute('[data-testid="plan-validity"]', 'data-valid')).toBe('true');
   await page.click('[data-testid="save-plan"]');
   await page.waitForSelector('[data-testid="plan-saved"]');
-  return (await page.inputValue('[data-testid="plan-select"]')) as string;
+  // the header's plan list follows once the host's state is read again
+  return until('the saved plan selected', async () => (await page.inputValue('[data-testid="plan-select"]')) || undefined);
 }
 
 /** Ticks a checklist item as the operator (the operator's name must be entered). */
@@ -96,4 +103,24 @@ export async function checkItem(page: Page, item: string): Promise<void> {
       throw new Error(`${(err as Error).message}: ${await row.innerText()}`);
     },
   );
+}
+
+/** Latin words a Chinese wizard page may show: units, names (products, systems, standards) and literal values. */
+const ZH_ALLOWED =
+  /^(ms|KiB|MiB|GiB|JSON|Parley|WuKongIM|Linux|macOS|Pebble|WebSocket|Markdown|Schema|SHA|ISO|Base|POST|LOCK|COMPLETE|true|false|parleyctl)$/;
+
+/**
+ * Words of a page's visible text (identifiers marked `data-raw` excluded)
+ * that are English: after dropping `code` spans, paths, dotted or
+ * underscored keys, addresses, numbered ids (`plan-1`) and `--flags`, which stay as they are.
+ */
+export function untranslated(texts: readonly string[]): string[] {
+  return texts.flatMap((t) => {
+    const rest = t
+      .replace(/`[^`]*`/g, '')
+      .replace(/--[a-z-]+/g, '')
+      .replace(/[\w/-]*[._/:][\w./:-]*/g, '')
+      .replace(/\b\w+-\d+\b/g, '');
+    return (rest.match(/[A-Za-z]{2,}/g) ?? []).filter((w) => !ZH_ALLOWED.test(w)).map((w) => `${w} (in "${t}")`);
+  });
 }

@@ -181,7 +181,7 @@ export function AcceptancePanel({ state, detail }: { state: MigrationState; deta
       evidence: verify
         ? [
             `${verify.report_file}: ${verify.report_status}`,
-            `cross-report checks: ${checks.filter((c) => c.state === 'pass').length}/${checks.length} passed`,
+            t('mig.cross.passedCount', { n: checks.filter((c) => c.state === 'pass').length, total: checks.length }),
           ]
         : [],
     },

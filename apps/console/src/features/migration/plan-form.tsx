@@ -342,7 +342,10 @@ function Preview({ doc }: { doc: unknown }) {
           const text = startupConfig(doc, i);
           return (
             <Stack key={i} gap={4}>
-              <Code block>{text}</Code>
+              {/* a fragment of the node's config file, copied as it is: never translated */}
+              <Code block data-raw>
+                {text}
+              </Code>
               <CopyButton value={text}>
                 {({ copied, copy }) => (
                   <Button size="xs" variant="default" onClick={copy} w={120}>

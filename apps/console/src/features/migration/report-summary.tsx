@@ -16,7 +16,13 @@ function Fact({ label, member, v }: { label: MessageKey; member: string; v: unkn
       <Text size="xs" c="dimmed">
         {t(label)} · <Raw>{member}</Raw>
       </Text>
-      <Text size="sm" fw={600} ff={typeof v === 'string' ? 'monospace' : undefined} className="num" style={{ wordBreak: 'break-all' }}>
+      <Text
+        size="sm"
+        fw={600}
+        ff={typeof v === 'string' ? 'monospace' : undefined}
+        className={typeof v === 'number' ? 'num' : undefined}
+        style={{ wordBreak: 'break-all' }}
+      >
         <Raw>{text}</Raw>
       </Text>
     </Stack>

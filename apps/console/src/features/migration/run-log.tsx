@@ -5,7 +5,7 @@ import { useNow } from '../../app/use-now.ts';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
 import type { MessageKey } from '../../i18n/messages.ts';
 
-const RUN_COLOR = { running: 'blue', succeeded: 'green', failed: 'red', cancelled: 'yellow' } as const;
+const RUN_COLOR = { running: 'blue', succeeded: 'green', failed: 'red', cancelled: 'yellow', blocked: 'orange' } as const;
 
 /** Lines shown at once; the filter searches all kept lines. */
 const SHOWN = 400;
@@ -26,13 +26,15 @@ export function RunLog({ run, lines }: { run: RunRecord; lines: readonly string[
   }, [lines.length]);
   const end = run.ended_at ? Date.parse(run.ended_at) : now;
   const elapsed = Math.max(0, end - Date.parse(run.started_at));
+  // Exit 1 with a report of blockers (or an incomplete scan) is the stage's answer, not a crash.
+  const state = run.state === 'failed' && (run.report_status === 'blocked' || run.report_status === 'incomplete') ? 'blocked' : run.state;
   const pct = run.progress ? (run.progress.done / run.progress.total) * 100 : run.state === 'running' ? 0 : 100;
   return (
     <Card withBorder padding="sm" data-testid="run-log" data-run-state={run.state}>
       <Group justify="space-between" mb={6}>
         <Group gap="xs">
-          <Badge color={RUN_COLOR[run.state]} data-testid="run-state">
-            {t(`mig.run.${run.state}` as MessageKey)}
+          <Badge color={RUN_COLOR[state]} data-testid="run-state">
+            {t(`mig.run.${state}` as MessageKey)}
           </Badge>
           <Text size="sm" className="num">
             {t('mig.run.elapsed', { s: f.num(elapsed / 1000, 1) })}
@@ -65,7 +67,7 @@ export function RunLog({ run, lines }: { run: RunRecord; lines: readonly string[
           </CopyButton>
         </Group>
       </Group>
-      <Progress value={pct} animated={run.state === 'running'} color={RUN_COLOR[run.state]} size="sm" mb={6} />
+      <Progress value={pct} animated={run.state === 'running'} color={RUN_COLOR[state]} size="sm" mb={6} />
       <ScrollArea h={200} viewportRef={viewport} type="auto" bg="var(--mantine-color-default-hover)">
         <Stack gap={0} p={6}>
           {shown.length === 0 && (

@@ -21,7 +21,16 @@ function Outcome({ run, report }: { run: RunRecord; report: Record<string, unkno
   if (run.state === 'running') return null;
   if (run.state === 'succeeded')
     return (
-      <Alert color="green" title={t('mig.outcome.ok', { status: run.report_status ?? '' })} data-testid="outcome" data-outcome="succeeded">
+      <Alert
+        color="green"
+        title={
+          <>
+            {t('mig.outcome.ok')} <Raw>{run.report_status}</Raw>
+          </>
+        }
+        data-testid="outcome"
+        data-outcome="succeeded"
+      >
         {run.stage === 'verify' ? t('mig.outcome.verifyNote') : t(`mig.stage.${run.stage}.next` as MessageKey)}
       </Alert>
     );
@@ -126,7 +135,7 @@ export function StagePanel({ stage, detail }: { stage: MigrationStage; detail: P
                 {t(`mig.state.${isRunning ? 'running' : state}` as MessageKey)}
               </Badge>
               <Text size="xs" c="dimmed">
-                {t('mig.expects', { status: STAGE_SUCCESS[stage] })}
+                {t('mig.expects')} <Raw>{STAGE_SUCCESS[stage]}</Raw>
               </Text>
             </Group>
             <Text size="sm" c="dimmed">
@@ -165,7 +174,7 @@ export function StagePanel({ stage, detail }: { stage: MigrationStage; detail: P
           <Text size="xs" c="dimmed">
             {t('mig.pathsHint', { dir: detail.summary.dir })}
           </Text>
-          <Code block data-testid="command-line" style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
+          <Code block data-raw data-testid="command-line" style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
             {argv.join(' ')}
           </Code>
           <Group>
