@@ -182,6 +182,31 @@ export async function checkConfig(deps: CheckDeps, plan: Plan, doc: ChecklistDoc
   return result(ok, evidence);
 }
 
+/**
+ * Why a node's gateway address may not be given a credential: it must be a
+ * ws(s) URL on the same host as the node's API, so an original token only
+ * ever goes to the node the operator named.
+ */
+export function gatewayProblem(n: { api_url?: string; gateway?: string }): string | undefined {
+  if (!n.gateway) return undefined;
+  let gw: URL;
+  try {
+    gw = new URL(n.gateway);
+  } catch {
+    return 'the gateway address is not a URL';
+  }
+  if (gw.protocol !== 'ws:' && gw.protocol !== 'wss:') return 'the gateway address must be ws:// or wss://';
+  if (gw.username || gw.password || gw.search || gw.hash) return 'the gateway address must not carry credentials, a query or a fragment';
+  if (!n.api_url) return 'give the node’s API address first';
+  let api: URL;
+  try {
+    api = new URL(n.api_url);
+  } catch {
+    return 'the API address is not a URL';
+  }
+  return api.hostname === gw.hostname ? undefined : `the gateway host ${gw.hostname} is not the API host ${api.hostname}`;
+}
+
 /** An original token from the archive connects on every target gateway given; a wrong one is refused. */
 export async function checkToken(deps: CheckDeps, plan: Plan, doc: ChecklistDoc, archive: string | undefined): Promise<CheckResult> {
   if (!deps.socket) return result(false, ['this console host cannot open gateway connections']);
@@ -192,10 +217,17 @@ export async function checkToken(deps: CheckDeps, plan: Plan, doc: ChecklistDoc,
   let ok = true;
   let tried = 0;
   for (const n of plan.target.nodes) {
-    const gateway = doc.fields.nodes?.find((x) => x.node_id === n.node_id)?.gateway;
+    const fields = doc.fields.nodes?.find((x) => x.node_id === n.node_id);
+    const gateway = fields?.gateway;
     if (!gateway) {
       ok = false;
       evidence.push(`node ${n.node_id}: no gateway address given`);
+      continue;
+    }
+    const why = gatewayProblem(fields);
+    if (why) {
+      ok = false;
+      evidence.push(`node ${n.node_id}: ${why}`);
       continue;
     }
     tried++;

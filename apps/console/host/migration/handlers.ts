@@ -26,7 +26,7 @@ import {
 } from '@parley/shared';
 import type { HostResult, MigrationHandlers } from '../contract.ts';
 import type { NodeRegistry } from '../node-registry.ts';
-import { checkConfig, checkReadyz, checkSources, checkToken, checkTool, consoleNode, type CheckDeps } from './checks.ts';
+import { checkConfig, checkReadyz, checkSources, checkToken, checkTool, consoleNode, gatewayProblem, type CheckDeps } from './checks.ts';
 import { openRoot, planDir, planDirectory, Refused, REPORTS_DIR, stageDir } from './layout.ts';
 import { StageRunner } from './runner.ts';
 import { listPlans, listRuns, proposals, readChecklist, readPlan, savePlan, writeChecklist } from './store.ts';
@@ -210,8 +210,11 @@ export function createMigrationHandlers(deps: MigrationDeps): { handlers: Migrat
             if ('error' in c) throw new Refused('invalid_request', `node ${n.node_id}: ${c.error}`);
           }
           const at = nodes.findIndex((x) => x.node_id === n.node_id);
-          if (at >= 0) nodes[at] = { ...nodes[at], ...n };
-          else nodes.push(n);
+          const merged = at >= 0 ? { ...nodes[at], ...n } : n;
+          const why = gatewayProblem(merged);
+          if (why) throw new Refused('invalid_request', `node ${n.node_id}: ${why}`);
+          if (at >= 0) nodes[at] = merged;
+          else nodes.push(merged);
         }
         doc.fields.nodes = nodes;
       }

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DIR_NAME_PATTERN, PLAN_ID_PATTERN, type Plan } from '@parley/shared';
 
@@ -57,6 +57,8 @@ export function openRoot(path: string): string {
     if (readdirSync(real).length > 0)
       throw new Refused('exists', `${p} holds files but no ${ROOT_MARKER}: pick an empty folder, or one this console made`);
     const identity = { format: 'parley-console-migration', version: 1, created_at: new Date().toISOString() };
+    // The archive will hold plaintext credentials: the root is the operator's alone.
+    chmodSync(real, 0o700);
     writeFileSync(marker, `${JSON.stringify(identity, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   }
   return real;

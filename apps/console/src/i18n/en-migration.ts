@@ -157,7 +157,7 @@ export const enMigration = {
   'mig.archive': 'Archive',
   'mig.pathsHint': 'Proposed by the wizard inside {dir}; the console refuses any folder outside it.',
   'mig.run': 'Run {stage}',
-  'mig.runAgain': 'Run {stage} again (new workspace)',
+  'mig.runAgain': 'Run {stage} again',
   'mig.cancel': 'Cancel',
   'mig.gate.needs': '{stage} must succeed first.',
   'mig.gate.running': '{stage} is running; one stage at a time.',

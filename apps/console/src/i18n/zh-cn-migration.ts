@@ -154,7 +154,7 @@ export const zhCNMigration: Record<keyof typeof enMigration, string> = {
   'mig.archive': '归档',
   'mig.pathsHint': '由向导在 {dir} 中建议；控制台拒绝该目录之外的任何目录。',
   'mig.run': '运行{stage}',
-  'mig.runAgain': '再次运行{stage}（新工作区）',
+  'mig.runAgain': '再次运行{stage}',
   'mig.cancel': '取消',
   'mig.gate.needs': '须先成功完成{stage}。',
   'mig.gate.running': '{stage}正在运行；一次只运行一个阶段。',

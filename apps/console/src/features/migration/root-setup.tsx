@@ -1,5 +1,5 @@
 import { Alert, Button, Card, Group, Stack, Text, TextInput } from '@mantine/core';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
 import { mono } from './plan-form.tsx';
 import { usePlatform } from '../../platform/context.tsx';
@@ -17,16 +17,24 @@ export function RootSetup() {
   const [last, setLast] = useLastRoot();
   const [path, setPath] = useState(last);
   const [error, setError] = useState<string>();
-  const open = async () => {
+  const tried = useRef(false);
+  const open = async (p = path) => {
     setError(undefined);
     try {
-      value(await host.migration.setRoot({ path: path.trim() }));
-      setLast(path.trim());
+      value(await host.migration.setRoot({ path: p.trim() }));
+      setLast(p.trim());
       await refresh();
     } catch (err) {
       setError((err as Error).message);
     }
   };
+  // The root this browser used last is opened again (after a restart of the console, say); the host checks it as ever.
+  useEffect(() => {
+    if (tried.current || !last) return;
+    tried.current = true;
+    void open(last);
+    // once, on mount
+  }, []);
   return (
     <Card withBorder padding="md" maw={760} data-testid="root-setup">
       <Stack gap="sm">

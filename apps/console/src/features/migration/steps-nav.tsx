@@ -47,14 +47,10 @@ function summarise(
   if (!detail) return { state: step === 'plan' ? 'todo' : 'locked' };
   if (step === 'plan') return { state: 'done', note: `${detail.summary.id} · ${detail.summary.sha256.slice(0, 8)}`, raw: true };
   if (step === 'accept') {
-    // Ticks and recorded checks only: the report-proven item needs the reports, read on the step itself.
-    const items = acceptanceItems({
-      plan: detail.plan as Plan,
-      doc: detail.checklist,
-      verified: { ok: false, evidence: [] },
-      rehearsalOnly: false,
-    });
-    const p = progressOf(items.filter((i) => i.kind !== 'report'));
+    // The report-proven item is counted by verify's state here; the step itself also reads the cross-report checks.
+    const verified = { ok: stageState(detail.runs, 'verify') === 'done', evidence: [] };
+    const rehearsalOnly = state.preflight?.fields.rehearsal_only === true;
+    const p = progressOf(acceptanceItems({ plan: detail.plan as Plan, doc: detail.checklist, verified, rehearsalOnly }));
     return { state: p.done === p.total ? 'done' : 'todo', note: t('mig.items', { done: p.done, total: p.total }) };
   }
   if (!isStage(step)) return { state: 'todo' };
