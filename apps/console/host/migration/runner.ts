@@ -93,6 +93,7 @@ export class StageRunner {
       state: 'running',
       started_at: now.toISOString(),
       line_count: 0,
+      log_file: `${base}.log`,
     };
     if (s.archive) record.archive = s.archive;
     const reports = join(s.planDir, REPORTS_DIR);

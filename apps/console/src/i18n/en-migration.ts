@@ -208,6 +208,7 @@ export const enMigration = {
   'mig.run.exit': 'exit {code}',
   'mig.run.filter': 'Filter lines',
   'mig.run.noLines': 'No output yet.',
+  'mig.run.logKept': 'Its standard error is kept in',
 
   'mig.fact.status': 'Status',
   'mig.fact.duration': 'Duration, ms',

@@ -199,6 +199,7 @@ export const zhCNMigration: Record<keyof typeof enMigration, string> = {
   'mig.run.exit': '退出码 {code}',
   'mig.run.filter': '筛选行',
   'mig.run.noLines': '尚无输出。',
+  'mig.run.logKept': '其标准错误输出保存在',
 
   'mig.fact.status': '状态',
   'mig.fact.duration': '耗时（ms）',

@@ -232,6 +232,8 @@ export const RunRecord = Type.Object({
   /** `reports/<stage>-<time>.json` when the stage printed a report. */
   report_file: Type.Optional(Type.String()),
   report_status: Type.Optional(Type.String()),
+  /** `reports/<stage>-<time>.log`: the run's whole stderr. */
+  log_file: Type.Optional(Type.String()),
   /** Why the run has no usable report (the tool could not start, stdout was not a report, …). */
   error: Type.Optional(Type.String()),
   /** Parsed from the last progress line that says `n/m`. */

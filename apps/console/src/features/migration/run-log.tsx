@@ -15,7 +15,7 @@ const SHOWN = 400;
  * `n/m` progress the tool prints, and the lines, newest at the bottom, with
  * a filter and a copy button.
  */
-export function RunLog({ run, lines }: { run: RunRecord; lines: readonly string[] }) {
+export function RunLog({ run, lines, kept }: { run: RunRecord; lines: readonly string[]; kept?: string | undefined }) {
   const { t, f } = useI18n();
   const now = useNow(500);
   const [filter, setFilter] = useState('');
@@ -72,7 +72,13 @@ export function RunLog({ run, lines }: { run: RunRecord; lines: readonly string[
         <Stack gap={0} p={6}>
           {shown.length === 0 && (
             <Text size="xs" c="dimmed">
-              {t('mig.run.noLines')}
+              {run.state === 'running' || !kept ? (
+                t('mig.run.noLines')
+              ) : (
+                <>
+                  {t('mig.run.logKept')} <Raw>{kept}</Raw>
+                </>
+              )}
             </Text>
           )}
           {shown.map((l, i) => (

@@ -75,7 +75,9 @@ export function StagePanel({ stage, detail }: { stage: MigrationStage; detail: P
   const [workspace, setWorkspace] = useState(proposal.workspace);
   const [archive, setArchive] = useState(proposal.archive ?? '');
   const running = detail.runs.find((r) => r.state === 'running' && r.stage === stage);
-  const [followId, setFollowId] = useState(running?.id);
+  const last = lastRun(detail.runs, stage);
+  // The last run is followed too: while this console still holds it, its lines come back after a reload.
+  const [followId, setFollowId] = useState(running?.id ?? last?.id);
   const follow = useRunFollow(followId);
   const [error, setError] = useState<string>();
   useEffect(() => {
@@ -83,7 +85,6 @@ export function StagePanel({ stage, detail }: { stage: MigrationStage; detail: P
     setArchive(proposal.archive ?? '');
   }, [proposal.workspace, proposal.archive]);
 
-  const last = lastRun(detail.runs, stage);
   const shown: RunRecord | undefined = follow.status && follow.status.id === followId ? follow.status : last;
   const report = useReport(detail.summary.id, shown?.state !== 'running' ? shown?.report_file : undefined);
   const body = report.data?.report as Record<string, unknown> | undefined;
@@ -199,7 +200,13 @@ export function StagePanel({ stage, detail }: { stage: MigrationStage; detail: P
           )}
         </Stack>
       </Card>
-      {shown && <RunLog run={shown} lines={follow.status?.id === shown.id ? follow.lines : (report.data?.log ?? [])} />}
+      {shown && (
+        <RunLog
+          run={shown}
+          lines={follow.status?.id === shown.id ? follow.lines : (report.data?.log ?? [])}
+          kept={shown.log_file && `${detail.summary.dir}/reports/${shown.log_file}`}
+        />
+      )}
       {shown && <Outcome run={shown} report={body} />}
       {body && shown && (
         <ReportSummary
