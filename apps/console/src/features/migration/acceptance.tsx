@@ -2,7 +2,7 @@ import { Alert, Button, Card, Grid, Group, SegmentedControl, Stack, Table, Text,
 import { useState } from 'react';
 import type { AcceptanceNode, MigrationState, Plan, PlanDetail } from '@parley/shared';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
-import { mono } from './plan-form.tsx';
+import { mono } from './plan-fields.tsx';
 import type { MessageKey } from '../../i18n/messages.ts';
 import { usePlatform } from '../../platform/context.tsx';
 import { useOperator, useRefreshMigration, value } from './api.ts';

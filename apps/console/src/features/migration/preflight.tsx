@@ -2,7 +2,7 @@ import { Alert, Button, Card, Group, Stack, Switch, Text, TextInput } from '@man
 import { useState } from 'react';
 import type { MigrationState } from '@parley/shared';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
-import { mono } from './plan-form.tsx';
+import { mono } from './plan-fields.tsx';
 import { usePlatform } from '../../platform/context.tsx';
 import { ItemRow } from './checklist-row.tsx';
 import { useRefreshMigration, value } from './api.ts';

@@ -1,7 +1,7 @@
 import { Alert, Button, Card, Group, Stack, Text, TextInput } from '@mantine/core';
 import { useEffect, useRef, useState } from 'react';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
-import { mono } from './plan-form.tsx';
+import { mono } from './plan-fields.tsx';
 import { usePlatform } from '../../platform/context.tsx';
 import { useLastRoot, useRefreshMigration, value } from './api.ts';
 

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { STAGE_SUCCESS, STAGES_WITH_ARCHIVE, type MigrationStage, type PlanDetail, type RunRecord } from '@parley/shared';
 import { Raw, useI18n } from '../../i18n/i18n.tsx';
-import { mono } from './plan-form.tsx';
+import { mono } from './plan-fields.tsx';
 import type { MessageKey } from '../../i18n/messages.ts';
 import { usePlatform } from '../../platform/context.tsx';
 import { useRefreshMigration, useReport, useRunFollow, value } from './api.ts';
