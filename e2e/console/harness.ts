@@ -48,6 +48,8 @@ export interface NodeOptions {
   debug?: boolean;
   /** bench.api_token: guards /debug/* when set. */
   token?: string;
+  /** A data dir to start on (an imported target); a new temp dir when absent. */
+  dataDir?: string;
 }
 
 /** A real Parley node (`parley start`, on the TypeScript sources) as a child process on ephemeral loopback ports. */
@@ -59,9 +61,11 @@ export class TestNode {
   tcp = '';
   port = 0;
   private err = '';
-  readonly dataDir = mkdtempSync(join(tmpdir(), 'parley-console-e2e-'));
+  readonly dataDir: string;
 
-  constructor(readonly opts: NodeOptions) {}
+  constructor(readonly opts: NodeOptions) {
+    this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-console-e2e-'));
+  }
 
   /** Starts the node: on a free port the first time, on the same port (and data) after a stop. */
   async start(): Promise<this> {
@@ -107,7 +111,7 @@ export class TestNode {
 
   async dispose(): Promise<void> {
     await this.stop();
-    rmSync(this.dataDir, { recursive: true, force: true });
+    if (!this.opts.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 
@@ -206,4 +210,32 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     if (Date.now() > end) throw new Error(`${what}: not met within ${ms} ms${last ? ` (${(last as Error).message})` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Every visible text of the page that is not an identifier (node names, URLs,
+ * component paths are marked data-raw and stay as they are), plus the
+ * options of its selects.
+ */
+export function visibleText(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      const text = n.textContent?.trim();
+      if (!el || !text || el.closest('[data-raw], script, style, option')) continue;
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
+      out.push(text);
+    }
+    for (const o of document.querySelectorAll('option')) out.push(o.textContent ?? '');
+    for (const e of document.querySelectorAll('[aria-label], [title], [placeholder]')) {
+      for (const a of ['aria-label', 'title', 'placeholder']) {
+        const v = e.getAttribute(a);
+        if (v && !e.closest('[data-raw]')) out.push(v);
+      }
+    }
+    return out;
+  });
 }

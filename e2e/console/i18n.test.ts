@@ -1,38 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openConsole, screenshot, TestConsole, TestNode } from './harness.ts';
+import { launchChromium, openConsole, screenshot, TestConsole, TestNode, visibleText } from './harness.ts';
 import { Load } from './load.ts';
 
 /** Latin words a Chinese screen may show: units, percentiles, the product name. */
 const ALLOWED = new Set(['ms', 'KiB', 'MiB', 'GiB', 'P50', 'P99', 'Parley']);
-
-/**
- * Every visible text of the page that is not an identifier (node names, URLs,
- * component paths are marked data-raw and stay as they are), plus the
- * options of its selects.
- */
-function visibleText(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const out: string[] = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const el = n.parentElement;
-      const text = n.textContent?.trim();
-      if (!el || !text || el.closest('[data-raw], script, style, option')) continue;
-      const box = el.getBoundingClientRect();
-      if (box.width === 0 || box.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
-      out.push(text);
-    }
-    for (const o of document.querySelectorAll('option')) out.push(o.textContent ?? '');
-    for (const e of document.querySelectorAll('[aria-label], [title], [placeholder]')) {
-      for (const a of ['aria-label', 'title', 'placeholder']) {
-        const v = e.getAttribute(a);
-        if (v && !e.closest('[data-raw]')) out.push(v);
-      }
-    }
-    return out;
-  });
-}
 
 describe('the overview in Simplified Chinese', () => {
   let node: TestNode;

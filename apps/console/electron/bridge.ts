@@ -19,5 +19,19 @@ export function createBridge(invoke: Invoke): WkDesktop {
       setToken: (req) => call('nodes:set-token', req),
     },
     ops: { get: (req) => call('ops:get', req) },
+    migration: {
+      state: () => call('migration:state'),
+      setRoot: (req) => call('migration:set-root', req),
+      savePlan: (req) => call('migration:save-plan', req),
+      plan: (req) => call('migration:plan', req),
+      report: (req) => call('migration:report', req),
+      runStart: (req) => call('migration:run-start', req),
+      runStatus: (req) => call('migration:run-status', req),
+      runCancel: (req) => call('migration:run-cancel', req),
+      dbInfo: (req) => call('migration:db-info', req),
+      tick: (req) => call('migration:tick', req),
+      setFields: (req) => call('migration:set-fields', req),
+      check: (req) => call('migration:check', req),
+    },
   };
 }

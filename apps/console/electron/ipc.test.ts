@@ -1,7 +1,11 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOST_CHANNELS, type HostChannel, type HostResult, type WkDesktop } from '../host/contract.ts';
 import { createHostHandlers } from '../host/handlers.ts';
 import { NodeRegistry } from '../host/node-registry.ts';
+import { onePlan, PARLEYCTL } from '../test/migration-fixtures.ts';
 import { startRealNode, type RealNode } from '../test/real-node.ts';
 import { createBridge } from './bridge.ts';
 import { APP_ORIGIN, isConsoleFrame, registerIpc, type IpcMainLike } from './ipc.ts';
@@ -49,7 +53,27 @@ describe('Electron IPC contract (main handlers behind the preload bridge, no Ele
   it('registers exactly the contract’s channels, and the bridge exposes one method per channel and nothing else', () => {
     expect([...ipc.listeners.keys()].sort()).toEqual([...HOST_CHANNELS].sort());
     const shape = Object.fromEntries(Object.entries(bridge).map(([ns, o]) => [ns, Object.keys(o).sort()]));
-    expect(shape).toEqual({ app: ['info'], nodes: ['add', 'list', 'remove', 'setToken'], ops: ['get'] });
+    expect(shape).toEqual({
+      app: ['info'],
+      nodes: ['add', 'list', 'remove', 'setToken'],
+      ops: ['get'],
+      migration: [
+        'check',
+        'dbInfo',
+        'plan',
+        'report',
+        'runCancel',
+        'runStart',
+        'runStatus',
+        'savePlan',
+        'setFields',
+        'setRoot',
+        'state',
+        'tick',
+      ],
+    });
+    // One bridge method per channel: twelve wizard channels beside the six of the console.
+    expect(HOST_CHANNELS).toHaveLength(18);
   });
 
   it('carries every call to its channel and back', async () => {
@@ -114,5 +138,49 @@ describe('Electron IPC contract (main handlers behind the preload bridge, no Ele
     expect(isConsoleFrame('app://console')).toBe(true);
     expect(isConsoleFrame(undefined)).toBe(false);
     await expect(ipc.invoke(`${APP_ORIGIN}/`, 'shell:open', { url: 'https://x' })).rejects.toThrow(/No handler/);
+  });
+});
+
+describe('the migration wizard over IPC (same handlers as the web host)', () => {
+  const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'parley-ipc-wizard-')));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('chooses a root, saves a plan, ticks an item and refuses a workspace outside the plan’s folder', async () => {
+    const ipc = new FakeIpcMain();
+    registerIpc(
+      ipc,
+      createHostHandlers({
+        registry: new NodeRegistry(),
+        fetch: (url, init) => fetch(url, init),
+        platform: 'desktop',
+        version: '9.9.9',
+        migration: { tool: PARLEYCTL },
+      }),
+    );
+    const bridge = createBridge((channel, payload) => ipc.invoke(`${APP_ORIGIN}/migration`, channel, payload));
+    const ok = <T>(r: HostResult<T>) => {
+      if (!r.ok) throw new Error(r.error.error);
+      return r.value;
+    };
+    const none = await bridge.migration.state();
+    expect(ok(none)).toMatchObject({ root: null, root_locked: false, plans: [] });
+    const noRoot = await bridge.migration.savePlan({ plan: onePlan(tmp, join(tmp, 'src')) });
+    expect(noRoot.ok ? 'saved' : noRoot.error.code).toBe('no_root');
+    const root = join(tmp, 'root');
+    expect(ok(await bridge.migration.setRoot({ path: root })).root).toBe(root);
+    const saved = ok(await bridge.migration.savePlan({ plan: onePlan(tmp, join(tmp, 'src')) }));
+    expect(saved.id).toBe('plan-1');
+    const detail = ok(await bridge.migration.plan({ plan_id: 'plan-1' }));
+    expect(detail.proposals.prepare!.workspace).toBe(join(root, 'plan-1', 'ws-prepare'));
+    const doc = ok(await bridge.migration.tick({ scope: 'plan-1', item: 'copy', done: true, by: 'desk' }));
+    expect(doc.items.copy).toMatchObject({ done: true, by: 'desk' });
+    const out = await bridge.migration.runStart({ plan_id: 'plan-1', stage: 'prepare', workspace: join(tmp, 'ws') });
+    expect(out.ok ? 'started' : out.error.code).toBe('path_not_allowed');
+    const raw = (await ipc.invoke(`${APP_ORIGIN}/`, 'migration:run-start', {
+      plan_id: '../x',
+      stage: 'prepare',
+      workspace: '/x',
+    })) as HostResult<unknown>;
+    expect(raw.ok ? 'started' : raw.error.code).toBe('invalid_request');
   });
 });

@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, ipcMain, net, protocol, safeStorage } from 'electron';
 import { createHostHandlers } from '../host/handlers.ts';
 import { NodeRegistry } from '../host/node-registry.ts';
+import { StageRunner } from '../host/migration/runner.ts';
+import type { ToolCommand } from '../host/migration/tool.ts';
 import { staticFile } from '../host/static-files.ts';
 import { APP_ORIGIN, isConsoleFrame, registerIpc } from './ipc.ts';
 import { NodeStore, type Secrets } from './node-store.ts';
@@ -16,6 +18,16 @@ const PRELOAD = join(here, 'preload.cjs');
 const VERSION = (JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')) as { version: string }).version;
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * The `parleyctl` the wizard runs, as a separate Node process (never inside Electron's Node, so the tool keeps
+ * its own native modules): PARLEY_PARLEYCTL names its bin/parleyctl.js, else the one beside this app in a
+ * checkout; `node` from PATH (or PARLEY_NODE) runs it. Absent: the wizard says it cannot run stages.
+ */
+function migratorTool(): ToolCommand | undefined {
+  const bin = process.env.PARLEY_PARLEYCTL ?? join(here, '..', '..', 'migrator', 'bin', 'parleyctl.js');
+  return existsSync(bin) ? { command: process.env.PARLEY_NODE ?? 'node', args: [bin] } : undefined;
+}
 
 protocol.registerSchemesAsPrivileged([{ scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 
@@ -56,7 +68,20 @@ void app.whenReady().then(async () => {
   const registry = new NodeRegistry(await store.load(), (entries) => {
     store.save(entries).catch((err: Error) => console.error(`parley console: could not save the node list: ${err.message}`));
   });
-  registerIpc(ipcMain, createHostHandlers({ registry, fetch: (url, init) => net.fetch(url, init), platform: 'desktop', version: VERSION }));
+  const tool = migratorTool();
+  const runner = tool && new StageRunner(tool);
+  // Quitting interrupts a running stage as Ctrl-C would (SIGINT now); its workspace stays for its rerun rules.
+  app.on('will-quit', () => void runner?.stopAll());
+  registerIpc(
+    ipcMain,
+    createHostHandlers({
+      registry,
+      fetch: (url, init) => net.fetch(url, init),
+      platform: 'desktop',
+      version: VERSION,
+      ...(tool && runner ? { migration: { tool, runner, socket: (url: string) => new WebSocket(url) } } : {}),
+    }),
+  );
   createWindow();
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) createWindow();

@@ -10,7 +10,8 @@ import {
   type HostInfo,
   type OpsReply,
 } from '@parley/shared';
-import type { HostHandlers, HostResult } from './contract.ts';
+import { MIGRATION_CHANNELS, type HostHandlers, type HostResult, type MigrationHandlers } from './contract.ts';
+import { createMigrationHandlers, type MigrationDeps } from './migration/handlers.ts';
 import type { NodeRegistry } from './node-registry.ts';
 import { isAllowedOpsPath, isDebugPath, upstreamUrl } from './ops-paths.ts';
 
@@ -25,6 +26,8 @@ export interface HostDeps {
   timeoutMs?: number;
   /** Largest node answer passed on, bytes. */
   maxBodyBytes?: number;
+  /** The migration wizard: how to run `parleyctl`, and so on. Absent: its channels answer that this host has none. */
+  migration?: Omit<MigrationDeps, 'registry' | 'opsGet'>;
 }
 
 export const DEFAULT_OPS_TIMEOUT_MS = 5_000;
@@ -76,7 +79,7 @@ export function createHostHandlers(deps: HostDeps): HostHandlers {
   const maxBody = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const { registry } = deps;
 
-  return {
+  const base = {
     async 'app:info'() {
       return { ok: true, value: { platform: deps.platform, version: deps.version } };
     },
@@ -141,7 +144,14 @@ export function createHostHandlers(deps: HostDeps): HostHandlers {
         return fail('unreachable', 'the connection to the node broke');
       }
     },
-  };
+  } satisfies Omit<HostHandlers, keyof MigrationHandlers>;
+
+  const migration: MigrationHandlers = deps.migration
+    ? createMigrationHandlers({ ...deps.migration, registry, opsGet: base['ops:get'] }).handlers
+    : (Object.fromEntries(
+        MIGRATION_CHANNELS.map((c) => [c, async () => fail('invalid_request', 'this console host cannot run parleyctl')]),
+      ) as unknown as MigrationHandlers);
+  return { ...base, ...migration };
 }
 
 /** HTTP status a host error maps to. */

@@ -7,3 +7,5 @@ import { fileURLToPath } from 'node:url';
 
 /** Where `npm run build -w apps/console` writes the web app. */
 export const CONSOLE_DIST = fileURLToPath(new URL('../dist', import.meta.url));
+export { StageRunner } from './migration/runner.ts';
+export type { ToolCommand } from './migration/tool.ts';

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { HostHandlers, HostResult } from './contract.ts';
 import { hostErrorStatus } from './handlers.ts';
+import { MIGRATION_MAX_BODY_BYTES, migrationRoute } from './migration/routes.ts';
 import { ConsoleSessions } from './session.ts';
 import { staticFile } from './static-files.ts';
 
@@ -58,12 +59,12 @@ const UNAUTHORISED_PAGE = `<!doctype html><meta charset="utf-8"><title>Parley co
 <h1>Parley console</h1><p>This console only opens from the address <code>parleyctl console</code> printed when it started
 (it carries a one-time token). Open that address again, or restart <code>parleyctl console</code>.</p>`;
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage, max: number): Promise<unknown> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     total += chunk.length;
-    if (total > MAX_BODY_BYTES) throw new Error('body too large');
+    if (total > max) throw new Error('body too large');
     chunks.push(chunk);
   }
   return JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
@@ -97,13 +98,20 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
         return sendJson(res, 415, { error: 'send application/json', code: 'invalid_request' });
     }
+    const wizard = path === '/api/migration' || path.startsWith('/api/migration/');
+    const max = wizard ? MIGRATION_MAX_BODY_BYTES : MAX_BODY_BYTES;
     let payload: unknown;
     if (method === 'POST' || method === 'PUT') {
       try {
-        payload = await readJson(req);
+        payload = await readJson(req, max);
       } catch {
-        return sendJson(res, 400, { error: 'the body is not JSON of at most 16 KiB', code: 'invalid_request' });
+        return sendJson(res, 400, { error: `the body is not JSON of at most ${max / 1024} KiB`, code: 'invalid_request' });
       }
+    }
+    if (wizard) {
+      const r = await migrationRoute(handlers, method, path, query, payload);
+      if ('status' in r) return sendJson(res, r.status, { error: r.error, code: r.code });
+      return sendResult(res, r, method === 'POST' && path.endsWith('/plans') ? 201 : 200);
     }
     if (path === '/api/info' && method === 'GET') return sendResult(res, await handlers['app:info'](undefined));
     if (path === '/api/nodes') {

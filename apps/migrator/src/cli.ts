@@ -112,18 +112,24 @@ program
   .option('--node <url>', "a node's HTTP API base URL; repeat for more nodes", (v: string, all: string[]) => [...all, v], [] as string[])
   .option('--listen <addr>', 'loopback host:port to serve on', '127.0.0.1:5301')
   .option('--no-open', 'do not open a browser')
-  .action(async (o: { node: string[]; listen: string; open: boolean }) => {
+  .option(
+    '--migration-root <dir>',
+    'folder of the migration wizard (plans, workspaces, archive, reports, checklists); chosen in the page when absent',
+  )
+  .action(async (o: { node: string[]; listen: string; open: boolean; migrationRoot?: string }) => {
     const { runConsole } = await import('./console-command.ts');
     process.exitCode = await runConsole(o);
   });
 
 const db = program.command('db').description('data directory tools');
 db.command('info')
-  .description('format of a directory: a Pebble database (format major version) or a Parley data dir (data format, creating tool)')
+  .description(
+    'format of a directory: a Pebble database (format major version), a v2 data dir (shards, who holds their LOCK) or a Parley data dir (data format, creating tool)',
+  )
   .argument('<dir>', 'directory')
   .action(async (dir: string) => {
-    const { dbInfo } = await import('./db-info.ts');
-    const info = dbInfo(dir);
+    const { dbInfoWithLocks } = await import('./db-info.ts');
+    const info = await dbInfoWithLocks(dir);
     process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
     process.exitCode = info.kind === 'unknown' ? 1 : 0;
   });

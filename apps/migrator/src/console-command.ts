@@ -2,14 +2,37 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CONSOLE_DIST, createHostHandlers, NodeRegistry, normaliseNodeUrl, startConsoleServer, type NodeEntry } from '@parley/console/host';
+import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import {
+  CONSOLE_DIST,
+  createHostHandlers,
+  NodeRegistry,
+  normaliseNodeUrl,
+  StageRunner,
+  startConsoleServer,
+  type NodeEntry,
+  type ToolCommand,
+} from '@parley/console/host';
 import { versionInfo } from '@parley/server/version';
 
 export interface ConsoleOptions {
   node: string[];
   listen: string;
   open: boolean;
+  /** The migration root (workspaces, archives, reports, checklists); the page cannot change it then. */
+  migrationRoot?: string;
+}
+
+/**
+ * This very tool, for the wizard's stages and probes: the same Node, the same
+ * flags (a run on the sources stays on the sources) and the same
+ * `bin/parleyctl.js`, so the console never runs another build of the tool.
+ */
+function selfCommand(): ToolCommand {
+  const bin = fileURLToPath(new URL('../bin/parleyctl.js', import.meta.url));
+  return { command: process.execPath, args: [...process.execArgv, bin] };
 }
 
 function log(line: Record<string, unknown>): void {
@@ -77,12 +100,30 @@ export async function runConsole(o: ConsoleOptions): Promise<number> {
     process.stderr.write(`parleyctl console: the console is not built (${CONSOLE_DIST}); run: npm run build -w apps/console\n`);
     return 1;
   }
-  const handlers = createHostHandlers({
-    registry: new NodeRegistry(entries),
-    fetch: (url, init) => fetch(url, init),
-    platform: 'web',
-    version: versionInfo().version,
-  });
+  if (o.migrationRoot !== undefined && !isAbsolute(o.migrationRoot)) {
+    process.stderr.write(`parleyctl console: --migration-root ${o.migrationRoot}: give an absolute path\n`);
+    return 2;
+  }
+  const tool = selfCommand();
+  const runner = new StageRunner(tool);
+  let handlers;
+  try {
+    handlers = createHostHandlers({
+      registry: new NodeRegistry(entries),
+      fetch: (url, init) => fetch(url, init),
+      platform: 'web',
+      version: versionInfo().version,
+      migration: {
+        tool,
+        runner,
+        socket: (url) => new WebSocket(url, { handshakeTimeout: 5_000 }),
+        ...(o.migrationRoot !== undefined ? { root: resolve(o.migrationRoot) } : {}),
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`parleyctl console: --migration-root ${o.migrationRoot}: ${(err as Error).message}\n`);
+    return 2;
+  }
   let server;
   try {
     server = await startConsoleServer({ host: listen.host, port: listen.port, staticDir: CONSOLE_DIST, handlers, log });
@@ -103,6 +144,8 @@ export async function runConsole(o: ConsoleOptions): Promise<number> {
   const cleanup = o.open ? openBrowser(server.launchUrl) : () => {};
   await stopped;
   cleanup();
+  // A stage still running is interrupted as Ctrl-C would; its workspace stays for its own rerun rules.
+  await runner.stopAll();
   await server.close();
   log({ level: 'info', msg: 'console stopped' });
   return 0;

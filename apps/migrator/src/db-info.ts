@@ -12,12 +12,20 @@ import {
   type StartedMarker,
 } from '@parley/shared';
 import { readJsonFile } from './stages/common.ts';
+import { lockHolders, readLockTable } from './source/lock.ts';
 import { listShards } from './source/shards.ts';
+import { clusterDbDirs } from './stages/prepare.ts';
 
 /** What `parleyctl db info <dir>` reports. */
 export type DbInfo =
   | { kind: 'pebble'; dir: string; format_major_version: number; supported: boolean }
-  | { kind: 'v2_data_dir'; dir: string; shards: Array<{ shard: string; format_major_version: number }> }
+  | {
+      kind: 'v2_data_dir';
+      dir: string;
+      shards: Array<{ shard: string; format_major_version: number }>;
+      /** The Pebble LOCK files of its databases (shards, cluster logs) and who holds one: a running v2 node. */
+      locks?: SourceLocks;
+    }
   | {
       kind: 'parley_data_dir';
       dir: string;
@@ -28,6 +36,27 @@ export type DbInfo =
       started: StartedMarker | null;
     }
   | { kind: 'unknown'; dir: string; reason: string };
+
+/** The LOCK check prepare makes, on its own: how many LOCK files there are, and the held ones. */
+export interface SourceLocks {
+  checked: number;
+  held: Array<{ file: string; holder: string }>;
+}
+
+/** Who holds the Pebble LOCK of each database of a v2 data dir (a running v2 node holds them all). */
+export async function sourceLocks(dir: string): Promise<SourceLocks> {
+  const dbs = [...listShards(dir).shards, ...clusterDbDirs(dir)];
+  const files = dbs.map((d) => join(d, 'LOCK')).filter((f) => existsSync(f));
+  const holders = await lockHolders(files, readLockTable());
+  return { checked: files.length, held: [...holders].map(([file, holder]) => ({ file, holder })) };
+}
+
+/** `db info`, with the LOCK check for a v2 data dir. */
+export async function dbInfoWithLocks(dir: string): Promise<DbInfo> {
+  const info = dbInfo(dir);
+  if (info.kind === 'v2_data_dir') info.locks = await sourceLocks(dir);
+  return info;
+}
 
 /**
  * The format major version named by the newest `marker.format-version.<iter>.<value>`

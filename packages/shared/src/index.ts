@@ -16,3 +16,4 @@ export * from './http/ops.schema.ts';
 export * from './http/bench.schema.ts';
 export * from './top-read.ts';
 export * from './console/host.schema.ts';
+export * from './console/migration.schema.ts';

@@ -4,6 +4,8 @@ import { useEffect, useMemo } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { AlertsPage } from '../features/alerts/page.tsx';
 import { DiagnosticsPage } from '../features/diagnostics/page.tsx';
+import { MigrationPage } from '../features/migration/page.tsx';
+import { ReportsPage } from '../features/migration/reports-page.tsx';
 import { NodePage } from '../features/node/page.tsx';
 import { OverviewPage } from '../features/overview/page.tsx';
 import { PressurePage } from '../features/pressure/page.tsx';
@@ -54,6 +56,9 @@ export function App({ platform }: { platform: Platform }) {
                   <Route path="/diagnostics" element={<DiagnosticsPage />} />
                   <Route path="/snapshots" element={<SnapshotsPage />} />
                   <Route path="/settings" element={<SettingsPage />} />
+                  <Route path="/migration" element={<Navigate to="/migration/preflight" replace />} />
+                  <Route path="/migration/reports" element={<ReportsPage />} />
+                  <Route path="/migration/:step" element={<MigrationPage />} />
                   <Route path="*" element={<Navigate to="/overview" replace />} />
                 </Route>
               </Routes>

@@ -18,6 +18,13 @@ const PAGES: { to: string; key: MessageKey }[] = [
   { to: '/settings', key: 'nav.settings' },
 ];
 
+/** The migration wizard (seed 001): its steps, every report, and the acceptance checklist. */
+const MIGRATION: { to: string; key: MessageKey; active: (path: string) => boolean }[] = [
+  { to: '/migration/preflight', key: 'nav.wizard', active: (p) => p.startsWith('/migration') && !/^\/migration\/(reports|accept)/.test(p) },
+  { to: '/migration/reports', key: 'nav.reports', active: (p) => p.startsWith('/migration/reports') },
+  { to: '/migration/accept', key: 'nav.acceptance', active: (p) => p.startsWith('/migration/accept') },
+];
+
 /** Header with the page controls, a left navigation, and the page. */
 export function Shell() {
   const { t } = useI18n();
@@ -45,6 +52,12 @@ export function Shell() {
               active={location.pathname.startsWith(p.to.startsWith('/runtime') ? '/runtime' : p.to)}
               data-nav={p.to}
             />
+          ))}
+          <Text size="xs" c="dimmed" fw={700} tt="uppercase" px="sm" py={4} mt="md">
+            {t('nav.migration')}
+          </Text>
+          {MIGRATION.map((p) => (
+            <NavLink key={p.to} component={RouterLink} to={p.to} label={t(p.key)} active={p.active(location.pathname)} data-nav={p.to} />
           ))}
         </AppShell.Section>
         <AppShell.Section grow component={ScrollArea} mt="md">

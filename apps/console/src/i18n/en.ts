@@ -1,4 +1,6 @@
-/** English, the source catalogue: every key the console shows. */
+import { enMigration } from './en-migration.ts';
+
+/** English, the source catalogue: every key the console shows (the migration wizard's in en-migration.ts). */
 export const en = {
   'app.console': 'operator console',
   'platform.web': 'web',
@@ -325,6 +327,7 @@ export const en = {
   'srv.hintSessionErrors':
     'see close_reason in the evidence: auth = clients present bad tokens, protocol = a client sends what the gateway cannot accept, backpressure = clients stop reading',
   'srv.listSeparator': ', ',
+  ...enMigration,
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,4 +1,5 @@
 import type { MessageKey } from './en.ts';
+import { zhCNMigration } from './zh-cn-migration.ts';
 
 /** Simplified Chinese: the type requires every English key. */
 export const zhCN: Record<MessageKey, string> = {
@@ -324,4 +325,5 @@ export const zhCN: Record<MessageKey, string> = {
   'srv.hintSessionErrors':
     '查看证据中的 close_reason：auth 表示客户端令牌错误，protocol 表示客户端发送了网关无法接受的内容，backpressure 表示客户端停止读取',
   'srv.listSeparator': '，',
+  ...zhCNMigration,
 };

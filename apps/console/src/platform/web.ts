@@ -29,6 +29,8 @@ function hostError(status: number, text: string): HostFailure {
   return { code: status === 401 ? 'session_expired' : 'invalid_request', error: `console answered ${status}` };
 }
 
+const enc = encodeURIComponent;
+
 async function opsGet(req: OpsGetRequest): Promise<HostResult<OpsReply>> {
   const qs = new URLSearchParams(req.query ?? {}).toString();
   const url = `/api/nodes/${encodeURIComponent(req.node)}/ops${req.path}${qs ? `?${qs}` : ''}`;
@@ -56,6 +58,21 @@ export function webPlatform(): Platform {
       setToken: (req) => call(`/api/nodes/${encodeURIComponent(req.id)}/token`, { method: 'PUT', body: { token: req.token } }),
     },
     ops: { get: opsGet },
+    migration: {
+      state: () => call('/api/migration'),
+      setRoot: (req) => call('/api/migration/root', { method: 'PUT', body: req }),
+      savePlan: (req) => call('/api/migration/plans', { method: 'POST', body: req }),
+      plan: (req) => call(`/api/migration/plans/${enc(req.plan_id)}`),
+      report: (req) => call(`/api/migration/plans/${enc(req.plan_id)}/reports/${enc(req.file)}`),
+      runStart: ({ plan_id, ...rest }) => call(`/api/migration/plans/${enc(plan_id)}/runs`, { method: 'POST', body: rest }),
+      runStatus: (req) => call(`/api/migration/runs/${enc(req.run_id)}${req.since ? `?since=${req.since}` : ''}`),
+      runCancel: (req) => call(`/api/migration/runs/${enc(req.run_id)}/cancel`, { method: 'POST', body: {} }),
+      dbInfo: ({ plan_id, ...rest }) => call(`/api/migration/plans/${enc(plan_id)}/db-info`, { method: 'POST', body: rest }),
+      tick: ({ scope, item, ...rest }) => call(`/api/migration/checklists/${enc(scope)}/items/${enc(item)}`, { method: 'PUT', body: rest }),
+      setFields: ({ scope, fields }) => call(`/api/migration/checklists/${enc(scope)}/fields`, { method: 'PUT', body: fields }),
+      check: ({ scope, kind, ...rest }) =>
+        call(`/api/migration/checklists/${enc(scope)}/checks/${enc(kind)}`, { method: 'POST', body: rest }),
+    },
   };
   return { kind: 'web', host, capabilities: { hostKeepsTokens: true, persistentNodes: false } };
 }

@@ -106,7 +106,7 @@ async function checkSources(
 }
 
 /** The cluster Pebble DBs of a node data dir (slot logs, config log), for the LOCK check. */
-function clusterDbDirs(dataDir: string): string[] {
+export function clusterDbDirs(dataDir: string): string[] {
   const logdb = join(dataDir, 'cluster', 'logdb');
   const out = existsSync(logdb)
     ? readdirSync(logdb)

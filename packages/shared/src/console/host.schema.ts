@@ -77,6 +77,11 @@ export const HOST_ERROR_CODES = {
   unreachable: 502,
   timeout: 504,
   too_large: 502,
+  // the migration wizard's
+  no_root: 409,
+  busy: 409,
+  exists: 409,
+  not_found: 404,
 } as const;
 export type HostErrorCode = keyof typeof HOST_ERROR_CODES;
 
