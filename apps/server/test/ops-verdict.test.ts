@@ -52,7 +52,7 @@ describe('top verdict, pressure and alerts from a filled queue', () => {
       hint: 'queue depth is approaching capacity',
     });
     expect(busy.pressure.component_scores.test).toBe(0.7);
-    const alert = busy.alerts.active.find((a: { kind: string }) => a.kind === 'pressure_high');
+    const alert = busy.alerts.active.find((a: { kind: string; component: string }) => a.kind === 'pressure_high' && a.component === 'test');
     expect(alert).toMatchObject({
       fingerprint: 'test|pressure_high|test/fill pressure',
       severity: 'warn',
@@ -63,7 +63,9 @@ describe('top verdict, pressure and alerts from a filled queue', () => {
     depth = 85;
     const degraded = await untilLevel('degraded');
     expect(degraded.pressure.overall_level).toBe('degraded');
-    const again = degraded.alerts.active.find((a: { kind: string }) => a.kind === 'pressure_high');
+    const again = degraded.alerts.active.find(
+      (a: { kind: string; component: string }) => a.kind === 'pressure_high' && a.component === 'test',
+    );
     expect(again.id).toBe(alert.id);
     expect(again.severity).toBe('error');
     expect(again.count).toBeGreaterThan(alert.count);
