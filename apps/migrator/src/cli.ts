@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { versionInfo } from '@parley/server/version';
+import { versionInfo } from '@parley/shared/version';
 import type { DiagnoseReport } from './stages/diagnose-stage.ts';
 import type { ExportMapReport } from './stages/export-map-stage.ts';
 import type { ExportReport } from './stages/export-stage.ts';

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONSOLE_DIST, createHostHandlers, NodeRegistry, normaliseNodeUrl, startConsoleServer, type NodeEntry } from '@parley/console/host';
-import { versionInfo } from '@parley/server/version';
+import { versionInfo } from '@parley/shared/version';
 
 export interface ConsoleOptions {
   node: string[];

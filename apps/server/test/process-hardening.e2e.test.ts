@@ -8,7 +8,8 @@ import { JsonRpcClient } from '@parley/protocol/jsonrpc';
 import { WkprotoClient, type DisconnectPacket } from '@parley/protocol/wkproto';
 import { waitFor } from './ops-helpers.ts';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
-import { connectRpc, get, PARLEY_BIN, spawnServer, storeToken, tempDir, testEnv, type SpawnedServer } from './helpers.ts';
+import { runToExit } from '../../../test-support/parley.ts';
+import { connectRpc, get, spawnServer, storeToken, tempDir, testEnv, type SpawnedServer } from './helpers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -18,25 +19,6 @@ afterEach(async () => {
 
 function infoEnv(dataDir: string, extra: Record<string, string> = {}) {
   return testEnv(dataDir, { PARLEY_LOG_LEVEL: 'info', ...extra });
-}
-
-/** Runs `parley start` to its end; for starts that must be refused. */
-function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let stdout = '';
-  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-  return new Promise((resolve) =>
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, stdout });
-    }),
-  );
 }
 
 async function started(env: Record<string, string>): Promise<SpawnedServer> {

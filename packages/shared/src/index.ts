@@ -12,6 +12,7 @@ export * from './plan.schema.ts';
 export * from './plan.ts';
 export * from './http/top.schema.ts';
 export * from './migrate/data-dir.schema.ts';
+export * from './migrate/archive.schema.ts';
 export * from './http/ops.schema.ts';
 export * from './http/bench.schema.ts';
 export * from './top-read.ts';

@@ -9,7 +9,7 @@ import {
   SubscriberBody,
   TmpSubscriberBody,
 } from '@parley/shared';
-import type { ChannelFlags } from '../store/channel.repository.ts';
+import type { ChannelFlags } from '@parley/store';
 import { badRequest } from './errors.ts';
 import type { HttpDeps } from './deps.ts';
 import { requireChannelId, requireUids } from './validate.ts';

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { failureKind } from '../store/write-health.ts';
+import { failureKind } from '@parley/store';
 
 /**
  * Error body shapes. Most business routes answer WuKongIM's legacy

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EventSyncBody, LegacyError, MessageEventBody, MessageEventResp } from '@parley/shared';
 import { Type } from '@sinclair/typebox';
 import { EventRejected } from '../messaging/event.service.ts';
-import type { MessageEvent } from '../store/message-event.repository.ts';
+import type { MessageEvent } from '@parley/store';
 import type { HttpDeps } from './deps.ts';
 import { badRequest } from './errors.ts';
 

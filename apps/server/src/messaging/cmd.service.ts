@@ -1,6 +1,5 @@
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, type MessageResp } from '@parley/shared';
-import type { Store } from '../store/store.ts';
-import type { StoredMessage } from '../store/message.repository.ts';
+import type { Store, StoredMessage } from '@parley/store';
 import type { AppendQueue } from './append-queue.ts';
 import { toMessageResp } from './sync.service.ts';
 

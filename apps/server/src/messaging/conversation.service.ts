@@ -1,7 +1,5 @@
 import { ChannelType, normalizePersonChannel, personPeer } from '@parley/shared';
-import type { DirectoryKey, MembershipRow } from '../store/membership.repository.ts';
-import type { StoredMessage } from '../store/message.repository.ts';
-import type { Store } from '../store/store.ts';
+import type { DirectoryKey, MembershipRow, StoredMessage, Store } from '@parley/store';
 import type { AppendQueue } from './append-queue.ts';
 import { toMessageResp } from './sync.service.ts';
 

@@ -1,6 +1,5 @@
 import { ChannelType, normalizePersonChannel } from '@parley/shared';
-import type { MessageEvent } from '../store/message-event.repository.ts';
-import type { Store } from '../store/store.ts';
+import type { MessageEvent, Store } from '@parley/store';
 import { STREAM_STATUS as STATUS } from './event-meta.ts';
 
 /** A rejected event request; the HTTP layer answers 400 with this text. */

@@ -1,5 +1,5 @@
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, ReasonCode, SYSTEM_UID } from '@parley/shared';
-import type { MembershipRepository } from '../store/membership.repository.ts';
+import type { MembershipRepository } from '@parley/store';
 import type { AppendQueue } from './append-queue.ts';
 import { Delivery } from './delivery.ts';
 import type { MessagingEvents } from './events.ts';

@@ -7,8 +7,7 @@ import {
   type MessageResp,
   type MessageSyncResult,
 } from '@parley/shared';
-import type { Store } from '../store/store.ts';
-import type { StoredMessage } from '../store/message.repository.ts';
+import type { Store, StoredMessage } from '@parley/store';
 import { summarizeEvents } from './event-meta.ts';
 import { FLAG_NO_PERSIST, FLAG_RED_DOT, FLAG_SYNC_ONCE } from './send.service.ts';
 

@@ -1,4 +1,4 @@
-// Run by `npm run build` after tsc: records what the compiled server was built from in
+// Run by `npm run build` after tsc: records what the build was compiled from in
 // dist/build-info.json, which `parley version` and `parleyctl version` report (a container image or
 // a copied dist/ has no git checkout to ask). BUILD_COMMIT stands in for git where there is none
 // (the Dockerfile passes it as a build argument).

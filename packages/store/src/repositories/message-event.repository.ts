@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Db } from './db.ts';
+import { sql, type InferResult } from 'kysely';
+import type { Db } from '../db.ts';
 
 export interface MessageEvent {
   channelId: string;
@@ -35,21 +35,8 @@ export function createMessageEventRepository(db: Db) {
     'payload',
     'created_at',
   ] as const;
-  type Row = {
-    channel_id: string;
-    channel_type: number;
-    client_msg_no: string;
-    event_seq: number;
-    event_id: string;
-    event_key: string;
-    event_type: string;
-    from_uid: string;
-    message_id_text: string;
-    visibility: string;
-    occurred_at: number;
-    payload: string;
-    created_at: number;
-  };
+  const selectEvents = (q: Db) => q.selectFrom('message_events').select(columns);
+  type Row = InferResult<ReturnType<typeof selectEvents>>[number];
   const toEvent = (r: Row): MessageEvent => ({
     channelId: r.channel_id,
     channelType: Number(r.channel_type),
@@ -73,15 +60,13 @@ export function createMessageEventRepository(db: Db) {
      */
     async append(e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> {
       return db.transaction().execute(async (trx) => {
-        const found = await trx
-          .selectFrom('message_events')
-          .select(columns)
+        const found = await selectEvents(trx)
           .where('channel_id', '=', e.channelId)
           .where('channel_type', '=', e.channelType)
           .where('client_msg_no', '=', e.clientMsgNo)
           .where('event_id', '=', e.eventId)
           .executeTakeFirst();
-        if (found) return toEvent(found as Row);
+        if (found) return toEvent(found);
         const top = await trx
           .selectFrom('message_events')
           .select((eb) => eb.fn.max('event_seq').as('top'))
@@ -114,9 +99,7 @@ export function createMessageEventRepository(db: Db) {
 
     /** Events of one message with `event_seq > after`, oldest first, at most `limit`. */
     async list(channelId: string, channelType: number, clientMsgNo: string, after: number, limit: number): Promise<MessageEvent[]> {
-      const rows = await db
-        .selectFrom('message_events')
-        .select(columns)
+      const rows = await selectEvents(db)
         .where('channel_id', '=', channelId)
         .where('channel_type', '=', channelType)
         .where('client_msg_no', '=', clientMsgNo)
@@ -124,7 +107,7 @@ export function createMessageEventRepository(db: Db) {
         .orderBy('event_seq')
         .limit(limit)
         .execute();
-      return rows.map((r) => toEvent(r as Row));
+      return rows.map(toEvent);
     },
   };
 }

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
-import type { Db } from './db.ts';
+import { sql, type Selectable } from 'kysely';
+import type { MembershipsTable } from '../schema.ts';
+import type { Db } from '../db.ts';
 
 export interface MembershipRow {
   channelId: string;
@@ -23,17 +24,7 @@ export interface DirectoryKey {
   channelType: number;
 }
 
-function toRow(row: {
-  channel_id: string;
-  channel_type: number;
-  uid: string;
-  join_seq: number;
-  read_seq: number;
-  deleted_to_seq: number;
-  activated_at: number;
-  last_send_seq: number;
-  removed: number;
-}): MembershipRow {
+function toRow(row: Selectable<MembershipsTable>): MembershipRow {
   return {
     channelId: row.channel_id,
     channelType: Number(row.channel_type),

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
-import type { Db } from './db.ts';
+import { sql, type InferResult } from 'kysely';
+import type { Db } from '../db.ts';
+import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
 import { markLastSends, type LastSendMark } from './membership.repository.ts';
 
 /** A message row as stored. `messageId` is a decimal string when read back. */
@@ -46,30 +47,15 @@ const messageColumns = [
   'channel_type',
   'message_seq',
   sql<string>`cast(message_id as text)`.as('message_id_text'),
-  'client_msg_no',
-  'from_uid',
-  'setting',
-  'flags',
-  'expire',
-  'topic',
-  'created_at',
-  'payload',
+  ...MESSAGE_BODY_COLUMNS,
 ] as const;
 
-type MessageSelect = {
-  channel_id: string;
-  channel_type: number;
-  message_seq: number;
-  message_id_text: string;
-  client_msg_no: string;
-  from_uid: string;
-  setting: number;
-  flags: number;
-  expire: number;
-  topic: string;
-  created_at: number;
-  payload: Uint8Array;
-};
+/** The message columns every read selects, with the 64-bit id as text (never a JS number). */
+function selectMessages(db: Db) {
+  return db.selectFrom('messages').select(messageColumns);
+}
+
+type MessageSelect = InferResult<ReturnType<typeof selectMessages>>[number];
 
 function toStored(r: MessageSelect): StoredMessage {
   return {
@@ -186,40 +172,34 @@ export function createMessageRepository(db: Db) {
     /** Messages of one channel with any of the given ids (exact 64-bit). */
     async byIds(channelId: string, channelType: number, ids: readonly bigint[]): Promise<StoredMessage[]> {
       if (ids.length === 0) return [];
-      const rows = await db
-        .selectFrom('messages')
-        .select(messageColumns)
+      const rows = await selectMessages(db)
         .where('channel_id', '=', channelId)
         .where('channel_type', '=', channelType)
         .where('message_id', 'in', ids as bigint[])
         .execute();
-      return rows.map((r) => toStored(r as MessageSelect));
+      return rows.map((r) => toStored(r));
     },
 
     async bySeqs(channelId: string, channelType: number, seqs: readonly number[]): Promise<StoredMessage[]> {
       if (seqs.length === 0) return [];
-      const rows = await db
-        .selectFrom('messages')
-        .select(messageColumns)
+      const rows = await selectMessages(db)
         .where('channel_id', '=', channelId)
         .where('channel_type', '=', channelType)
         .where('message_seq', 'in', seqs as number[])
         .execute();
-      return rows.map((r) => toStored(r as MessageSelect));
+      return rows.map((r) => toStored(r));
     },
 
     /** Messages under one client message number, oldest first, looking at no more than `maxEntries`. */
     async byClientMsgNo(channelId: string, channelType: number, clientMsgNo: string, maxEntries: number): Promise<StoredMessage[]> {
-      const rows = await db
-        .selectFrom('messages')
-        .select(messageColumns)
+      const rows = await selectMessages(db)
         .where('channel_id', '=', channelId)
         .where('channel_type', '=', channelType)
         .where('client_msg_no', '=', clientMsgNo)
         .orderBy('message_seq')
         .limit(maxEntries)
         .execute();
-      return rows.map((r) => toStored(r as MessageSelect));
+      return rows.map((r) => toStored(r));
     },
 
     /**
@@ -236,9 +216,7 @@ export function createMessageRepository(db: Db) {
       newest: boolean,
     ): Promise<{ messages: StoredMessage[]; more: boolean }> {
       if (upper < lower) return { messages: [], more: false };
-      const rows = await db
-        .selectFrom('messages')
-        .select(messageColumns)
+      const rows = await selectMessages(db)
         .where('channel_id', '=', channelId)
         .where('channel_type', '=', channelType)
         .where('message_seq', '>=', lower)
@@ -247,7 +225,7 @@ export function createMessageRepository(db: Db) {
         .limit(limit + 1)
         .execute();
       const more = rows.length > limit;
-      const page = (more ? rows.slice(0, limit) : rows).map((r) => toStored(r as MessageSelect));
+      const page = (more ? rows.slice(0, limit) : rows).map((r) => toStored(r));
       if (newest) page.reverse();
       return { messages: page, more };
     },

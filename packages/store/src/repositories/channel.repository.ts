@@ -1,4 +1,4 @@
-import type { Db } from './db.ts';
+import type { Db } from '../db.ts';
 
 /** Channel flags; each 0 or 1. */
 export interface ChannelFlags {

@@ -12,7 +12,7 @@ import {
   type StartedMarker,
 } from '@parley/shared';
 import type { Config } from '../config/config.ts';
-import { versionInfo } from '../version.ts';
+import { versionInfo } from '@parley/shared/version';
 
 /** Why a data directory may not be started with this config. */
 export class DataDirError extends Error {

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 
 /**
  * Table shapes. Message ids are 64-bit: they are written as bigint and read
@@ -17,6 +17,11 @@ export interface Database {
   message_events: MessageEventsTable;
   meta: { key: string; value: string };
 }
+
+/** A whole row of a table as read back (64-bit ids may come as decimal text), inferred from its table below. */
+export type Row<T extends keyof Database> = Selectable<Database[T]>;
+/** A row as written: columns with defaults may be left out. */
+export type NewRow<T extends keyof Database> = Insertable<Database[T]>;
 
 export interface DevicesTable {
   uid: string;

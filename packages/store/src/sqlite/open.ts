@@ -2,13 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import type { Db } from '../db.ts';
+import { migrationProvider } from '../migrations.ts';
+import type { Database } from '../schema.ts';
 import { hasSchema, integrityProblems, StoreIntegrityError, STORE_FILE } from './integrity.ts';
-import { migrationProvider } from './migrations.ts';
 import { observedDialect } from './observed-dialect.ts';
 import type { WriteHealth } from './write-health.ts';
-import type { Database } from './schema.ts';
-
-export type Db = Kysely<Database>;
 
 export interface OpenOptions {
   dataDir: string;
@@ -21,6 +20,8 @@ export interface OpenOptions {
   mustExist?: boolean;
   /** Told of every storage failure and, while failing, of writes that succeed again. */
   health?: WriteHealth;
+  /** Read an existing store without changing it (no migrations, no journal change); `sync` is then unused. */
+  readOnly?: boolean;
 }
 
 /** How long a statement waits for another connection's lock before failing with SQLITE_BUSY, ms. */
@@ -64,24 +65,35 @@ function withStatementCache(raw: SqliteDatabase.Database) {
 
 /**
  * Opens the file and checks it before anything is written: it must be an
- * SQLite database (with Parley's schema when `mustExist`) that passes
- * `PRAGMA quick_check`. Every failure is a `StoreIntegrityError` naming the path.
+ * SQLite database (with Parley's schema when `mustExist` or `readOnly`) that
+ * passes `PRAGMA quick_check`. Every failure is a `StoreIntegrityError` naming
+ * the path.
  */
 function openChecked(file: string, options: OpenOptions): SqliteDatabase.Database {
   let raw: SqliteDatabase.Database | undefined;
   try {
-    raw = new SqliteDatabase(file, { fileMustExist: options.mustExist === true });
+    const readonly = options.readOnly === true;
+    raw = new SqliteDatabase(file, { fileMustExist: options.mustExist === true || readonly, readonly });
     raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    raw.pragma('journal_mode = WAL');
-    raw.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
-    if (options.mustExist && !hasSchema(raw)) {
+    if (!readonly) {
+      raw.pragma('journal_mode = WAL');
+      raw.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
+    }
+    if ((options.mustExist || readonly) && !hasSchema(raw)) {
       throw new StoreIntegrityError(file, [
-        'the database holds no Parley tables, but the data directory says it holds a store; restore it from a backup',
+        readonly
+          ? 'the database holds no Parley tables'
+          : 'the database holds no Parley tables, but the data directory says it holds a store; restore it from a backup',
       ]);
     }
-    const damage = integrityProblems(raw, false, 10);
-    if (damage.length > 0) {
-      throw new StoreIntegrityError(file, [`PRAGMA quick_check found damage (run \`parley store check\` for the full report):`, ...damage]);
+    if (!readonly) {
+      const damage = integrityProblems(raw, false, 10);
+      if (damage.length > 0) {
+        throw new StoreIntegrityError(file, [
+          `PRAGMA quick_check found damage (run \`parley store check\` for the full report):`,
+          ...damage,
+        ]);
+      }
     }
     return raw;
   } catch (err) {
@@ -92,19 +104,50 @@ function openChecked(file: string, options: OpenOptions): SqliteDatabase.Databas
   }
 }
 
-/** Opens (creating if needed, unless `mustExist`) `<dataDir>/parley.db` in WAL mode and applies pending migrations. */
-export async function openSqlite(options: OpenOptions): Promise<Db> {
-  mkdirSync(options.dataDir, { recursive: true });
-  const file = join(options.dataDir, STORE_FILE);
-  const raw = openChecked(file, options);
+/** Applies pending migrations; a read-only store must need none. */
+async function migrate(db: Db, file: string, readOnly: boolean): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider('sqlite') });
+  if (readOnly) {
+    const pending = (await migrator.getMigrations()).filter((m) => m.executedAt === undefined);
+    if (pending.length > 0) {
+      throw new StoreIntegrityError(file, [
+        `the schema is older than this tool (${pending.length} migrations pending); open it read-write once`,
+      ]);
+    }
+    return;
+  }
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new StoreIntegrityError(file, [`migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`]);
+  }
+}
+
+async function openOn(raw: SqliteDatabase.Database, file: string, options: { health?: WriteHealth; readOnly?: boolean }): Promise<Db> {
   const sqlite = new SqliteDialect({ database: withStatementCache(raw) });
   const dialect = options.health ? observedDialect(sqlite, options.health, () => raw.inTransaction) : sqlite;
   const db = new Kysely<Database>({ dialect });
-  const { error, results } = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
+  try {
+    await migrate(db, file, options.readOnly === true);
+  } catch (err) {
     await db.destroy();
-    throw new StoreIntegrityError(file, [`migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`]);
+    throw err;
   }
   return db;
+}
+
+/**
+ * Opens (creating if needed, unless `mustExist`) `<dataDir>/parley.db` in WAL
+ * mode and applies pending migrations; with `readOnly`, opens an existing
+ * store for reading only (its schema must be current).
+ */
+export async function openSqlite(options: OpenOptions): Promise<Db> {
+  if (!options.readOnly) mkdirSync(options.dataDir, { recursive: true });
+  const file = join(options.dataDir, STORE_FILE);
+  return openOn(openChecked(file, options), file, options);
+}
+
+/** A fresh store in memory, with the current schema: for unit tests of services and repositories. */
+export async function openMemorySqlite(): Promise<Db> {
+  return openOn(new SqliteDatabase(':memory:'), ':memory:', {});
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { openSqlite } from './db.ts';
+import { openSqlite } from './open.ts';
 
 describe('openSqlite', () => {
   it('keeps the real error of a transaction SQLite already rolled back (disk full, I/O), not "cannot rollback"', async () => {
