@@ -18,3 +18,4 @@ export * from './http/ops.schema.ts';
 export * from './http/bench.schema.ts';
 export * from './top-read.ts';
 export * from './console/host.schema.ts';
+export * from './jsonrpc/params.schema.ts';

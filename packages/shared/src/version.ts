@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -38,11 +40,22 @@ function origin(): string {
 /** Written by `npm run build` beside the compiled modules (`scripts/build-info.js`); absent in src/. */
 const BUILD_INFO = join(here, 'build-info.json');
 
+/** `dist/build-info.json`: what the build was compiled from. */
+const BuildInfo = Type.Object({ commit: Type.String(), build_time: Type.String(), build_origin: Type.String() });
+const PackageJson = Type.Object({ version: Type.String() });
+
+/** A JSON file of this package, checked against `schema`. */
+function readChecked<S extends TSchema>(schema: S, file: string): Static<S> {
+  const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  if (!Value.Check(schema, value)) throw new Error(`${file} is not what the build wrote; rebuild with \`npm run build\``);
+  return value;
+}
+
 /** Version, commit and build time of this build; `parley` and `parleyctl` report the same values. */
 export function versionInfo(): VersionInfo {
-  const pkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')) as { version: string };
+  const pkg = readChecked(PackageJson, join(here, '..', 'package.json'));
   if (existsSync(BUILD_INFO)) {
-    const build = JSON.parse(readFileSync(BUILD_INFO, 'utf8')) as Pick<VersionInfo, 'commit' | 'build_time' | 'build_origin'>;
+    const build = readChecked(BuildInfo, BUILD_INFO);
     return { name: 'parley', version: pkg.version, commit: build.commit, build_time: build.build_time, build_origin: build.build_origin };
   }
   return {
