@@ -1,7 +1,7 @@
 /**
- * `parley start` as a child process on the TypeScript sources, for tests that
- * need a real server process (signals, exit codes, a server beside the
- * migrator's targets) rather than one in the test's own process.
+ * `parley start` as a child process (on the TypeScript sources, or the built
+ * dist/), for tests that need a real server process (signals, exit codes, a
+ * server beside the migrator's targets) rather than one in their own process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -29,8 +29,13 @@ export function testEnv(dataDir: string, extra: Record<string, string> = {}): Re
   };
 }
 
-function start(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], {
+/** How a test starts `parley`: on the TypeScript sources (the default), or `compiled`: the built dist/ with no loader. */
+export interface StartOptions {
+  compiled?: boolean;
+}
+
+function start(env: Record<string, string>, options: StartOptions = {}): ChildProcess {
+  return spawn(process.execPath, [...(options.compiled ? [] : SOURCE_NODE_ARGS), PARLEY_BIN, 'start'], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -51,8 +56,8 @@ export interface SpawnedServer {
 }
 
 /** Starts `parley start`; resolves once it prints its `listening` line (fails after 20 s or when it exits first). */
-export function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
-  const proc = start(env);
+export function spawnServer(env: Record<string, string>, options: StartOptions = {}): Promise<SpawnedServer> {
+  const proc = start(env, options);
   let err = '';
   let out = '';
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));

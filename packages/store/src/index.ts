@@ -14,7 +14,7 @@ export type { DirectoryKey, LastSendMark, MembershipRepository, MembershipRow } 
 export type { MessageEvent, MessageEventRepository } from './repositories/message-event.repository.ts';
 export type { IdempotencyKey, IdempotentHit, MessageRepository, StoredMessage } from './repositories/message.repository.ts';
 export { tokenDigest } from './token-digest.ts';
-export { openEmbeddedStore } from './sqlite/embedded.ts';
+export { openEmbeddedStore, openMemoryStore } from './sqlite/embedded.ts';
 export { BUSY_TIMEOUT_MS, openMemorySqlite, openSqlite, type OpenOptions } from './sqlite/open.ts';
 export {
   assertStorePresent,

@@ -4,7 +4,7 @@ import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';
 import type { Store } from '../store.ts';
 import { STORE_FILE } from './integrity.ts';
-import { BUSY_TIMEOUT_MS, openSqlite, type OpenOptions } from './open.ts';
+import { BUSY_TIMEOUT_MS, openMemorySqlite, openSqlite, type OpenOptions } from './open.ts';
 import { WriteHealth, type HealthLog } from './write-health.ts';
 
 /** Longest a successful write probe is reused, ms. */
@@ -46,7 +46,15 @@ const SILENT: HealthLog = { error() {}, warn() {}, info() {} };
 /** The embedded store: `<dataDir>/parley.db`; `log` receives its write-failure reports. */
 export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'readOnly'> & { log?: HealthLog }): Promise<Store> {
   const health = new WriteHealth(join(options.dataDir, STORE_FILE), options.log ?? SILENT);
-  const db = await openSqlite({ ...options, health });
+  return storeOn(await openSqlite({ ...options, health }), health);
+}
+
+/** A store in memory with the current schema, for service and route tests: the same repositories, no file. */
+export async function openMemoryStore(): Promise<Store> {
+  return storeOn(await openMemorySqlite(), new WriteHealth(':memory:', SILENT));
+}
+
+function storeOn(db: Db, health: WriteHealth): Store {
   return {
     ...createRepositories(db),
     health,
