@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listeningEventIn } from '@parley/shared';
 import { SOURCE_NODE_ARGS } from './source-node.ts';
 
 /** `apps/server/bin/parley.js`. */
@@ -77,10 +78,9 @@ export function spawnServer(env: Record<string, string>, options: StartOptions =
     }, 20_000);
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const line = out.split('\n').find((l) => l.includes('"event":"listening"'));
-      if (!line) return;
+      const ev = listeningEventIn(out);
+      if (!ev) return;
       clearTimeout(timer);
-      const ev = JSON.parse(line) as { api: string; ws: string; tcp: string };
       done({ proc, api: `http://${ev.api}`, ws: `ws://${ev.ws}`, tcp: `tcp://${ev.tcp}`, stderr: () => err, exited, stop });
     });
     void exited.then((code) => {

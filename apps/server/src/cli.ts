@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import type { ListeningEvent } from '@parley/shared';
 import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';
 import { versionInfo } from '@parley/shared/version';
 
@@ -65,9 +66,15 @@ program
     process.on('SIGTERM', () => stop('SIGTERM'));
     watchLauncher(stop);
     const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
-    process.stdout.write(
-      `${JSON.stringify({ event: 'listening', node_id: config.node.id, api: addr(server.addresses.api), ws: addr(server.addresses.ws), tcp: addr(server.addresses.tcp), data_dir: config.node.dataDir })}\n`,
-    );
+    const listening: ListeningEvent = {
+      event: 'listening',
+      node_id: config.node.id,
+      api: addr(server.addresses.api),
+      ws: addr(server.addresses.ws),
+      tcp: addr(server.addresses.tcp),
+      data_dir: config.node.dataDir,
+    };
+    process.stdout.write(`${JSON.stringify(listening)}\n`);
     log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws) }, 'parley started');
   });
 

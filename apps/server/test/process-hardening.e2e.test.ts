@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listeningEventIn } from '@parley/shared';
 import { JsonRpcClient } from '@parley/protocol/jsonrpc';
 import { WkprotoClient, type DisconnectPacket } from '@parley/protocol/wkproto';
 import { waitFor } from './ops-helpers.ts';
@@ -110,8 +111,7 @@ describe('signals', { timeout: 30_000 }, () => {
       });
       let out = '';
       npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      const line = await waitFor(async () => out.split('\n').find((l) => l.includes('"event":"listening"')), 30_000);
-      const ev = JSON.parse(line) as { api: string; ws: string; tcp: string };
+      const ev = await waitFor(async () => listeningEventIn(out), 30_000);
       const ports = [ev.api, ev.ws, ev.tcp].map((a) => Number(a.split(':').pop()));
       for (const p of ports) expect(await portFree(p)).toBe(false);
       npm.kill('SIGTERM');

@@ -1,4 +1,5 @@
 export * from './reason-code.ts';
+export * from './cli.schema.ts';
 export * from './channel.ts';
 export * from './http/common.schema.ts';
 export * from './http/error.schema.ts';
