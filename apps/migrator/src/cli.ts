@@ -123,7 +123,15 @@ db.command('info')
   .argument('<dir>', 'directory')
   .action(async (dir: string) => {
     const { dbInfo } = await import('./db-info.ts');
-    const info = dbInfo(dir);
+    let info: Awaited<ReturnType<typeof dbInfo>>;
+    try {
+      info = dbInfo(dir);
+    } catch (err) {
+      // a marker that is not what this tool writes: say which, without a stack
+      process.stderr.write(`parleyctl: db info ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+      return;
+    }
     process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
     process.exitCode = info.kind === 'unknown' ? 1 : 0;
   });
