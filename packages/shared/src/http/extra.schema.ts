@@ -161,10 +161,6 @@ export type MessageEventResult = Static<typeof MessageEventResult>;
 export const EventSyncResult = Type.Object({ events: Type.Array(MessageEventResp), more: Type.Integer() });
 export type EventSyncResult = Static<typeof EventSyncResult>;
 
-export const ExactQueryResult = Type.Object({
-  start_message_seq: Type.Integer(),
-  end_message_seq: Type.Integer(),
-  more: Type.Integer(),
-  messages: Type.Array(MessageResp),
-});
-export type ExactQueryResult = Static<typeof ExactQueryResult>;
+/** `POST /messages` answer: the page shape of a pull (its seqs and `more` always 0). */
+export const ExactQueryResult = MessageSyncResult;
+export type ExactQueryResult = MessageSyncResult;
