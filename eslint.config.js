@@ -26,7 +26,7 @@ export default defineConfig(
   },
   {
     // Tests read JSON reports and HTTP bodies whose shape is what they assert.
-    files: ['**/test/**', '**/*.test.ts', 'e2e/**'],
+    files: ['**/test/**', '**/*.test.ts', 'e2e/**', 'test-support/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   prettier,

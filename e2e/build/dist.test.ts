@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { get, post } from '../../test-support/http.ts';
+import { spawnServer, testEnv } from '../../test-support/parley.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PARLEY = join(ROOT, 'apps', 'server', 'bin', 'parley.js');
@@ -51,53 +53,24 @@ describe('the bins, from dist/', () => {
   });
 
   it('`parley start` serves a message end to end and stops on SIGTERM', async () => {
-    const dataDir = join(temp, 'node');
-    const proc = spawn(process.execPath, [PARLEY, 'start'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PARLEY_NODE_DATA_DIR: dataDir,
-        PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-        PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
-        PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
-        PARLEY_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((done) => proc.on('exit', (code) => done(code)));
+    const server = await spawnServer(testEnv(join(temp, 'node'), { PARLEY_LOG_LEVEL: 'warn' }), { compiled: true });
     try {
-      const api = await new Promise<string>((done, fail) => {
-        let out = '';
-        proc.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const line = out.split('\n').find((l) => l.includes('"event":"listening"'));
-          if (line) done(`http://${(JSON.parse(line) as { api: string }).api}`);
-        });
-        void exited.then((code) => fail(new Error(`parley exited (${code}) before listening:\n${stderr}`)));
-      });
-      const post = async (path: string, body: unknown) => {
-        const res = await fetch(api + path, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-      };
-      expect((await fetch(`${api}/healthz`)).status).toBe(200);
-      expect((await post('/user/token', { uid: 'alice', token: 'a-token', device_flag: 1 })).status).toBe(200);
+      expect((await get(server.api, '/healthz')).status).toBe(200);
+      expect((await post(server.api, '/user/token', { uid: 'alice', token: 'a-token', device_flag: 1 })).status).toBe(200);
       const payload = Buffer.from(JSON.stringify({ type: 1, content: 'from dist' })).toString('base64');
-      const sent = await post('/message/send', { from_uid: 'alice', channel_id: 'bob', channel_type: 1, payload });
+      const sent = await post(server.api, '/message/send', { from_uid: 'alice', channel_id: 'bob', channel_type: 1, payload });
       expect(sent.status).toBe(200);
-      const synced = await post('/channel/messagesync', { login_uid: 'bob', channel_id: 'alice', channel_type: 1, pull_mode: 1 });
+      const synced = await post(server.api, '/channel/messagesync', {
+        login_uid: 'bob',
+        channel_id: 'alice',
+        channel_type: 1,
+        pull_mode: 1,
+      });
       expect(synced.status).toBe(200);
-      const messages = synced.json.messages as { payload: string }[];
-      expect(messages.map((m) => m.payload)).toEqual([payload]);
+      expect((synced.json.messages as { payload: string }[]).map((m) => m.payload)).toEqual([payload]);
     } finally {
-      proc.kill('SIGTERM');
+      expect(await server.stop()).toBe(0);
     }
-    expect(await exited).toBe(0);
   });
 
   it('`parleyctl console` serves the built console on loopback, behind its launch token, and stops on SIGTERM', async () => {

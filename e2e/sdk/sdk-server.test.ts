@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, loadConfig, startServer, type RunningServer } from '@parley/server';
+import { post as postTo } from '../../test-support/http.ts';
 import { SdkConnectStatus, spawnSdkClient, type SdkClient } from './spawn-sdk-client.ts';
 
 let server: RunningServer;
@@ -11,9 +12,9 @@ let api: string;
 let wsAddr: string;
 const clients: SdkClient[] = [];
 
+/** The JSON answer of a POST to the server's API. */
 async function post(path: string, body: unknown): Promise<unknown> {
-  const res = await fetch(api + path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-  return res.json();
+  return (await postTo(api, path, body)).json;
 }
 
 async function sdk(uid: string, token = `tok-${uid}`): Promise<SdkClient> {

@@ -77,7 +77,7 @@ async function pass(): Promise<Pass> {
     const t3 = performance.now();
     const c3 = cpu();
     const ver = newReport<VerifyReport>('verify', { targets: [], mismatches: [] });
-    runVerify(plan, join(root, 'ws-verify'), join(root, 'archive'), ver, ctx());
+    await runVerify(plan, join(root, 'ws-verify'), join(root, 'archive'), ver, ctx());
     const t4 = performance.now();
     const c4 = cpu();
     const failed = [prep, exp, imp, ver].filter((r, i) => r.status !== ['prepared', 'exported', 'imported', 'offline_verified'][i]);

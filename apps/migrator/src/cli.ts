@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { versionInfo } from '@parley/server/version';
+import { versionInfo } from '@parley/shared/version';
 import type { DiagnoseReport } from './stages/diagnose-stage.ts';
 import type { ExportMapReport } from './stages/export-map-stage.ts';
 import type { ExportReport } from './stages/export-stage.ts';
@@ -129,7 +129,15 @@ db.command('info')
   .argument('<dir>', 'directory')
   .action(async (dir: string) => {
     const { dbInfoWithLocks } = await import('./db-info.ts');
-    const info = await dbInfoWithLocks(dir);
+    let info: Awaited<ReturnType<typeof dbInfoWithLocks>>;
+    try {
+      info = await dbInfoWithLocks(dir);
+    } catch (err) {
+      // a marker that is not what this tool writes: say which, without a stack
+      process.stderr.write(`parleyctl: db info ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+      return;
+    }
     process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
     process.exitCode = info.kind === 'unknown' ? 1 : 0;
   });

@@ -15,7 +15,7 @@ import {
   type NodeEntry,
   type ToolCommand,
 } from '@parley/console/host';
-import { versionInfo } from '@parley/server/version';
+import { versionInfo } from '@parley/shared/version';
 
 export interface ConsoleOptions {
   node: string[];

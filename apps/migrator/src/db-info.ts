@@ -6,11 +6,12 @@ import {
   DATA_FORMAT_FILE,
   MIGRATION_MARKER_FILE,
   STARTED_MARKER_FILE,
-  type ClusterMeta,
-  type DataFormat,
-  type MigrationMarker,
-  type StartedMarker,
+  ClusterMeta,
+  DataFormat,
+  MigrationMarker,
+  StartedMarker,
 } from '@parley/shared';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { readJsonFile } from './stages/common.ts';
 import { lockHolders, readLockTable } from './source/lock.ts';
 import { listShards } from './source/shards.ts';
@@ -76,14 +77,14 @@ function formatVersion(dir: string): number {
   return value;
 }
 
-const read = <T>(file: string): T | null => (existsSync(file) ? readJsonFile<T>(file) : null);
+const read = <S extends TSchema>(schema: S, file: string): Static<S> | null => (existsSync(file) ? readJsonFile(schema, file) : null);
 
 /** Identifies a directory without changing it. */
 export function dbInfo(dir: string): DbInfo {
   if (!existsSync(dir)) return { kind: 'unknown', dir, reason: 'does not exist' };
   if (existsSync(join(dir, DATA_FORMAT_FILE)) || existsSync(join(dir, 'parley.db'))) {
-    const format = read<DataFormat>(join(dir, DATA_FORMAT_FILE));
-    const marker = read<MigrationMarker>(join(dir, MIGRATION_MARKER_FILE));
+    const format = read(DataFormat, join(dir, DATA_FORMAT_FILE));
+    const marker = read(MigrationMarker, join(dir, MIGRATION_MARKER_FILE));
     return {
       kind: 'parley_data_dir',
       dir,
@@ -92,8 +93,8 @@ export function dbInfo(dir: string): DbInfo {
       migration: marker
         ? { node_id: marker.node_id, selection_digest: marker.selection_digest, imported_at: marker.imported_at, tool: marker.tool }
         : null,
-      cluster: read<ClusterMeta>(join(dir, CLUSTER_META_FILE)),
-      started: read<StartedMarker>(join(dir, STARTED_MARKER_FILE)),
+      cluster: read(ClusterMeta, join(dir, CLUSTER_META_FILE)),
+      started: read(StartedMarker, join(dir, STARTED_MARKER_FILE)),
     };
   }
   const files = readdirSync(dir);

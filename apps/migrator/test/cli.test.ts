@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
@@ -30,4 +32,14 @@ describe('parleyctl version and db info', () => {
     },
     30_000,
   );
+
+  it('refuses a Parley data dir whose marker is not what parleyctl writes, naming the file and the field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parleyctl-dbinfo-'));
+    writeFileSync(join(dir, 'data-format.json'), '{"data_format":"one"}\n');
+    const r = await parleyctl(['db', 'info', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`${join(dir, 'data-format.json')} is not what this tool wrote`);
+    expect(r.stderr).toContain('/data_format');
+  }, 30_000);
 });

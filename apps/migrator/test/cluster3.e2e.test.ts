@@ -98,16 +98,14 @@ describe.runIf(hasFixture(NAME))('cluster3-closed: three source nodes into a one
     }
     const { server, api, ws } = await startOn(target, 7, 'parley-test');
     try {
-      expect(await checkMessages(server, api, node1, join(target, 'parley.db'))).toBe(
-        exp.authoritative.totals_after_migration.committed_messages,
-      );
+      expect(await checkMessages(server, api, node1)).toBe(exp.authoritative.totals_after_migration.committed_messages);
       for (const a of exp.authoritative.channels) {
-        const tail = await server.queue.tail(v3(a.channel_id, a.channel_type), a.channel_type);
+        const tail = await server.store.repositories.messages.loadTail(v3(a.channel_id, a.channel_type), a.channel_type);
         expect(tail, a.channel_id).toBe(a.committed_last_seq);
       }
       await checkTokens(ws, node1);
       expect(await checkConversations(server, api, node1)).toBeGreaterThan(50);
-      const m = await server.store.memberships.get('team01', 2, 'user01');
+      const m = await server.store.repositories.memberships.get('team01', 2, 'user01');
       expect(m?.readSeq).toBe(exp.authoritative.slot_scoped_row_differences[0].values_by_node['1'].readed_to_msg_seq * 1);
     } finally {
       await server.close();

@@ -87,9 +87,9 @@ describe.each(['edge-closed', 'edge-crash', 'edge-flushed'])("%s migrates once t
       const { server, api, ws } = await startOn(target, 7, 'parley-test');
       try {
         await checkTokens(ws, want);
-        expect(await checkMessages(server, api, want, join(target, 'parley.db'))).toBe(478);
+        expect(await checkMessages(server, api, want)).toBe(478);
         expect(await checkConversations(server, api, want)).toBeGreaterThan(100);
-        expect(await server.store.channels.listMembers('allowonly01', 2, 'allow')).toEqual([]);
+        expect(await server.store.repositories.channels.listMembers('allowonly01', 2, 'allow')).toEqual([]);
       } finally {
         await server.close();
       }

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, loadConfig, startServer } from '@parley/server';
-import { post } from '../../server/test/helpers.ts';
+import { post } from '../../../test-support/http.ts';
 import { expected, fixtureDir, hasFixture, parleyctl, tempRoot, treeHash, writePlan } from './helpers.ts';
-import { checkConversations, checkMessages, checkTokens } from './served.ts';
+import { checkConversations, checkMessages, checkTokens, startOn } from './served.ts';
 
 const FIXTURES = ['basic-closed', 'basic-crash', 'basic-flushed'];
 
@@ -83,21 +82,10 @@ describe.each(FIXTURES)('parleyctl migrate, end to end: %s', (name) => {
     'serves the imported data from the real server',
     async () => {
       const exp = expected(name);
-      const env = {
-        PARLEY_NODE_DATA_DIR: target,
-        PARLEY_NODE_ID: '7',
-        PARLEY_CLUSTER_ID: 'parley-test',
-        PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-        PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
-        PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
-        PARLEY_LOG_LEVEL: 'silent',
-      };
-      const server = await startServer(loadConfig(undefined, env), createLogger('silent'));
+      const { server, api, ws } = await startOn(target, 7, 'parley-test');
       try {
-        const api = `http://127.0.0.1:${server.addresses.api.port}`;
-        const ws = `ws://127.0.0.1:${server.addresses.ws.port}`;
         await checkTokens(ws, exp);
-        await checkMessages(server, api, exp, join(target, 'parley.db'));
+        await checkMessages(server, api, exp);
         expect(await checkConversations(server, api, exp)).toBeGreaterThan(100);
         const group = exp.message_channels.find((c: any) => c.channel_id === 'group01');
         const sender = exp.channels.find((c: any) => c.channel_id === 'group01').subscribers[0].uid;

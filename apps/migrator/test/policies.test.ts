@@ -1,11 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openStoreReader, type StoreReader } from '@parley/store';
 import { describe, expect, it } from 'vitest';
 import { readJsonl } from '../src/archive/jsonl.ts';
 import type { ExcludedRecord } from '../src/v2/records.ts';
 import { copyDatadir, expected, hasFixture, tempRoot, writePlan } from './helpers.ts';
 import { checkConversations, startOn } from './served.ts';
+import { rowsOf } from './store-rows.ts';
 import { editedPlan, exportArchive, importArchive, patchedPlan, prepare, verify } from './stage-helpers.ts';
 
 const BASIC = 'basic-flushed';
@@ -26,7 +27,17 @@ async function migrate(root: string, plan: string) {
   expect(i.code, JSON.stringify(i.report.errors)).toBe(0);
   const v = await verify(plan, join(root, 'ws-verify'), join(root, 'archive'));
   expect(v.code, JSON.stringify(v.report.errors.concat(v.report.mismatches as never[])).slice(0, 2000)).toBe(0);
-  return { prepare: p.report, import: i.report, verify: v.report, db: join(root, 'target', 'parley.db') };
+  return { prepare: p.report, import: i.report, verify: v.report, target: join(root, 'target') };
+}
+
+/** Reads the imported target through the store (read-only), then closes it. */
+async function readTarget<T>(dir: string, read: (store: StoreReader) => Promise<T>): Promise<T> {
+  const store = await openStoreReader(dir);
+  try {
+    return await read(store);
+  } finally {
+    await store.close();
+  }
 }
 
 const present = hasFixture(BASIC);
@@ -43,15 +54,12 @@ describe.runIf(present)('message policies on basic data', () => {
         .filter((e) => e.kind === 'message')
         .every((e) => String(e.record.channel_id).endsWith('____cmd') && typeof e.record.payload === 'string'),
     ).toBe(true);
-    const db = new Database(r.db, { readonly: true });
-    try {
-      expect(db.prepare("select count(*) as n from messages where channel_id like '%____cmd'").get()).toEqual({ n: 0 });
-      expect(db.prepare('select count(*) as n from cmd_bindings').get()).toEqual({ n: 0 });
+    await readTarget(r.target, async (store) => {
+      expect((await rowsOf(store, 'messages')).filter((m) => m.channel_id.endsWith('____cmd'))).toEqual([]);
+      expect(await store.snapshot.count('cmd_bindings')).toBe(0);
       // without renumbering the command logs keep their tails: new commands are numbered above them
-      expect(db.prepare("select tail_seq as t from channel_log where channel_id = 'group01____cmd'").get()).toEqual({ t: 5 });
-    } finally {
-      db.close();
-    }
+      expect((await rowsOf(store, 'channel_log')).find((l) => l.channel_id === 'group01____cmd')?.tail_seq).toBe(5);
+    });
   }, 60_000);
 
   it('exclude_streams: blocks without compact_sequences (its resolution adds it); with it the stream messages leave and the channel is renumbered', async () => {
@@ -67,16 +75,9 @@ describe.runIf(present)('message policies on basic data', () => {
     const exp = expected(BASIC);
     const g9 = exp.message_channels.find((c: any) => c.channel_id === 'group09');
     const kept = g9.messages.filter((m: any) => (m.setting & 2) === 0).map((m: any) => m.message_id);
-    const db = new Database(r.db, { readonly: true });
-    try {
-      const rows = db
-        .prepare("select message_seq as s, cast(message_id as text) as id from messages where channel_id = 'group09' order by 1")
-        .all() as Array<{ s: number; id: string }>;
-      expect(rows.map((x) => x.id)).toEqual(kept);
-      expect(rows.map((x) => x.s)).toEqual(kept.map((_: string, i: number) => i + 1));
-    } finally {
-      db.close();
-    }
+    const rows = await readTarget(r.target, async (store) => (await rowsOf(store, 'messages')).filter((m) => m.channel_id === 'group09'));
+    expect(rows.map((x) => String(x.message_id))).toEqual(kept);
+    expect(rows.map((x) => x.message_seq)).toEqual(kept.map((_: string, i: number) => i + 1));
   }, 60_000);
 
   it('derive_unread_from_boundaries: targets carry no stored unread count; the originals are reported as archived_unread', async () => {
@@ -88,12 +89,8 @@ describe.runIf(present)('message policies on basic data', () => {
     expect(stored).toBeGreaterThan(0);
     expect(r.prepare.archived_unread).toBe(stored);
     expect(r.import.archived_unread).toBe(stored);
-    const db = new Database(r.db, { readonly: true });
-    try {
-      expect(db.prepare('select count(*) as n from memberships where unread_count <> 0').get()).toEqual({ n: 0 });
-    } finally {
-      db.close();
-    }
+    const unread = await readTarget(r.target, async (store) => (await rowsOf(store, 'memberships')).filter((m) => m.unread_count !== 0));
+    expect(unread).toEqual([]);
   }, 60_000);
 
   it("missing_conversations: the warning's patch keeps a membership v2 shows no conversation for visible; a wrong entry stops the run", async () => {
@@ -106,14 +103,8 @@ describe.runIf(present)('message policies on basic data', () => {
     const r = await migrate(root, visible);
     expect(r.prepare.hidden_memberships).toBe(0);
     expect(r.import.hidden_memberships).toBe(0);
-    const db = new Database(r.db, { readonly: true });
-    try {
-      expect(
-        db.prepare("select deleted_to_seq as d, removed from memberships where channel_id = 'group07' and uid = 'user02'").get(),
-      ).toEqual({ d: 0, removed: 0 });
-    } finally {
-      db.close();
-    }
+    const m = await readTarget(r.target, (store) => store.repositories.memberships.get('group07', 2, 'user02'));
+    expect(m).toMatchObject({ deletedToSeq: 0, removed: false });
     const elsewhere = (x: any) => (x.target.nodes[0].data_dir = join(root, 'target-2'));
     const wrong = editedPlan(
       visible,

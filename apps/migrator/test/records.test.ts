@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openSqlite } from '@parley/server';
+import { openImportTarget, openStoreReader } from '@parley/store';
+import { rowsOf } from './store-rows.ts';
 import { readJsonl } from '../src/archive/jsonl.ts';
 import { v3ChannelId } from '../src/prepare/channel-id.ts';
 import { recordPath } from '../src/stages/records-dir.ts';
@@ -174,40 +174,34 @@ describe.each(['edge-closed', 'edge-crash', 'edge-flushed'])('edge cases: %s', (
       // allowonly01 is only a hash in v2 (no row names it): the unresolved_allowlist_channel blocker
       checkAgainstExpected(name, records, ['allowonly01']);
       const dir = join(root, 'store');
-      await (await openSqlite({ dataDir: dir, sync: 'normal' })).destroy();
-      const db = new Database(join(dir, 'parley.db'));
+      const target = await openImportTarget(dir);
       try {
-        deriveInto(db, records, policyOf(JSON.parse(readFileSync(plan, 'utf8'))));
+        await deriveInto(target, records, policyOf(JSON.parse(readFileSync(plan, 'utf8'))));
+      } finally {
+        await target.close();
+      }
+      const store = await openStoreReader(dir);
+      try {
+        const { messages, memberships, channels } = store.repositories;
         const exp = expected(name);
-        const seqs = (id: string) =>
-          (
-            db.prepare('select message_seq as s from messages where channel_id = ? and channel_type = 2 order by 1').all(id) as Array<{
-              s: number;
-            }>
-          ).map((r) => r.s);
-        expect(seqs('group04')).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));
-        expect(seqs('group06')).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
-        const tail = (id: string) =>
-          (db.prepare('select tail_seq as t from channel_log where channel_id = ? and channel_type = 2').get(id) as { t: number }).t;
+        const seqs = async (id: string) =>
+          (await messages.range(id, 2, 1, Number.MAX_SAFE_INTEGER, 10_000, false)).messages.map((m) => m.messageSeq);
+        expect(await seqs('group04')).toEqual(Array.from({ length: 27 }, (_, i) => i + 1));
+        expect(await seqs('group06')).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+        const logs = await rowsOf(store, 'channel_log');
+        const tail = (id: string) => logs.find((l) => l.channel_id === id && l.channel_type === 2)?.tail_seq;
         expect([tail('group04'), tail('group06')]).toEqual([27, 16]);
-        const stored = new Set(
-          (db.prepare('select cast(message_id as text) as id from messages').all() as Array<{ id: string }>).map((r) => r.id),
-        );
+        const stored = new Set((await rowsOf(store, 'messages')).map((m) => String(m.message_id)));
         const retained = new Set(exp.message_channels.flatMap((c: any) => c.messages.map((m: any) => m.message_id)));
         for (const g of exp.get_message_by_id)
           if (!retained.has(g.message_id)) expect(stored.has(g.message_id), `stale id ${g.message_id}`).toBe(false);
-        const member = (ch: string, uid: string) =>
-          db.prepare('select removed, activated_at from memberships where channel_id = ? and channel_type = 2 and uid = ?').get(ch, uid) as
-            { removed: number; activated_at: number } | undefined;
-        expect(member('group07', 'user02')).toMatchObject({ removed: 0, activated_at: 0 });
-        expect(member('group02', 'user11')?.removed ?? 1).toBe(1);
-        expect(member('group02', 'user17')?.removed).toBe(0);
-        const deny = (
-          db.prepare("select uid from member_lists where channel_id = 'group02' and list = 'deny'").all() as Array<{ uid: string }>
-        ).map((r) => r.uid);
-        expect(deny).toEqual(['user07']);
+        const member = (ch: string, uid: string) => memberships.get(ch, 2, uid);
+        expect(await member('group07', 'user02')).toMatchObject({ removed: false, activatedAt: 0 });
+        expect((await member('group02', 'user11'))?.removed ?? true).toBe(true);
+        expect((await member('group02', 'user17'))?.removed).toBe(false);
+        expect(await channels.listMembers('group02', 2, 'deny')).toEqual(['user07']);
       } finally {
-        db.close();
+        await store.close();
       }
     },
     30_000,

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, loadConfig, startServer } from '@parley/server';
+import { runToExit } from '../../../test-support/parley.ts';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
+import { targetEnv } from './served.ts';
 import { copyDatadir, hasFixture, PARLEYCTL, parleyctl, tempRoot, writePlan } from './helpers.ts';
 
 const NAME = 'holdout-closed';
@@ -56,16 +57,9 @@ describe.runIf(hasFixture(NAME))('a killed export or import, run again with the 
     const partial = join(root, '.target.importing');
     expect(existsSync(partial)).toBe(true);
     expect(existsSync(target)).toBe(false);
-    const env = {
-      PARLEY_NODE_DATA_DIR: partial,
-      PARLEY_NODE_ID: '7',
-      PARLEY_CLUSTER_ID: 'parley-test',
-      PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
-      PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
-      PARLEY_LOG_LEVEL: 'silent',
-    };
-    await expect(startServer(loadConfig(undefined, env), createLogger('silent'))).rejects.toThrow(/import that did not complete/);
+    const refused = await runToExit(targetEnv(partial, 7, 'parley-test'));
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/import that did not complete/);
     expect(existsSync(join(partial, 'started.json'))).toBe(false);
     const again = await parleyctl(args);
     expect(again.code, again.stdout).toBe(0);

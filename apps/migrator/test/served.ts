@@ -1,7 +1,8 @@
-import Database from 'better-sqlite3';
 import { expect } from 'vitest';
-import { createLogger, loadConfig, startServer, type RunningServer } from '@parley/server';
-import { connectRpc, post } from '../../server/test/helpers.ts';
+import { openStoreReader, type StoreReader } from '@parley/store';
+import { post } from '../../../test-support/http.ts';
+import { spawnServer, testEnv } from '../../../test-support/parley.ts';
+import { connectRpc } from '../../../test-support/realtime.ts';
 import type { MappingRecord } from '../src/v2/records.ts';
 import { v3ChannelId } from '../src/prepare/channel-id.ts';
 import { v2ChatOrder, v2ConversationSync, v3Deletes } from './v2-views.ts';
@@ -12,23 +13,45 @@ export function v3(id: string, type: number): string {
   return r.id;
 }
 
-/** Starts the real server on an imported target (ephemeral ports, silent log). */
+/** A `parley` process serving an imported target, and the target's store opened read-only beside it. */
+export interface ServedTarget {
+  api: string;
+  ws: string;
+  /** Reads what the server sees (its writes included) through the store's repositories. */
+  store: StoreReader;
+  close(): Promise<void>;
+}
+
+/** The env `parley start` needs for an imported target: its node id and cluster id, ephemeral ports, no log. */
+export function targetEnv(target: string, nodeId: number, clusterId: string, extra: Record<string, string> = {}): Record<string, string> {
+  return testEnv(target, { PARLEY_NODE_ID: String(nodeId), PARLEY_CLUSTER_ID: clusterId, ...extra });
+}
+
+/** Starts the real server (`parley start`, a child process) on an imported target. */
 export async function startOn(
   target: string,
   nodeId: number,
   clusterId: string,
-): Promise<{ server: RunningServer; api: string; ws: string }> {
-  const env = {
-    PARLEY_NODE_DATA_DIR: target,
-    PARLEY_NODE_ID: String(nodeId),
-    PARLEY_CLUSTER_ID: clusterId,
-    PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-    PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
-    PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
-    PARLEY_LOG_LEVEL: 'silent',
+): Promise<{ server: ServedTarget; api: string; ws: string }> {
+  const server = await spawnServer(targetEnv(target, nodeId, clusterId));
+  let store: StoreReader;
+  try {
+    store = await openStoreReader(target);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  const served: ServedTarget = {
+    api: server.api,
+    ws: server.ws,
+    store,
+    async close() {
+      await store.close();
+      const code = await server.stop();
+      if (code !== 0) throw new Error(`parley exited with ${code} (${server.proc.signalCode}):\n${server.stderr()}`);
+    },
   };
-  const server = await startServer(loadConfig(undefined, env), createLogger('silent'));
-  return { server, api: `http://127.0.0.1:${server.addresses.api.port}`, ws: `ws://127.0.0.1:${server.addresses.ws.port}` };
+  return { server: served, api: server.api, ws: server.ws };
 }
 
 const order = (a: { channel_type: number; channel_id: string }, b: { channel_type: number; channel_id: string }) =>
@@ -43,7 +66,7 @@ const order = (a: { channel_type: number; channel_id: string }, b: { channel_typ
  * `skip(channel_id, type)`: Parley channel ids the plan's policies changed (compared elsewhere); `limit`: the v2 list limit.
  */
 export async function checkConversations(
-  server: RunningServer,
+  server: ServedTarget,
   api: string,
   exp: any,
   skip: (channelId: string, type: number) => boolean = () => false,
@@ -65,17 +88,20 @@ export async function checkConversations(
       const id = v3(cv.channel_id, cv.channel_type);
       if (skip(id, cv.channel_type)) continue;
       if (cv.type === 1) {
-        const live = await server.store.cmdBindings.listLive(u.uid, 10_000);
+        const live = await server.store.repositories.cmdBindings.listLive(u.uid, 10_000);
         expect(
           live.find((b) => b.channelId === id && b.channelType === cv.channel_type),
           `${u.uid} ${cv.channel_id}`,
         ).toMatchObject({ startSeq: 1, ackSeq: Number(cv.readed_to_msg_seq) });
-        expect(await server.store.memberships.get(id, cv.channel_type, u.uid), `no membership of ${u.uid} in ${id}`).toBeUndefined();
+        expect(
+          await server.store.repositories.memberships.get(id, cv.channel_type, u.uid),
+          `no membership of ${u.uid} in ${id}`,
+        ).toBeUndefined();
         const log = cmdChannels.get(`${cv.channel_type}:${cv.channel_id}`);
         for (const m of log?.messages ?? []) if (Number(m.message_seq) > Number(cv.readed_to_msg_seq)) wantCmd.push(m.message_id);
         continue;
       }
-      const m = await server.store.memberships.get(id, cv.channel_type, u.uid);
+      const m = await server.store.repositories.memberships.get(id, cv.channel_type, u.uid);
       expect(m, `${u.uid} ${cv.channel_id}`).toBeDefined();
       // beyond the list limit v2 hid the conversation: the target hides it up to the tail
       const hidden = beyond.has(`${cv.channel_type}:${cv.channel_id}`) ? Number(tails.get(`${cv.channel_type}:${cv.channel_id}`) ?? 0) : 0;
@@ -125,16 +151,16 @@ export async function checkTokens(ws: string, exp: any): Promise<void> {
 }
 
 /** A live member with no deletion floor, to pull a channel's whole history as. */
-function readerOf(dbFile: string, channelId: string, type: number): string | undefined {
-  const db = new Database(dbFile, { readonly: true });
-  try {
-    const row = db
-      .prepare('select uid from memberships where channel_id = ? and channel_type = ? and removed = 0 order by deleted_to_seq, uid limit 1')
-      .get(channelId, type) as { uid: string } | undefined;
-    return row?.uid;
-  } finally {
-    db.close();
+async function readerOf(store: StoreReader, channelId: string, type: number): Promise<string | undefined> {
+  let best: { uid: string; deleted: number } | undefined;
+  for await (const page of store.snapshot.scan('memberships')) {
+    for (const m of page) {
+      if (m.channel_id !== channelId || m.channel_type !== type || m.removed !== 0) continue;
+      const deleted = Number(m.deleted_to_seq);
+      if (!best || deleted < best.deleted || (deleted === best.deleted && m.uid < best.uid)) best = { uid: m.uid, deleted };
+    }
   }
+  return best?.uid;
 }
 
 /**
@@ -143,13 +169,13 @@ function readerOf(dbFile: string, channelId: string, type: number): string | und
  * through the store): ids, seqs, client message numbers, senders, payloads,
  * times and red dots exactly as `exp` says.
  */
-export async function checkMessages(server: RunningServer, api: string, exp: any, dbFile: string): Promise<number> {
+export async function checkMessages(server: ServedTarget, api: string, exp: any): Promise<number> {
   let n = 0;
   for (const c of exp.message_channels) {
     const id = v3(c.channel_id, c.channel_type);
     const disbanded = exp.channels.some((x: any) => x.channel_id === c.channel_id && x.channel_type === c.channel_type && x.info?.disband);
     if (id.endsWith('____cmd') || disbanded) {
-      const page = await server.store.messages.range(id, c.channel_type, 1, Number.MAX_SAFE_INTEGER, 10_000, false);
+      const page = await server.store.repositories.messages.range(id, c.channel_type, 1, Number.MAX_SAFE_INTEGER, 10_000, false);
       expect(
         page.messages.map((m) => [m.messageSeq, m.messageId.toString()]),
         c.channel_id,
@@ -157,7 +183,7 @@ export async function checkMessages(server: RunningServer, api: string, exp: any
       n += c.messages.length;
       continue;
     }
-    const login = readerOf(dbFile, id, c.channel_type) ?? c.channel_id.split('@')[0];
+    const login = (await readerOf(server.store, id, c.channel_type)) ?? c.channel_id.split('@')[0];
     const channelId = c.channel_type === 1 ? (c.channel_id.split('@').find((x: string) => x !== login) ?? login) : c.channel_id;
     const r = await post(api, '/channel/messagesync', {
       login_uid: login,

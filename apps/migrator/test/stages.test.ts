@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, loadConfig, startServer } from '@parley/server';
+import { runToExit } from '../../../test-support/parley.ts';
+import { startOn, targetEnv } from './served.ts';
 import { copyDatadir, fixtureDir, hasFixture, tempRoot, writePlan } from './helpers.ts';
 import { exportArchive, importArchive, prepare, verify } from './stage-helpers.ts';
 
@@ -106,24 +107,13 @@ describe.runIf(present)('stage rules', () => {
     expect((await verify(plan2, join(r2, 'ver1'), join(r2, 'archive'))).report.status).toBe('offline_verified');
     expect((await verify(plan2, join(r2, 'ver2'), join(r2, 'archive'))).report.status).toBe('offline_verified');
 
-    const env = (extra: Record<string, string>) => ({
-      PARLEY_NODE_DATA_DIR: join(r2, 'target'),
-      PARLEY_NODE_ID: '7',
-      PARLEY_CLUSTER_ID: 'parley-test',
-      PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
-      PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
-      PARLEY_GATEWAY_TCP_ADDR: '127.0.0.1:0',
-      PARLEY_LOG_LEVEL: 'silent',
-      ...extra,
-    });
-    await expect(
-      startServer(
-        loadConfig(undefined, env({ PARLEY_CLUSTER_ID: 'other', PARLEY_CLUSTER_INITIAL_SLOT_COUNT: '16' })),
-        createLogger('silent'),
-      ),
-    ).rejects.toThrow(/cluster\.id is "other".*[\s\S]*cluster\.initial_slot_count is 16/);
+    const refused = await runToExit(
+      targetEnv(join(r2, 'target'), 7, 'parley-test', { PARLEY_CLUSTER_ID: 'other', PARLEY_CLUSTER_INITIAL_SLOT_COUNT: '16' }),
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/cluster\.id is "other".*[\s\S]*cluster\.initial_slot_count is 16/);
     expect(existsSync(join(r2, 'target', 'started.json'))).toBe(false);
-    const server = await startServer(loadConfig(undefined, env({})), createLogger('silent'));
+    const { server } = await startOn(join(r2, 'target'), 7, 'parley-test');
     await server.close();
     expect(existsSync(join(r2, 'target', 'started.json'))).toBe(true);
     const over = await importArchive(plan2, join(r2, 'imp3'), join(r2, 'archive'));

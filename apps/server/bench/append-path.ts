@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppendQueue } from '../src/messaging/append-queue.ts';
-import { openEmbeddedStore } from '../src/store/store.ts';
+import { openEmbeddedStore } from '@parley/store';
 
 const total = Number(process.argv[2] ?? 20_000);
 const channels = Number(process.argv[3] ?? 1_000);

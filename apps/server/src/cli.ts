@@ -1,6 +1,7 @@
 import { Command } from 'commander';
+import type { ListeningEvent } from '@parley/shared';
 import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';
-import { versionInfo } from './version.ts';
+import { versionInfo } from '@parley/shared/version';
 
 // `start` loads the server (Fastify, the store, the gateway) when it runs, so
 // `version` and `config validate` answer without loading it.
@@ -47,11 +48,6 @@ program
     const [{ createLogger }, { startServer }] = await Promise.all([import('./log.ts'), import('./server.ts')]);
     const log = createLogger(config.log.level);
     const server = await startServer(config, log).catch(fail);
-    const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
-    process.stdout.write(
-      `${JSON.stringify({ event: 'listening', node_id: config.node.id, api: addr(server.addresses.api), ws: addr(server.addresses.ws), tcp: addr(server.addresses.tcp), data_dir: config.node.dataDir })}\n`,
-    );
-    log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws) }, 'parley started');
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -65,9 +61,21 @@ program
         },
       );
     };
+    // Before the `listening` line: a supervisor may stop the server as soon as it reads it.
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     watchLauncher(stop);
+    const addr = (a: { address: string; port: number }) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+    const listening: ListeningEvent = {
+      event: 'listening',
+      node_id: config.node.id,
+      api: addr(server.addresses.api),
+      ws: addr(server.addresses.ws),
+      tcp: addr(server.addresses.tcp),
+      data_dir: config.node.dataDir,
+    };
+    process.stdout.write(`${JSON.stringify(listening)}\n`);
+    log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws) }, 'parley started');
   });
 
 const configCmd = program.command('config').description('configuration tools');
@@ -100,7 +108,7 @@ storeCmd
     } catch (err) {
       fail(err);
     }
-    const { checkStoreFile } = await import('./store/integrity.ts');
+    const { checkStoreFile } = await import('@parley/store');
     const report = checkStoreFile(config.node.dataDir);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.exit(report.ok ? 0 : 1);

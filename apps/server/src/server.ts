@@ -2,33 +2,21 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ChannelType, ReasonCode, type RouteResponse } from '@parley/shared';
+import type { AppendQueue } from './messaging/append-queue.ts';
+import { createApi } from './api/index.ts';
 import { buildApp } from './app.ts';
+import { createServices } from './services.ts';
 import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
 import { GatewayMetrics } from './gateway/metrics.ts';
-import { SystemUidService } from './identity/system-uid.service.ts';
-import { TokenService } from './identity/token.service.ts';
-import { AppendQueue } from './messaging/append-queue.ts';
-import { ChannelCache } from './messaging/channel-cache.ts';
-import { ChannelService } from './messaging/channel.service.ts';
-import { CmdService } from './messaging/cmd.service.ts';
-import { ConversationService } from './messaging/conversation.service.ts';
-import { EventService } from './messaging/event.service.ts';
-import type { MessagingEvents } from './messaging/events.ts';
-import { Fanout } from './messaging/fanout.ts';
-import { Presence } from './messaging/presence.ts';
-import { SendService } from './messaging/send.service.ts';
-import { createSnowflake } from './messaging/snowflake.ts';
-import { SyncService } from './messaging/sync.service.ts';
-import { openEmbeddedStore, type Store } from './store/store.ts';
-import { prepareDataDir } from './store/data-dir.ts';
-import { lockDataDir, type DataDirLock } from './store/dir-lock.ts';
-import { assertStorePresent, storeMarker } from './store/integrity.ts';
+import type { Presence } from './messaging/presence.ts';
+import { assertStorePresent, lockDataDir, openEmbeddedStore, storeMarker, type DataDirLock, type Store } from '@parley/store';
+import { prepareDataDir } from './data-dir/data-dir.ts';
 import { checkReadiness, ProbeFailure, type Readiness } from './observe/readiness.ts';
 import { createOps, type Ops } from './observe/ops.ts';
-import { createWebhooks, type Webhooks } from './webhook/webhooks.ts';
+import type { Webhooks } from './webhook/webhooks.ts';
 
 /** A started node: its listeners' bound addresses and a clean shutdown. */
 export interface RunningServer {
@@ -88,31 +76,8 @@ async function openDataDir(config: Config, log: Logger): Promise<Store> {
 }
 
 async function startOnStore(config: Config, log: Logger, store: Store, dirLock: DataDirLock): Promise<RunningServer> {
-  const systemUids = new SystemUidService(store.channels);
-  await systemUids.load();
-  const cache = new ChannelCache(store.channels, store.memberships);
-  const queue = new AppendQueue(store.messages, config.store.batchMaxRows);
-  /** Observers (webhooks) attach their handlers here. */
-  const events: MessagingEvents = {};
-  const webhooks = createWebhooks(config.webhook, log);
-  webhooks?.attach(events);
-  const presence = new Presence(events);
-  const fanout = new Fanout(presence, cache, events);
-  const send = new SendService({
-    cache,
-    isSystemUid: (uid) => systemUids.has(uid),
-    systemDeviceId: config.message.systemDeviceId,
-    personWhitelistEnabled: config.message.personWhitelistEnabled,
-    snowflake: createSnowflake(config.node.id),
-    queue,
-    fanout,
-    memberships: store.memberships,
-    events,
-    onFanoutError: (err) => log.error({ err }, 'fan-out failed'),
-  });
-  const tokens = new TokenService(store.devices, presence, config.gateway.tokenAuthOn);
-  const channels = new ChannelService(store, queue, cache);
-  const sync = new SyncService(store);
+  const services = await createServices(config, store, log);
+  const { cache, queue, webhooks, presence, fanout, send, tokens, channels } = services;
   const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
 
   let ws: WsGateway | undefined;
@@ -152,20 +117,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
   });
 
   const app = await buildApp({
-    deps: {
-      nodeId: config.node.id,
-      tokens,
-      channels,
-      send,
-      sync,
-      conversations: new ConversationService(store, queue),
-      cmd: new CmdService(store, queue),
-      events: new EventService(store),
-      systemUids,
-      presence,
-      readiness,
-      routeAddresses,
-    },
+    deps: { api: createApi({ ...services, nodeId: config.node.id, routeAddresses }), readiness },
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
     ops,

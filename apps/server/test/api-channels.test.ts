@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { get, post, startTestServer, type TestServer } from './helpers.ts';
+import { get, post } from './helpers.ts';
+import { startTestApp, type TestApp } from './app.ts';
 
-let t: TestServer;
+/** Through `app.inject`: what these operations answer does not depend on a socket. */
+let t: TestApp;
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestApp();
 });
 afterAll(() => t.close());
 
@@ -55,9 +57,9 @@ describe('subscribers', () => {
   });
   it('/tmpchannel/subscriber_set replaces the temp list', async () => {
     expect((await post(t.api, '/tmpchannel/subscriber_set', { channel_id: 't1', uids: ['a', 'b'] })).json).toEqual({ status: 200 });
-    expect(await t.server.store.channels.listMembers('t1', 8, 'temp')).toEqual(['a', 'b']);
+    expect(await t.store.channels.listMembers('t1', 8, 'temp')).toEqual(['a', 'b']);
     await post(t.api, '/tmpchannel/subscriber_set', { channel_id: 't1', uids: ['c'] });
-    expect(await t.server.store.channels.listMembers('t1', 8, 'temp')).toEqual(['c']);
+    expect(await t.store.channels.listMembers('t1', 8, 'temp')).toEqual(['c']);
     expect((await post(t.api, '/tmpchannel/subscriber_set', { channel_id: 't1', uids: [] })).json).toEqual(legacy('uids不能为空！'));
   });
 });

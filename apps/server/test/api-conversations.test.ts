@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, rawMessageIds, startTestServer, type TestServer } from './helpers.ts';
+import { post, rawMessageIds } from './helpers.ts';
+import { startTestApp, type TestApp } from './app.ts';
 
-let t: TestServer;
+/** Through `app.inject`: what these operations answer does not depend on a socket. */
+let t: TestApp;
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestApp();
 });
 afterAll(() => t.close());
 

@@ -127,7 +127,17 @@ describe('request-scoped sends', () => {
         header: { syncOnce: true },
         payload: { type: 99 },
       });
-    await new Promise((r) => setTimeout(r, 100));
+    // A later message to r3 alone: fan-out to one session keeps order, so once it arrives, anything
+    // the scoped send had delivered to r3 would have arrived before it.
+    const marker = await post(t.api, '/message/send', {
+      from_uid: 'svc',
+      subscribers: ['r3'],
+      payload: 'bWFyaw==',
+      header: { sync_once: 1 },
+    });
+    expect(marker.json.reason).toBe(1);
+    const first = await r3!.nextNotification('recv');
+    expect(first.params.messageId).toBe(rawMessageIds(marker.text)[0]);
     expect(r3!.pending('recv')).toHaveLength(0);
     const needs = await post(t.api, '/message/send', { from_uid: 'svc', subscribers: ['r1'], payload: 'aGk=' });
     expect(needs.json).toEqual({ error: 'request subscribers require sync_once', code: expect.any(String) });

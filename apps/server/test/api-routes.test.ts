@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_RULES } from '../src/http/route-scopes.ts';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestApp, type TestApp } from './app.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Route prefixes that are operations routes, not business operations. */
@@ -28,9 +28,9 @@ function readTable(): Row[] {
   }));
 }
 
-let t: TestServer;
+let t: TestApp;
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestApp();
 });
 afterAll(() => t.close());
 
@@ -42,7 +42,7 @@ describe('the README operation table', () => {
   });
 
   it('matches the registered business routes exactly', () => {
-    const registered = t.server.app.registeredRoutes
+    const registered = t.app.registeredRoutes
       .filter((r) => r.method !== 'OPTIONS' && !OPS.test(r.url))
       .map((r) => `${r.method} ${r.url}`)
       .sort();

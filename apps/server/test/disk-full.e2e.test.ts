@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { listeningEventIn } from '@parley/shared';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { waitFor } from './ops-helpers.ts';
 import { connectRpc, get, PARLEY_BIN, storeToken, tempDir, testEnv } from './helpers.ts';
@@ -35,8 +36,7 @@ describe('a full disk', { timeout: 60_000 }, () => {
     const inNamespace = (command: string) =>
       execFileSync('nsenter', ['--target', String(proc.pid), '--mount', '--', 'sh', '-c', command], { env: { ...env } });
     try {
-      const line = await waitFor(async () => out.split('\n').find((l) => l.includes('"event":"listening"')), 20_000);
-      const ev = JSON.parse(line) as { api: string; ws: string };
+      const ev = await waitFor(async () => listeningEventIn(out), 20_000);
       const api = `http://${ev.api}`;
       await storeToken(api, 'alice', 'tok-a');
       const c = await connectRpc(`ws://${ev.ws}`, 'alice', 'tok-a');

@@ -1,10 +1,9 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TopSnapshot } from '@parley/shared';
 import { checkReadiness } from '../src/observe/readiness.ts';
-import { openEmbeddedStore } from '../src/store/store.ts';
+import { openEmbeddedStore } from '@parley/store';
+import { holdWriteLock } from '@parley/store/testing';
 import { post, startTestServer, tempDir, type TestServer } from './helpers.ts';
 import { call, schemaErrors, waitFor } from './ops-helpers.ts';
 import { startReceiver } from './webhook-receiver.ts';
@@ -40,8 +39,7 @@ describe('readiness parts routes, slots, channels', () => {
 
   it('turn channels false while another connection holds the store write lock, and back', async () => {
     // A second, real SQLite connection (as a backup tool or an operator's shell would) takes the write lock.
-    const other = new SqliteDatabase(join(t.dataDir, 'parley.db'));
-    other.exec('BEGIN IMMEDIATE');
+    const other = holdWriteLock(t.dataDir);
     try {
       const r = await call(`${t.api}/readyz`);
       expect([r.status, r.json]).toEqual([
@@ -68,8 +66,7 @@ describe('readiness parts routes, slots, channels', () => {
       });
       expect(schemaErrors(TopSnapshot, s)).toEqual([]);
     } finally {
-      other.exec('ROLLBACK');
-      other.close();
+      other.release();
     }
     expect((await call(`${t.api}/readyz`)).status).toBe(200);
     const back = await waitFor(async () => {

@@ -4,11 +4,13 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listeningEventIn } from '@parley/shared';
 import { JsonRpcClient } from '@parley/protocol/jsonrpc';
 import { WkprotoClient, type DisconnectPacket } from '@parley/protocol/wkproto';
 import { waitFor } from './ops-helpers.ts';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
-import { connectRpc, get, PARLEY_BIN, spawnServer, storeToken, tempDir, testEnv, type SpawnedServer } from './helpers.ts';
+import { runToExit } from '../../../test-support/parley.ts';
+import { connectRpc, get, spawnServer, storeToken, tempDir, testEnv, type SpawnedServer } from './helpers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -18,25 +20,6 @@ afterEach(async () => {
 
 function infoEnv(dataDir: string, extra: Record<string, string> = {}) {
   return testEnv(dataDir, { PARLEY_LOG_LEVEL: 'info', ...extra });
-}
-
-/** Runs `parley start` to its end; for starts that must be refused. */
-function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let stdout = '';
-  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-  return new Promise((resolve) =>
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, stdout });
-    }),
-  );
 }
 
 async function started(env: Record<string, string>): Promise<SpawnedServer> {
@@ -128,8 +111,7 @@ describe('signals', { timeout: 30_000 }, () => {
       });
       let out = '';
       npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      const line = await waitFor(async () => out.split('\n').find((l) => l.includes('"event":"listening"')), 30_000);
-      const ev = JSON.parse(line) as { api: string; ws: string; tcp: string };
+      const ev = await waitFor(async () => listeningEventIn(out), 30_000);
       const ports = [ev.api, ev.ws, ev.tcp].map((a) => Number(a.split(':').pop()));
       for (const p of ports) expect(await portFree(p)).toBe(false);
       npm.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { personChannelId } from '@parley/shared';
 import { ConfigError, loadConfig } from '../src/config/config.ts';
 import { connectRpc, post, rawMessageIds, startTestServer, storeToken, type TestServer } from './helpers.ts';
+import { waitFor } from './ops-helpers.ts';
 import { startReceiver, type Answer, type Receiver } from './webhook-receiver.ts';
 
 const SECRET = 'hook-secret';
@@ -24,7 +25,6 @@ async function setup(answer: Answer, env: Record<string, string> = {}): Promise<
 
 const sign = (body: string) => `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
 const parse = (body: string) => JSON.parse(body) as any;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A connected JSON-RPC sender whose `send()` resolves with its SENDACK latency, milliseconds. */
 async function sender(t: TestServer): Promise<{ send(tag: string): Promise<number>; close(): void }> {
@@ -141,10 +141,19 @@ describe('webhooks', () => {
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(200);
     expect(first!.headers['x-parley-signature']).toBeUndefined();
     alice.close();
-    await sleep(150);
-    // Offline bob and the session's presence changes were not focused.
-    expect(hook.received.map((x) => x.event)).toEqual(['msg.notify', 'msg.notify']);
-    expect(t.server.webhooks!.stats).toMatchObject({ delivered: 1, retries: 1, failed: 0, dropped: 0 });
+    await waitFor(async () => (t.server.presence.connections === 0 ? true : undefined));
+    // A later message (to offline dave: a msg.offline too, were it focused) whose msg.notify is
+    // queued after anything the close could have queued; once it is in and the queue is idle,
+    // everything queued before it has been sent.
+    await post(t.api, '/message/send', { from_uid: 'carol', channel_id: 'dave', channel_type: 1, payload: 'bWFyaw==' });
+    await hook.waitFor('msg.notify', 3);
+    await waitFor(async () => {
+      const s = t.server.webhooks!.stats;
+      return s.queued === 0 && s.inFlight === 0 ? true : undefined;
+    });
+    // Offline bob and dave and the session's presence changes were not focused.
+    expect(hook.received.map((x) => x.event)).toEqual(['msg.notify', 'msg.notify', 'msg.notify']);
+    expect(t.server.webhooks!.stats).toMatchObject({ delivered: 2, retries: 1, failed: 0, dropped: 0 });
   });
 
   it('keeps sendack latency when the receiver never answers', async () => {

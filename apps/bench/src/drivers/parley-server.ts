@@ -12,6 +12,7 @@ import { spawnTracked, stopChild } from '../children.ts';
 import { pinned } from '../pinning.ts';
 import { pool } from '../stats.ts';
 import type { ChildProcess } from 'node:child_process';
+import { listeningEventIn } from '@parley/shared';
 
 /** `apps/server/bin/parley.js`, found relative to this workspace. */
 export const PARLEY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'server', 'bin', 'parley.js');
@@ -68,10 +69,9 @@ export function startParley(nodeArgs: readonly string[] = []): Promise<ParleySer
     });
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const line = out.split('\n').find((l) => l.includes('"event":"listening"'));
-      if (!line) return;
+      const ev = listeningEventIn(out);
+      if (!ev) return;
       clearTimeout(timer);
-      const ev = JSON.parse(line) as { api: string; ws: string; tcp: string };
       resolve({
         proc,
         pid: proc.pid!,

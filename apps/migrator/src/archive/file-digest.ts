@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 
-/** Digest, line count and size of one written record file. */
-export interface FileDigest {
-  sha256: string;
-  count: number;
-  bytes: number;
-}
+import type { FileDigest } from '@parley/shared';
+
+export type { FileDigest };
 
 /** Read size of the streamed digests. */
 const CHUNK = 1 << 20;

@@ -1,31 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, ArchiveManifest, ArchiveSeal } from '@parley/shared';
 import { join } from 'node:path';
 import { RECORD_FILES } from '../v2/records.ts';
-import { readJsonFile, sha256, StageError } from '../stages/common.ts';
-import { recordPath, selectionDigest, type FileDigests } from '../stages/records-dir.ts';
+import { checkedJson, parseJson, readJsonFile, sha256, StageError } from '../stages/common.ts';
+import { recordPath, selectionDigest } from '../stages/records-dir.ts';
 import { digestFile } from './file-digest.ts';
-import type { ArtifactRecord } from '../prepare/plugins.ts';
 
-/** Archive format identifier and version (see README "Archive format"). */
-export const ARCHIVE_FORMAT = 'parley-v2-archive';
-export const ARCHIVE_FORMAT_VERSION = 2;
-
+export { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION };
 /** `manifest.json` of an archive. */
-export interface Manifest {
-  format: typeof ARCHIVE_FORMAT;
-  format_version: number;
-  created_at: string;
-  tool: { version: string; commit: string };
-  plan_sha256: string;
-  selection_digest: string;
-  seal_sha256: string;
-  prepare_report_sha256: string;
-  retained_messages: number;
-  sources: Array<{ node_id: number; data_dir: string; fingerprint_sha256: string }>;
-  files: FileDigests;
-  /** Plugin programs the plan named, copied under `plugins/` (Parley runs none; they are kept). */
-  plugin_artifacts: ArtifactRecord[];
-}
+export type Manifest = ArchiveManifest;
 
 /** The records directory of an archive. */
 export function archiveRecords(archive: string): string {
@@ -47,12 +30,13 @@ export function openArchive(archive: string, planSha256: string): Manifest {
   const manifestText = readFileSync(manifestFile);
   if (readFileSync(complete, 'utf8').trim() !== sha256(manifestText))
     problems.push(`archive file manifest.json: its SHA-256 differs from COMPLETE`);
-  const manifest = JSON.parse(manifestText.toString('utf8')) as Manifest;
-  if (manifest.format !== ARCHIVE_FORMAT || manifest.format_version !== ARCHIVE_FORMAT_VERSION) {
+  const format = parseJson(manifestFile, manifestText.toString('utf8')) as { format?: unknown; format_version?: unknown } | null;
+  if (format?.format !== ARCHIVE_FORMAT || format.format_version !== ARCHIVE_FORMAT_VERSION) {
     throw new StageError([
-      `archive ${archive}: format ${manifest.format}/${manifest.format_version} is not ${ARCHIVE_FORMAT}/${ARCHIVE_FORMAT_VERSION}`,
+      `archive ${archive}: format ${String(format?.format)}/${String(format?.format_version)} is not ${ARCHIVE_FORMAT}/${ARCHIVE_FORMAT_VERSION}`,
     ]);
   }
+  const manifest = checkedJson(ArchiveManifest, manifestFile, format);
   if (manifest.plan_sha256 !== planSha256) problems.push(`archive ${archive} was exported for another plan (plan SHA-256 differs)`);
   for (const name of RECORD_FILES) {
     const file = recordPath(archiveRecords(archive), name);
@@ -81,7 +65,7 @@ export function openArchive(archive: string, planSha256: string): Manifest {
   if (!existsSync(seal)) problems.push('archive file archive_seal.json: missing');
   else if (sha256(readFileSync(seal)) !== manifest.seal_sha256)
     problems.push('archive file archive_seal.json: SHA-256 differs from the manifest');
-  else if (readJsonFile<{ selection_digest: string }>(seal).selection_digest !== manifest.selection_digest) {
+  else if (readJsonFile(ArchiveSeal, seal).selection_digest !== manifest.selection_digest) {
     problems.push('archive file archive_seal.json: selection digest differs from the manifest');
   }
   if (problems.length === 0 && selectionDigest(manifest.files) !== manifest.selection_digest) {

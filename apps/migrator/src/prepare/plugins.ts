@@ -1,3 +1,4 @@
+import type { ArtifactRecord } from '@parley/shared';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { Plan } from '@parley/shared';
@@ -14,15 +15,7 @@ export interface PluginSummary {
 }
 
 /** A plugin program the plan names (`plugin_artifacts[]`), checked and archived. */
-export interface ArtifactRecord {
-  node_id: number;
-  path: string;
-  size: number;
-  sha256: string;
-  profile: string;
-  /** Its place in the archive: `plugins/node-<id>/<index>-<name>`. */
-  archived_as: string;
-}
+export type { ArtifactRecord };
 
 /** The report's `plugins` section: Parley runs no v2 plugins; what the plan maps is archived and reported. */
 export interface PluginReport {

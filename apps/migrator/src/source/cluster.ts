@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openPebble } from '@parley/pebble';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { fnv1a64Hex, hex8, u64Num } from '../v2/hash.ts';
 
 /** One slot of `remote.json` (zero fields are absent there: slot 0 has no `id`). */
@@ -27,17 +29,41 @@ export interface Topology {
 
 const REMOTE_JSON = join('cluster', 'config', 'remote.json');
 
-/** The parts of `remote.json` read here (Go `encoding/json` of `types.Config`; zero fields are absent). */
-interface RemoteJson {
-  version?: number | string;
-  slotCount?: number;
-  nodes?: Array<{ id?: number }>;
-  slots?: Array<{ id?: number; leader?: number; term?: number; replicas?: number[]; learners?: number[] }>;
-}
+/** A Go integer as read here: a number, or the decimal text of one too large for a JS number. */
+const GoInt = Type.Union([Type.Number(), Type.String({ pattern: '^-?[0-9]+$' })]);
+const GoIntList = Type.Array(GoInt);
 
-/** `remote.json` text with every integer of 16 digits or more quoted, so u64 values survive `JSON.parse`. */
+/**
+ * The parts of `remote.json` read here (Go `encoding/json` of `types.Config`;
+ * zero fields are absent, other fields are left alone).
+ */
+const RemoteJson = Type.Object({
+  version: Type.Optional(GoInt),
+  slotCount: Type.Optional(GoInt),
+  nodes: Type.Optional(Type.Array(Type.Object({ id: Type.Optional(GoInt) }))),
+  slots: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id: Type.Optional(GoInt),
+        leader: Type.Optional(GoInt),
+        term: Type.Optional(GoInt),
+        replicas: Type.Optional(GoIntList),
+        learners: Type.Optional(GoIntList),
+      }),
+    ),
+  ),
+});
+type RemoteJson = Static<typeof RemoteJson>;
+
+/**
+ * `remote.json` text with every integer of 16 digits or more quoted, so u64
+ * values survive `JSON.parse`, checked against the parts read here.
+ */
 function parseBigSafe(text: string): RemoteJson {
-  return JSON.parse(text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, '$1"$2"')) as RemoteJson;
+  const value: unknown = JSON.parse(text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, '$1"$2"'));
+  if (Value.Check(RemoteJson, value)) return value;
+  const e = [...Value.Errors(RemoteJson, value)][0];
+  throw new Error(`not a cluster configuration: ${e?.path || '/'} ${e?.message}`);
 }
 
 /**

@@ -1,14 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import type { FileFingerprint } from '@parley/shared';
 import { hashFiles } from '../archive/hasher.ts';
 
-/** One file of a source tree: path relative to the tree root, size and SHA-256. */
-export interface FileFingerprint {
-  path: string;
-  size: number;
-  sha256: string;
-}
+export type { FileFingerprint };
 
 /** A regular file of a source tree: full path and size. */
 export interface TreeFile {

@@ -1,4 +1,5 @@
 import { existsSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { ExportIdentity } from '@parley/shared';
 import { join } from 'node:path';
 import { createFile, syncAndClose } from '../archive/durable.ts';
 import { openArchive, type Manifest } from '../archive/manifest.ts';
@@ -7,12 +8,7 @@ import { createFreshDir, progress, readJsonFile, StageError } from './common.ts'
 /** Written into an archive while export builds it, removed once `COMPLETE` is on disk. */
 export const EXPORT_PARTIAL_FILE = '.parley-export-partial';
 
-/** What an export's archive is bound to: a rerun of the same export may take it over. */
-export interface ExportIdentity {
-  plan_sha256: string;
-  seal_sha256: string;
-  tool_commit: string;
-}
+export type { ExportIdentity };
 
 /**
  * Makes `archive` this export's: a new directory with the partial mark; or
@@ -24,7 +20,7 @@ export interface ExportIdentity {
 export async function claimArchive(archive: string, id: ExportIdentity): Promise<Manifest | undefined> {
   if (existsSync(archive)) {
     const mark = join(archive, EXPORT_PARTIAL_FILE);
-    const prior = existsSync(mark) ? readJsonFile<ExportIdentity>(mark) : undefined;
+    const prior = existsSync(mark) ? readJsonFile(ExportIdentity, mark) : undefined;
     const same =
       prior !== undefined &&
       prior.plan_sha256 === id.plan_sha256 &&

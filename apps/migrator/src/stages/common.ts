@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkPlan, type Plan } from '@parley/shared';
-import { versionInfo, type VersionInfo } from '@parley/server/version';
+import { versionInfo, type VersionInfo } from '@parley/shared/version';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 
 /** A stage failure whose reasons go into the report. */
 export class StageError extends Error {
@@ -122,8 +124,29 @@ export function writeJsonFile(file: string, value: unknown, overwrite = false): 
   writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600, flag: overwrite ? 'w' : 'wx' });
 }
 
-export function readJsonFile<T>(file: string): T {
-  return JSON.parse(readFileSync(file, 'utf8')) as T;
+/** Parses JSON text read from `file`; bad JSON is a stage error naming the file. */
+export function parseJson(file: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new StageError([`${file}: ${(err as Error).message}`]);
+  }
+}
+
+/** `value` (read from `file`) checked against `schema`; a mismatch is a stage error naming the file and the first problems. */
+export function checkedJson<S extends TSchema>(schema: S, file: string, value: unknown): Static<S> {
+  if (Value.Check(schema, value)) return value;
+  const problems = [...Value.Errors(schema, value)].slice(0, 3).map((e) => `${e.path || '/'} ${e.message}`);
+  throw new StageError([`${file} is not what this tool wrote: ${problems.join('; ')}`]);
+}
+
+/**
+ * Reads back a JSON file a stage wrote earlier (a marker, seal, manifest,
+ * identity or fingerprint list), checked against its schema: a damaged or
+ * foreign file is refused with its name, never used as if it were right.
+ */
+export function readJsonFile<S extends TSchema>(schema: S, file: string): Static<S> {
+  return checkedJson(schema, file, parseJson(file, readFileSync(file, 'utf8')));
 }
 
 /** The stage's report file in its workspace. */

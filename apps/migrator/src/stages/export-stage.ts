@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { ArchiveSeal, SourceFingerprints } from '@parley/shared';
 import { createFile, syncAndClose } from '../archive/durable.ts';
 import { digestFile, type FileDigest } from '../archive/file-digest.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, archiveRecords, type Manifest } from '../archive/manifest.ts';
@@ -10,7 +11,6 @@ import { listShards } from '../source/shards.ts';
 import { RECORD_FILES } from '../v2/records.ts';
 import { loadPlan, progress, rate, readJsonFile, sha256, StageError, toolIdentity, type ReportBase } from './common.ts';
 import { claimArchive, releaseArchive, type ExportIdentity } from './archive-claim.ts';
-import type { ArchiveSeal } from './prepare-stage.ts';
 import { fileSha256 } from '../prepare/plugins.ts';
 import { recordPath, type FileDigests } from './records-dir.ts';
 
@@ -30,7 +30,7 @@ function readSeal(workspace: string, planSha: string): { seal: ArchiveSeal; prob
   const sealFile = join(workspace, 'archive_seal.json');
   if (!existsSync(sealFile))
     throw new StageError([`workspace ${workspace} has no archive_seal.json: run prepare (without blockers) first`]);
-  const seal = readJsonFile<ArchiveSeal>(sealFile);
+  const seal = readJsonFile(ArchiveSeal, sealFile);
   const problems: string[] = [];
   if (seal.plan_sha256 !== planSha) problems.push('the plan changed since prepare (plan SHA-256 differs from the seal)');
   if (seal.tool.commit !== toolIdentity().commit) problems.push(`the tool changed since prepare (sealed by ${seal.tool.commit})`);
@@ -47,7 +47,7 @@ function readSeal(workspace: string, planSha: string): { seal: ArchiveSeal; prob
  * problems.
  */
 async function checkSources(workspace: string, seal: ArchiveSeal, now: Promise<FileFingerprint[][]>, locks: LockTable): Promise<string[]> {
-  const fingerprints = readJsonFile<Record<string, FileFingerprint[]>>(join(workspace, 'source-fingerprint.json'));
+  const fingerprints = readJsonFile(SourceFingerprints, join(workspace, 'source-fingerprint.json'));
   const shardDirs = seal.sources.map((s) => listShards(s.data_dir).shards);
   const current = await now;
   const holders = await lockHolders(

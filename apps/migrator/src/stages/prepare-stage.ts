@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
+import type { ArchiveSeal } from '@parley/shared';
 import { join } from 'node:path';
 import type { Finding, PatchOp } from '../prepare/findings.ts';
 import type { AuthorityReport } from '../prepare/merge.ts';
-import type { ArtifactRecord, PluginReport } from '../prepare/plugins.ts';
+import type { PluginReport } from '../prepare/plugins.ts';
 import { attachResolutions } from '../prepare/resolutions.ts';
 import { canonicalJson, loadPlan, sha256, toolIdentity, writeJsonFile, type ReportBase } from './common.ts';
 import { collectRecords, openPrepareWorkspace, type SourceSummary } from './prepare.ts';
@@ -38,17 +39,7 @@ export interface PrepareReport extends ReportBase {
   resolution_patch?: PatchOp[];
 }
 
-/** The seal binding the prepare report to the records export may publish. */
-export interface ArchiveSeal {
-  plan_sha256: string;
-  tool: { version: string; commit: string };
-  selection_digest: string;
-  report_sha256: string;
-  files: FileDigests;
-  sources: Array<{ node_id: number; data_dir: string; fingerprint_sha256: string }>;
-  /** Plugin programs the plan names, checked at prepare; export copies them into the archive. */
-  plugin_artifacts: ArtifactRecord[];
-}
+export type { ArchiveSeal };
 
 /**
  * `migrate prepare`: checks the plan and the stopped sources, decodes every

@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FileDigest } from '../archive/file-digest.ts';
 import { JsonlWriter } from '../archive/jsonl.ts';
+import type { FileDigests } from '@parley/shared';
 import { RECORD_FILES, type RecordFile } from '../v2/records.ts';
 import { sha256 } from './common.ts';
 
-/** Digest of every record file, by name. */
-export type FileDigests = Record<RecordFile, FileDigest>;
+export type { FileDigests } from '@parley/shared';
 
 /** Path of one record file inside a records directory. */
 export function recordPath(dir: string, name: RecordFile): string {

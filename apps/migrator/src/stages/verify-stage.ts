@@ -1,21 +1,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import {
   CLUSTER_META_FILE,
   DATA_FORMAT_FILE,
   DATA_FORMAT_VERSION,
   MIGRATION_MARKER_FILE,
   STARTED_MARKER_FILE,
-  type ClusterMeta,
-  type DataFormat,
-  type MigrationMarker,
+  ClusterMeta,
+  DataFormat,
+  MigrationMarker,
 } from '@parley/shared';
+import { openStoreReader } from '@parley/store';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
 import { policyOf } from '../policy.ts';
 import { openStageWorkspace } from './workspace.ts';
 import type { StageContext } from '../run-stage.ts';
-import { contentDigest } from '../target/content-digest.ts';
 import { compareTarget, type Mismatch } from '../verify/compare.ts';
 import { canonicalJson, loadPlan, progress, rate, readJsonFile, sha256, StageError, type ReportBase } from './common.ts';
 
@@ -37,7 +36,13 @@ export interface VerifyReport extends ReportBase {
  * field by field. Status `offline_verified`; `cutover_ready` stays false
  * (acceptance and client checks remain).
  */
-export function runVerify(planFile: string, workspace: string, archive: string, report: VerifyReport, ctx: StageContext): void {
+export async function runVerify(
+  planFile: string,
+  workspace: string,
+  archive: string,
+  report: VerifyReport,
+  ctx: StageContext,
+): Promise<void> {
   const loaded = loadPlan(planFile, { workspace, archive }, 'verify');
   report.plan_sha256 = loaded.sha256;
   openStageWorkspace(workspace, 'verify', loaded, archive);
@@ -69,10 +74,10 @@ export function runVerify(planFile: string, workspace: string, archive: string, 
       problems.push(`target ${dir} has been started; a started target cannot be verified as an initial import`);
       continue;
     }
-    const format = readJsonFile<DataFormat>(join(dir, DATA_FORMAT_FILE));
+    const format = readJsonFile(DataFormat, join(dir, DATA_FORMAT_FILE));
     if (format.data_format !== DATA_FORMAT_VERSION)
       problems.push(`target ${dir}: data format ${format.data_format}, expected ${DATA_FORMAT_VERSION}`);
-    const marker = readJsonFile<MigrationMarker>(join(dir, MIGRATION_MARKER_FILE));
+    const marker = readJsonFile(MigrationMarker, join(dir, MIGRATION_MARKER_FILE));
     if (marker.node_id !== n.node_id) problems.push(`target ${dir}: marker node_id ${marker.node_id}, plan says ${n.node_id}`);
     if (marker.plan_sha256 !== loaded.sha256) problems.push(`target ${dir}: imported from another plan`);
     if (marker.archive_manifest_sha256 !== manifestSha) problems.push(`target ${dir}: imported from another archive`);
@@ -80,14 +85,14 @@ export function runVerify(planFile: string, workspace: string, archive: string, 
       problems.push(`target ${dir}: marker selection digest differs from the archive`);
     if (canonicalJson(marker.cluster) !== canonicalJson(wantCluster))
       problems.push(`target ${dir}: cluster metadata in the marker differs from the plan`);
-    if (canonicalJson(readJsonFile<ClusterMeta>(join(dir, CLUSTER_META_FILE))) !== canonicalJson(wantCluster))
+    if (canonicalJson(readJsonFile(ClusterMeta, join(dir, CLUSTER_META_FILE))) !== canonicalJson(wantCluster))
       problems.push(`target ${dir}: cluster.json differs from the plan`);
-    const db = new Database(join(dir, 'parley.db'), { readonly: true, fileMustExist: true });
+    const store = await openStoreReader(dir);
     const t0 = Date.now();
     try {
-      const digest = contentDigest(db);
+      const digest = await store.contentDigest();
       if (digest.sha256 !== marker.content_sha256) problems.push(`target ${dir}: store content differs from the marker's fingerprint`);
-      const { mismatches, checked } = compareTarget(db, archiveRecords(archive), policyOf(loaded.plan));
+      const { mismatches, checked } = await compareTarget(store.snapshot, archiveRecords(archive), policyOf(loaded.plan));
       report.mismatches.push(...mismatches.map((m) => ({ ...m, node_id: n.node_id })));
       report.targets.push({ node_id: n.node_id, data_dir: dir, content_sha256: digest.sha256, checked });
       const fields = Object.values(checked).reduce((x, y) => x + y, 0);
@@ -95,7 +100,7 @@ export function runVerify(planFile: string, workspace: string, archive: string, 
         `verify: node ${n.node_id}: ${manifest.retained_messages} messages and ${fields} fields compared, ${mismatches.length} mismatches (${rate(manifest.retained_messages, Date.now() - t0)})`,
       );
     } finally {
-      db.close();
+      await store.close();
     }
   }
   if (report.mismatches.length > 0)

@@ -1,15 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { WorkspaceIdentity } from '@parley/shared';
 import { createFreshDir, progress, readJsonFile, StageError, toolIdentity, writeJsonFile, type LoadedPlan } from './common.ts';
 
-/** Who made a workspace: a rerun of the same command may reuse it only if it was interrupted. */
-export interface WorkspaceIdentity {
-  stage: string;
-  plan_sha256: string;
-  tool: { version: string; commit: string };
-  /** The archive the stage reads, for stages that read one. */
-  archive?: string;
-}
+export type { WorkspaceIdentity };
 
 const IDENTITY_FILE = 'identity.json';
 
@@ -28,7 +22,7 @@ export function openStageWorkspace(workspace: string, stage: string, loaded: Loa
   };
   const idFile = join(workspace, IDENTITY_FILE);
   if (existsSync(workspace)) {
-    const prior = existsSync(idFile) ? readJsonFile<WorkspaceIdentity>(idFile) : undefined;
+    const prior = existsSync(idFile) ? readJsonFile(WorkspaceIdentity, idFile) : undefined;
     const same =
       prior !== undefined &&
       prior.stage === stage &&

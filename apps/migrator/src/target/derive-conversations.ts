@@ -1,4 +1,5 @@
 import { ChannelType, CMD_SUFFIX } from '@parley/shared';
+import type { Row } from '@parley/store';
 import { readJsonl } from '../archive/jsonl.ts';
 import { missingIdentity, type Policy } from '../policy.ts';
 import { recordPath } from '../stages/records-dir.ts';
@@ -6,30 +7,12 @@ import type { ConversationRecord } from '../v2/records.ts';
 import { channelKey, type SeqMap } from './seq-map.ts';
 
 /** A membership row being derived. `conversation`: a v2 chat conversation row backs it. */
-export interface Membership {
-  channel_id: string;
-  channel_type: number;
-  uid: string;
-  join_seq: number;
-  read_seq: number;
-  deleted_to_seq: number;
-  activated_at: number;
-  last_send_seq: number;
-  removed: number;
-  unread_count: number;
-  updated_at: number;
+export interface Membership extends Row<'memberships'> {
   conversation: boolean;
 }
 
 /** A command-log binding (`cmd_bindings`): v2 keeps a command conversation's sync position the same way. */
-export interface Binding {
-  uid: string;
-  channel_id: string;
-  channel_type: number;
-  start_seq: number;
-  ack_seq: number;
-  updated_at: number;
-}
+export type Binding = Omit<Row<'cmd_bindings'>, 'removed'>;
 
 export interface ConversationContext {
   member(channelId: string, type: number, uid: string, updatedAt: number): Membership;

@@ -1,6 +1,5 @@
 import { ChannelType, CMD_SUFFIX, personParticipants } from '@parley/shared';
-import { tokenDigest } from '@parley/server';
-import type Database from 'better-sqlite3';
+import { tokenDigest, type ImportTarget, type NewRow } from '@parley/store';
 import { readJsonl } from '../archive/jsonl.ts';
 import type { Policy } from '../policy.ts';
 import { progress, rate } from '../stages/common.ts';
@@ -21,7 +20,8 @@ const key = (channelId: string, type: number, uid: string) => `${type}\u0000${ch
 
 /**
  * Writes the Parley rows derived from an archive's record files into an
- * open, migrated store (one transaction per table group). The rules:
+ * open, migrated store (one transaction per table group, messages in
+ * batches). The rules:
  * devices take v2's "smallest device id per (uid, flag)"; tokens become
  * digests; subscribers and person-chat participants are live members from
  * seq 1; messages keep their seq, or are renumbered 1..N with
@@ -29,7 +29,7 @@ const key = (channelId: string, type: number, uid: string) => `${type}\u0000${ch
  * applied by `applyConversations` (command conversations become command
  * bindings, chat conversations set positions and visibility).
  */
-export function deriveInto(db: Database.Database, records: string, policy: Policy): Record<string, number> {
+export async function deriveInto(target: ImportTarget, records: string, policy: Policy): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   const bump = (k: string, n = 1) => (counts[k] = (counts[k] ?? 0) + n);
 
@@ -39,14 +39,6 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     const prior = devices.get(k);
     if (!prior || BigInt(d.v2_device_id) < BigInt(prior.v2_device_id)) devices.set(k, d);
   }
-  const insDevice = db.prepare(
-    'insert into devices (uid, device_flag, device_level, device_id, token_sha256, updated_at) values (?, ?, ?, ?, ?, ?)',
-  );
-  const insChannel = db.prepare(
-    'insert into channels (channel_id, channel_type, ban, disband, large, send_ban, allow_stranger, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  const insList = db.prepare('insert into member_lists (channel_id, channel_type, list, uid) values (?, ?, ?, ?)');
-  const insSystem = db.prepare('insert into system_uids (uid) values (?)');
   const members = new Map<string, Membership>();
   const member = (channelId: string, type: number, uid: string, updatedAt: number): Membership => {
     const k = key(channelId, type, uid);
@@ -72,131 +64,113 @@ export function deriveInto(db: Database.Database, records: string, policy: Polic
     return m;
   };
 
-  db.transaction(() => {
-    for (const d of devices.values()) {
-      insDevice.run(d.uid, d.device_flag, d.device_level, '', d.token === '' ? '' : tokenDigest(d.token), nsToMs(d.updated_at_ns));
-      bump('devices');
-    }
-    for (const c of readJsonl<ChannelRecord>(recordPath(records, 'channels'))) {
-      const b = (x: boolean) => (x ? 1 : 0);
-      insChannel.run(
-        c.channel_id,
-        c.channel_type,
-        b(c.ban),
-        b(c.disband),
-        b(c.large),
-        b(c.send_ban),
-        b(c.allow_stranger),
-        nsToMs(c.created_at_ns),
-        nsToMs(c.updated_at_ns),
-      );
-      bump('channels');
-    }
+  await target.transaction(async (rows) => {
+    await rows.devices(
+      [...devices.values()].map((d) => ({
+        uid: d.uid,
+        device_flag: d.device_flag,
+        device_level: d.device_level,
+        device_id: '',
+        token_sha256: d.token === '' ? '' : tokenDigest(d.token),
+        updated_at: nsToMs(d.updated_at_ns),
+      })),
+    );
+    bump('devices', devices.size);
+    const b = (x: boolean) => (x ? 1 : 0);
+    const channels = [...readJsonl<ChannelRecord>(recordPath(records, 'channels'))].map((c) => ({
+      channel_id: c.channel_id,
+      channel_type: c.channel_type,
+      ban: b(c.ban),
+      disband: b(c.disband),
+      large: b(c.large),
+      send_ban: b(c.send_ban),
+      allow_stranger: b(c.allow_stranger),
+      created_at: nsToMs(c.created_at_ns),
+      updated_at: nsToMs(c.updated_at_ns),
+    }));
+    await rows.channels(channels);
+    bump('channels', channels.length);
+    const lists: Array<{ channel_id: string; channel_type: number; list: string; uid: string }> = [];
     for (const m of readJsonl<MemberRecord>(recordPath(records, 'members'))) {
-      if (m.list === 'subscriber') {
-        member(m.channel_id, m.channel_type, m.uid, nsToMs(m.updated_at_ns)).removed = 0;
-      } else {
-        insList.run(m.channel_id, m.channel_type, m.list, m.uid);
-        bump('member_lists');
-      }
+      if (m.list === 'subscriber') member(m.channel_id, m.channel_type, m.uid, nsToMs(m.updated_at_ns)).removed = 0;
+      else lists.push({ channel_id: m.channel_id, channel_type: m.channel_type, list: m.list, uid: m.uid });
     }
-    for (const s of readJsonl<SystemUidRecord>(recordPath(records, 'system_uids'))) {
-      insSystem.run(s.uid);
-      bump('system_uids');
-    }
-  })();
+    await rows.memberLists(lists);
+    bump('member_lists', lists.length);
+    const system = [...readJsonl<SystemUidRecord>(recordPath(records, 'system_uids'))].map((x) => x.uid);
+    await rows.systemUids(system);
+    bump('system_uids', system.length);
+  });
 
-  const insMessage = db.prepare(
-    `insert into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
   const seqs = new SeqMap(policy.compactSequences);
   const lastSend = new Map<string, number>();
   const t0 = Date.now();
   let batch: MessageRecord[] = [];
-  const flush = db.transaction((rows: MessageRecord[]) => {
-    for (const m of rows) {
-      const seq = seqs.add(channelKey(m.channel_id, m.channel_type), m.message_seq);
-      insMessage.run(
-        m.channel_id,
-        m.channel_type,
-        seq,
-        BigInt(m.message_id),
-        m.client_msg_no,
-        m.from_uid,
-        m.setting,
-        m.header & FLAG_MASK,
-        m.expire,
-        m.topic,
-        m.timestamp * 1000,
-        Buffer.from(m.payload, 'base64'),
-      );
-      if (m.from_uid !== '' && !m.channel_id.endsWith(CMD_SUFFIX)) {
-        const k = key(m.channel_id, m.channel_type, m.from_uid);
-        if ((lastSend.get(k) ?? 0) < seq) lastSend.set(k, seq);
+  const flush = (batch: MessageRecord[]) =>
+    target.transaction(async (rows) => {
+      const out: Array<NewRow<'messages'>> = [];
+      for (const m of batch) {
+        const seq = seqs.add(channelKey(m.channel_id, m.channel_type), m.message_seq);
+        out.push({
+          channel_id: m.channel_id,
+          channel_type: m.channel_type,
+          message_seq: seq,
+          message_id: BigInt(m.message_id),
+          client_msg_no: m.client_msg_no,
+          from_uid: m.from_uid,
+          setting: m.setting,
+          flags: m.header & FLAG_MASK,
+          expire: m.expire,
+          topic: m.topic,
+          created_at: m.timestamp * 1000,
+          payload: Buffer.from(m.payload, 'base64'),
+        });
+        if (m.from_uid !== '' && !m.channel_id.endsWith(CMD_SUFFIX)) {
+          const k = key(m.channel_id, m.channel_type, m.from_uid);
+          if ((lastSend.get(k) ?? 0) < seq) lastSend.set(k, seq);
+        }
       }
-    }
-  });
+      await rows.messages(out);
+    });
   for (const m of readJsonl<MessageRecord>(recordPath(records, 'messages'))) {
     batch.push(m);
     if (batch.length >= 2000) {
-      flush(batch);
+      await flush(batch);
       bump('messages', batch.length);
       batch = [];
       progress(`import: ${counts.messages} messages (${rate(counts.messages ?? 0, Date.now() - t0)})`);
     }
   }
-  flush(batch);
+  await flush(batch);
   bump('messages', batch.length);
 
-  const insLog = db.prepare('insert into channel_log (channel_id, channel_type, tail_seq) values (?, ?, ?)');
   const tails = new Map<string, number>();
-  db.transaction(() => {
-    for (const t of readJsonl<TailRecord>(recordPath(records, 'tails'))) {
-      const ck = channelKey(t.channel_id, t.channel_type);
-      const tail = seqs.position(ck, t.last_seq);
-      tails.set(ck, tail);
-      if (tail > 0) {
-        insLog.run(t.channel_id, t.channel_type, tail);
-        bump('channel_log');
-      }
-      if (t.channel_type === ChannelType.Person && !t.channel_id.endsWith(CMD_SUFFIX) && seqs.count(ck) > 0) {
-        const pair = personParticipants(t.channel_id);
-        if (pair) for (const uid of pair) member(t.channel_id, t.channel_type, uid, 0).removed = 0;
-      }
+  const logs: Array<{ channel_id: string; channel_type: number; tail_seq: number }> = [];
+  for (const t of readJsonl<TailRecord>(recordPath(records, 'tails'))) {
+    const ck = channelKey(t.channel_id, t.channel_type);
+    const tail = seqs.position(ck, t.last_seq);
+    tails.set(ck, tail);
+    if (tail > 0) logs.push({ channel_id: t.channel_id, channel_type: t.channel_type, tail_seq: tail });
+    if (t.channel_type === ChannelType.Person && !t.channel_id.endsWith(CMD_SUFFIX) && seqs.count(ck) > 0) {
+      const pair = personParticipants(t.channel_id);
+      if (pair) for (const uid of pair) member(t.channel_id, t.channel_type, uid, 0).removed = 0;
     }
-  })();
+  }
+  await target.transaction((rows) => rows.channelLogs(logs));
+  bump('channel_log', logs.length);
 
   const bindings = applyConversations(records, policy, { member, members, seqs, tails, counts });
-  const insMember = db.prepare(
-    `insert into memberships (channel_id, channel_type, uid, join_seq, read_seq, deleted_to_seq, activated_at, last_send_seq, removed, unread_count, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const insBinding = db.prepare(
-    'insert into cmd_bindings (uid, channel_id, channel_type, start_seq, ack_seq, removed, updated_at) values (?, ?, ?, ?, ?, 0, ?)',
-  );
-  db.transaction(() => {
+  await target.transaction(async (rows) => {
+    const memberships: Array<NewRow<'memberships'>> = [];
     for (const [k, m] of members) {
       m.last_send_seq = lastSend.get(k) ?? 0;
-      insMember.run(
-        m.channel_id,
-        m.channel_type,
-        m.uid,
-        m.join_seq,
-        m.read_seq,
-        m.deleted_to_seq,
-        m.activated_at,
-        m.last_send_seq,
-        m.removed,
-        m.unread_count,
-        m.updated_at,
-      );
-      bump('memberships');
+      const { conversation: _, ...row } = m;
+      memberships.push(row);
     }
-    for (const b of bindings) {
-      insBinding.run(b.uid, b.channel_id, b.channel_type, b.start_seq, b.ack_seq, b.updated_at);
-      bump('cmd_bindings');
-    }
-  })();
+    await rows.memberships(memberships);
+    bump('memberships', memberships.length);
+    await rows.cmdBindings(bindings.map((b) => ({ ...b, removed: 0 })));
+    bump('cmd_bindings', bindings.length);
+  });
   return counts;
 }

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
-import Database from 'better-sqlite3';
 import {
   CLUSTER_META_FILE,
   DATA_FORMAT_FILE,
@@ -10,12 +9,11 @@ import {
   STARTED_MARKER_FILE,
   type ClusterMeta,
   type DataFormat,
-  type MigrationMarker,
+  MigrationMarker,
 } from '@parley/shared';
-import { openSqlite } from '@parley/server';
+import { openImportTarget, openStoreReader, STORE_FILE } from '@parley/store';
 import type { Policy } from '../policy.ts';
 import { progress, readJsonFile, StageError, toolIdentity } from '../stages/common.ts';
-import { contentDigest } from './content-digest.ts';
 import { deriveInto } from './derive.ts';
 
 /** What binds a target to one import: the plan, the archive and the selection. */
@@ -51,18 +49,19 @@ function json(file: string, value: unknown): void {
  * An existing target: allowed only when this same import finished it, it was
  * never started, and its content still has the recorded fingerprint.
  */
-function checkExisting(dir: string, identity: ImportIdentity): NodeResult {
+async function checkExisting(dir: string, identity: ImportIdentity): Promise<NodeResult> {
   const markerFile = join(dir, MIGRATION_MARKER_FILE);
   if (!existsSync(markerFile)) throw new StageError([`target ${dir} exists without a migration identity; targets must be new`]);
   if (existsSync(join(dir, STARTED_MARKER_FILE)))
     throw new StageError([`target ${dir} has been started by the server; a started target is never overwritten or re-imported`]);
-  const marker = readJsonFile<MigrationMarker>(markerFile);
+  const marker = readJsonFile(MigrationMarker, markerFile);
   const diffs = (['plan_sha256', 'archive_manifest_sha256', 'selection_digest'] as const).filter((k) => marker[k] !== identity[k]);
   if (diffs.length > 0)
     throw new StageError([`target ${dir} was imported from another plan or archive (${diffs.join(', ')} differ); use a new target`]);
-  const raw = new Database(join(dir, 'parley.db'), { readonly: true, fileMustExist: true });
+  if (!existsSync(join(dir, STORE_FILE))) throw new StageError([`target ${dir}: ${STORE_FILE} is missing`]);
+  const store = await openStoreReader(dir);
   try {
-    const got = contentDigest(raw);
+    const got = await store.contentDigest();
     if (got.sha256 !== marker.content_sha256)
       throw new StageError([`target ${dir}: store content differs from its migration marker (fingerprint mismatch)`]);
     return {
@@ -74,14 +73,15 @@ function checkExisting(dir: string, identity: ImportIdentity): NodeResult {
       derived: marker.derived ?? {},
     };
   } finally {
-    raw.close();
+    await store.close();
   }
 }
 
 /**
  * Writes one target node's data directory: built beside the target and
  * renamed into place once complete, so the target path only ever holds a
- * finished import. Store schema comes from the server's own migrations.
+ * finished import. The store's schema comes from `@parley/store`'s migrations,
+ * the same the server runs.
  */
 export async function writeNode(
   dir: string,
@@ -91,14 +91,14 @@ export async function writeNode(
   records: string,
   policy: Policy,
 ): Promise<NodeResult> {
-  if (existsSync(dir)) return checkExisting(dir, identity);
+  if (existsSync(dir)) return await checkExisting(dir, identity);
   const work = partialDir(dir);
   if (existsSync(work)) {
     // an interrupted import of this tool: killed before its partial mark was written (empty), while building
     // (the mark), or between removing the mark and the rename (a marker of this same import)
     const entries = readdirSync(work);
     const marker = existsSync(join(work, MIGRATION_MARKER_FILE))
-      ? readJsonFile<MigrationMarker>(join(work, MIGRATION_MARKER_FILE))
+      ? readJsonFile(MigrationMarker, join(work, MIGRATION_MARKER_FILE))
       : undefined;
     const ours =
       entries.length === 0 ||
@@ -114,21 +114,15 @@ export async function writeNode(
   mkdirSync(dirname(work), { recursive: true });
   mkdirSync(work, { mode: 0o700 });
   json(join(work, PARTIAL_MARK), identity);
-  const store = await openSqlite({ dataDir: work, sync: 'normal' });
-  await store.destroy();
-  const raw = new Database(join(work, 'parley.db'));
+  const target = await openImportTarget(work);
   let digest: { sha256: string; rows: Record<string, number> };
   let derived: Record<string, number>;
   try {
-    raw.pragma('journal_mode = WAL');
-    raw.pragma('synchronous = NORMAL');
-    derived = deriveInto(raw, records, policy);
-    raw.pragma('wal_checkpoint(TRUNCATE)');
+    derived = await deriveInto(target, records, policy);
     // a single-file store: read-only openers (verify, db info) then leave no -wal/-shm files behind
-    raw.pragma('journal_mode = DELETE');
-    digest = contentDigest(raw);
+    digest = await target.seal();
   } finally {
-    raw.close();
+    await target.close();
   }
   const tool = { name: 'parleyctl', ...toolIdentity() };
   const now = new Date().toISOString();

@@ -132,19 +132,4 @@ export interface ChainProofRecord {
   endpoint_message_id: string;
 }
 
-/** The record files of an archive, in the order they are written and imported. */
-export const RECORD_FILES = [
-  'credentials',
-  'users',
-  'channels',
-  'members',
-  'system_uids',
-  'conversations',
-  'messages',
-  'tails',
-  'archived',
-  'excluded',
-  'sequence_mapping',
-  'duplicate_chain_proof',
-] as const;
-export type RecordFile = (typeof RECORD_FILES)[number];
+export { RECORD_FILES, type RecordFile } from '@parley/shared';

@@ -3,7 +3,8 @@ import { readJsonl } from '../archive/jsonl.ts';
 import { missingIdentity, type Policy } from '../policy.ts';
 import { recordPath } from '../stages/records-dir.ts';
 import type { ConversationRecord, MemberRecord, TailRecord } from '../v2/records.ts';
-import { CMD, mk, type Checker, type Row } from './compare.ts';
+import type { Row } from '@parley/store';
+import { CMD, mk, type Checker } from './compare.ts';
 import type { Positions } from './positions.ts';
 
 const ms = (ns: string) => Number(BigInt(ns) / 1_000_000n);
@@ -34,14 +35,14 @@ interface Expected {
  * lists them, live members without a conversation are hidden up to the tail
  * unless `missing_conversations[]` keeps them visible.
  */
-export function compareConversations(c: Checker, records: string, policy: Policy, k: Known): void {
+export async function compareConversations(c: Checker, records: string, policy: Policy, k: Known): Promise<void> {
   const tailOf = (type: number, id: string) => k.tails.get(`${type}\u0000${id}`) ?? 0;
   const expected = new Map<string, Expected>();
   const byUid = new Map<string, string[]>();
   let bindings = 0;
-  const cmdRows = new Map<string, Row>();
-  for (const r of c.db.prepare('select * from cmd_bindings').iterate() as Iterable<Row>)
-    cmdRows.set(`${String(r.uid)}\u0000${String(r.channel_id)}\u0000${String(r.channel_type)}`, r);
+  const cmdRows = new Map<string, Row<'cmd_bindings'>>();
+  for await (const page of c.snapshot.scan('cmd_bindings'))
+    for (const r of page) cmdRows.set(`${r.uid}\u0000${r.channel_id}\u0000${r.channel_type}`, r);
   for (const cv of readJsonl<ConversationRecord>(recordPath(records, 'conversations'))) {
     const key = `${cv.channel_type}/${cv.channel_id}/${cv.uid}`;
     if (cv.type === 1 || cv.channel_id.endsWith(CMD)) {
@@ -74,7 +75,7 @@ export function compareConversations(c: Checker, records: string, policy: Policy
     });
     byUid.set(cv.uid, [...(byUid.get(cv.uid) ?? []), id]);
   }
-  c.count('cmd_bindings', bindings);
+  await c.count('cmd_bindings', bindings);
   if (!policy.preserveAll) {
     for (const ids of byUid.values()) {
       if (ids.length <= policy.listLimit) continue;
@@ -99,43 +100,44 @@ export function compareConversations(c: Checker, records: string, policy: Policy
     }
   }
   for (const id of expected.keys()) if (id.startsWith('1\u0000')) k.live.add(id);
-  c.count('memberships', members.size);
+  await c.count('memberships', members.size);
   const present = new Set<string>();
-  for (const r of c.db.prepare('select * from memberships').iterate() as Iterable<Row>) {
-    const type = Number(r.channel_type);
-    const channel = String(r.channel_id);
-    const key = `${type}/${channel}/${String(r.uid)}`;
-    const id = mk(type, channel, String(r.uid));
-    present.add(id);
-    if (channel.endsWith(CMD))
-      c.miss({
-        table: 'memberships',
-        key,
-        field: 'command log membership',
-        expected: 'none (command conversations are bindings)',
-        actual: 'present',
-      });
-    if (k.live.has(id)) c.eq('memberships', key, 'removed (subscriber or chat participant)', 0, r.removed);
-    c.eq('memberships', key, 'last_send_seq', k.lastSend.get(id) ?? 0, r.last_send_seq);
-    c.eq('memberships', key, 'join_seq', 1, r.join_seq);
-    const e = expected.get(id);
-    if (e) {
-      c.eq('memberships', key, 'read_seq', e.read, r.read_seq);
-      c.eq('memberships', key, 'deleted_to_seq', e.deleted, r.deleted_to_seq);
-      c.eq('memberships', key, 'unread_count', e.unread, r.unread_count);
-      c.eq('memberships', key, 'activated_at', e.activated, r.activated_at);
-      continue;
+  for await (const page of c.snapshot.scan('memberships'))
+    for (const r of page) {
+      const type = Number(r.channel_type);
+      const channel = String(r.channel_id);
+      const key = `${type}/${channel}/${String(r.uid)}`;
+      const id = mk(type, channel, String(r.uid));
+      present.add(id);
+      if (channel.endsWith(CMD))
+        c.miss({
+          table: 'memberships',
+          key,
+          field: 'command log membership',
+          expected: 'none (command conversations are bindings)',
+          actual: 'present',
+        });
+      if (k.live.has(id)) c.eq('memberships', key, 'removed (subscriber or chat participant)', 0, r.removed);
+      c.eq('memberships', key, 'last_send_seq', k.lastSend.get(id) ?? 0, r.last_send_seq);
+      c.eq('memberships', key, 'join_seq', 1, r.join_seq);
+      const e = expected.get(id);
+      if (e) {
+        c.eq('memberships', key, 'read_seq', e.read, r.read_seq);
+        c.eq('memberships', key, 'deleted_to_seq', e.deleted, r.deleted_to_seq);
+        c.eq('memberships', key, 'unread_count', e.unread, r.unread_count);
+        c.eq('memberships', key, 'activated_at', e.activated, r.activated_at);
+        continue;
+      }
+      c.eq('memberships', key, 'activated_at (no conversation)', 0, r.activated_at);
+      const tail = tailOf(type, channel);
+      let hidden = Number(r.removed) === 0 && tail > 0;
+      if (hidden) {
+        const m = missingIdentity(String(r.uid), channel, type, tail);
+        const entry = policy.missing.get(`${m.uid_sha256} ${m.channel_sha256}`);
+        if (entry && !entry.hidden) hidden = false;
+      }
+      c.eq('memberships', key, 'deleted_to_seq (no conversation: hidden until a new message)', hidden ? tail : 0, r.deleted_to_seq);
     }
-    c.eq('memberships', key, 'activated_at (no conversation)', 0, r.activated_at);
-    const tail = tailOf(type, channel);
-    let hidden = Number(r.removed) === 0 && tail > 0;
-    if (hidden) {
-      const m = missingIdentity(String(r.uid), channel, type, tail);
-      const entry = policy.missing.get(`${m.uid_sha256} ${m.channel_sha256}`);
-      if (entry && !entry.hidden) hidden = false;
-    }
-    c.eq('memberships', key, 'deleted_to_seq (no conversation: hidden until a new message)', hidden ? tail : 0, r.deleted_to_seq);
-  }
   for (const m of k.subscribers) {
     if (!present.has(mk(m.channel_type, m.channel_id, m.uid))) {
       c.miss({

@@ -1,14 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseToml } from 'smol-toml';
 import { accessProblems, describeKeys, parseApiKeys, readTlsPair, type ApiKey, type TlsFiles } from './api-access.ts';
 import { parseDuration } from './duration.ts';
-import { envName, OPTIONS, type OptionKey, type OptionSpec } from './options.ts';
+import { envName, OPTIONS, type ConfigValues, type OptionSpec } from './options.ts';
+import { coerce, ConfigError, parseHostPort, readFile, typed, type HostPort } from './values.ts';
 
-/** A listener address split into host and port (port 0 = any free port). */
-export interface HostPort {
-  host: string;
-  port: number;
-}
+export { ConfigError, parseHostPort, type HostPort };
 
 /** The effective configuration: every key with its checked, typed value. */
 export interface Config {
@@ -44,8 +39,8 @@ export interface Config {
   message: { personWhitelistEnabled: boolean; systemDeviceId: string };
   /** RECV redelivery: first resend after `retryIntervalMs` (then doubling), at most `retryMaxCount` resends. */
   delivery: { retryIntervalMs: number; retryMaxCount: number; pendingAckMaxPerSession: number };
-  store: { sync: 'full' | 'normal'; batchMaxRows: number };
-  log: { level: string };
+  store: { sync: ConfigValues['store']['sync']; batchMaxRows: number };
+  log: { level: ConfigValues['log']['level'] };
   cluster: { id: string; initialSlotCount: number; hashSlotCount: number; slotReplicaN: number; channelReplicaN: number };
   observability: {
     debugApiEnable: boolean;
@@ -71,15 +66,8 @@ export interface Config {
     requestTimeoutMs: number;
     retryMaxAttempts: number;
   };
-  /** The raw dotted values, for `/debug/config` and `config validate`. */
-  values: Record<OptionKey, string | number | boolean>;
-}
-
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
+  /** The effective values by dotted key, for `/debug/config` and `config validate` (`api.keys` shown as names and scopes). */
+  values: Record<string, string | number | boolean>;
 }
 
 /** The events `webhook.focus_events` may name. */
@@ -93,80 +81,20 @@ function splitList(text: string): string[] {
 }
 
 /** Checks across `webhook.*` values that the per-key types cannot express. */
-function webhookProblems(values: Map<string, string | number | boolean>): string[] {
+function webhookProblems(w: ConfigValues['webhook']): string[] {
   const problems: string[] = [];
-  const addr = values.get('webhook.http_addr') as string;
-  if (addr !== '' && (!/^https?:\/\//i.test(addr) || !URL.canParse(addr)))
+  if (w.http_addr !== '' && (!/^https?:\/\//i.test(w.http_addr) || !URL.canParse(w.http_addr)))
     problems.push('webhook.http_addr must be an http:// or https:// URL');
-  for (const name of splitList(values.get('webhook.focus_events') as string)) {
+  for (const name of splitList(w.focus_events)) {
     if (!(WEBHOOK_EVENTS as readonly string[]).includes(name))
       problems.push(`webhook.focus_events: unknown event "${name}" (known: ${WEBHOOK_EVENTS.join(', ')})`);
   }
-  if (parseDuration(values.get('webhook.request_timeout') as string) === 0) problems.push('webhook.request_timeout must be above zero');
+  if (parseDuration(w.request_timeout) === 0) problems.push('webhook.request_timeout must be above zero');
   return problems;
 }
 
 /** Env variables that are not config keys but are still ours. */
 const OTHER_ENV = new Set(['PARLEY_CONFIG']);
-
-function flatten(value: unknown, prefix: string, out: Map<string, unknown>): void {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)) {
-    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
-  } else {
-    out.set(prefix, value);
-  }
-}
-
-export function parseHostPort(text: string): HostPort | undefined {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]*):(\d{1,5})$/.exec(text);
-  if (!m) return undefined;
-  const port = Number(m[2]);
-  if (port > 65535) return undefined;
-  const host = m[1]!.replace(/^\[|\]$/g, '');
-  return { host: host === '' ? '0.0.0.0' : host, port };
-}
-
-/** Why `text` is not a listener address, for the error message. */
-function addrProblem(text: string): string {
-  const port = /:(\d+)$/.exec(text)?.[1];
-  if (port !== undefined && Number(port) > 65535) return `port ${port} is out of range (0-65535)`;
-  return 'must be host:port (port 0-65535; [::1]:port for IPv6)';
-}
-
-function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: string | number | boolean; problem?: string } {
-  switch (spec.type) {
-    case 'bool': {
-      if (typeof raw === 'boolean') return { value: raw };
-      if (fromEnv && typeof raw === 'string' && /^(true|false|1|0)$/.test(raw)) return { value: raw === 'true' || raw === '1' };
-      return { problem: 'must be a boolean' };
-    }
-    case 'int': {
-      const n = typeof raw === 'number' ? raw : fromEnv && typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isSafeInteger(n)) return { problem: 'must be an integer' };
-      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
-        return { problem: `must be between ${spec.min} and ${spec.max}` };
-      }
-      return { value: n };
-    }
-    case 'duration': {
-      if (typeof raw !== 'string' || parseDuration(raw) === undefined)
-        return { problem: 'must be a duration such as "500ms", "10s" or "3m"' };
-      return { value: raw };
-    }
-    case 'addr': {
-      if (typeof raw === 'string' && raw === '' && spec.default === '') return { value: raw };
-      if (typeof raw !== 'string') return { problem: 'must be a "host:port" string' };
-      if (!parseHostPort(raw)) return { problem: addrProblem(raw) };
-      return { value: raw };
-    }
-    case 'enum': {
-      if (typeof raw !== 'string' || !spec.values?.includes(raw)) return { problem: `must be one of ${spec.values?.join(', ')}` };
-      return { value: raw };
-    }
-    default:
-      return typeof raw === 'string' ? { value: raw } : { problem: 'must be a string' };
-  }
-}
 
 /**
  * Loads the configuration from an optional TOML file and the environment.
@@ -176,170 +104,152 @@ function coerce(spec: OptionSpec, raw: unknown, fromEnv: boolean): { value?: str
 export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   let rawKeys: { raw: unknown; fromEnv: boolean; where: string } | undefined;
-  const values = new Map<string, string | number | boolean>();
-  for (const [key, spec] of Object.entries(OPTIONS)) values.set(key, spec.default);
+  const values = new Map<string, unknown>();
+  for (const [key, spec] of OPTIONS) values.set(key, spec.default);
+  const take = (spec: OptionSpec, raw: unknown, fromEnv: boolean, where: string, name: string) => {
+    if (spec.key === 'api.keys') {
+      rawKeys = { raw, fromEnv, where };
+      return;
+    }
+    const { value, problem } = coerce(spec, raw, fromEnv);
+    if (problem) problems.push(`${where}: ${name} ${problem}`);
+    else values.set(spec.key, value);
+  };
 
   if (file !== undefined) {
-    let tree: unknown;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new ConfigError([`${file}: ${(err as Error).message}`]);
-    }
-    try {
-      tree = parseToml(text);
-    } catch (err) {
-      const e = err as Error & { line?: number; column?: number };
-      const at = e.line !== undefined ? `:${e.line}:${e.column ?? 0}` : '';
-      throw new ConfigError([`${file}${at}: ${e.message.split('\n')[0]}`]);
-    }
-    const flat = new Map<string, unknown>();
-    flatten(tree, '', flat);
-    for (const [key, raw] of flat) {
-      const spec = (OPTIONS as Record<string, OptionSpec>)[key];
-      if (!spec) {
-        problems.push(`${file}: unknown key "${key}"`);
-        continue;
-      }
-      if (spec.type === 'keys') {
-        rawKeys = { raw, fromEnv: false, where: file };
-        continue;
-      }
-      const { value, problem } = coerce(spec, raw, false);
-      if (problem) problems.push(`${file}: ${key} ${problem}`);
-      else values.set(key, value!);
+    for (const [key, raw] of readFile(file)) {
+      const spec = OPTIONS.get(key);
+      if (spec) take(spec, raw, false, file, key);
+      else problems.push(`${file}: unknown key "${key}"`);
     }
   }
-
-  const byEnv = new Map(Object.keys(OPTIONS).map((k) => [envName(k), k]));
+  const byEnv = new Map([...OPTIONS.values()].map((spec) => [envName(spec.key), spec]));
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('PARLEY_') || OTHER_ENV.has(name) || raw === undefined) continue;
-    const key = byEnv.get(name);
-    if (!key) {
-      problems.push(`environment: unknown variable ${name}`);
-      continue;
-    }
-    if (OPTIONS[key as OptionKey].type === 'keys') {
-      rawKeys = { raw, fromEnv: true, where: 'environment' };
-      continue;
-    }
-    const { value, problem } = coerce((OPTIONS as Record<string, OptionSpec>)[key]!, raw, true);
-    if (problem) problems.push(`environment: ${name} ${problem}`);
-    else values.set(key, value!);
+    const spec = byEnv.get(name);
+    if (spec) take(spec, raw, true, 'environment', name);
+    else problems.push(`environment: unknown variable ${name}`);
   }
 
-  problems.push(...webhookProblems(values));
   const parsedKeys = rawKeys ? parseApiKeys(rawKeys.raw, rawKeys.fromEnv) : { keys: [], problems: [] };
+  values.set('api.keys', parsedKeys.keys);
+  const v = typed(values);
+  problems.push(...webhookProblems(v.webhook));
   problems.push(...parsedKeys.problems.map((p) => `${rawKeys!.where}: ${p}`));
-  const keys = parsedKeys.keys;
-  const v = (key: OptionKey) => values.get(key)!;
-  if (v('api.listen_addr') === '') values.set('api.listen_addr', keys.length > 0 ? '0.0.0.0:5001' : '127.0.0.1:5001');
-  values.set('api.keys', describeKeys(keys));
-  const listen = parseHostPort(v('api.listen_addr') as string);
-  const corsOrigins = splitList(v('api.cors_origins') as string);
+  const keys = v.api.keys;
+  const listenAddr = v.api.listen_addr === '' ? (keys.length > 0 ? '0.0.0.0:5001' : '127.0.0.1:5001') : v.api.listen_addr;
+  const listen = parseHostPort(listenAddr);
+  const corsOrigins = splitList(v.api.cors_origins);
   if (listen) {
     problems.push(
       ...accessProblems({
         listenHost: listen.host,
         keys,
-        allowUnauthenticated: v('api.allow_unauthenticated') as boolean,
-        debugApiEnable: v('observability.debug_api_enable') as boolean,
-        benchApiEnable: v('bench.api_enable') as boolean,
-        benchApiToken: v('bench.api_token') as string,
+        allowUnauthenticated: v.api.allow_unauthenticated,
+        debugApiEnable: v.observability.debug_api_enable,
+        benchApiEnable: v.bench.api_enable,
+        benchApiToken: v.bench.api_token,
         corsOrigins,
       }),
     );
   }
-  const apiTls = readTlsPair('api', v('api.tls_cert') as string, v('api.tls_key') as string, problems);
-  const gatewayTls = readTlsPair('gateway', v('gateway.tls_cert') as string, v('gateway.tls_key') as string, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
-  const id = v('node.id') as number;
-  if (v('node.name') === '') values.set('node.name', `node-${id}`);
+  const apiTls = readTlsPair('api', v.api.tls_cert, v.api.tls_key, problems);
+  const gatewayTls = readTlsPair('gateway', v.gateway.tls_cert, v.gateway.tls_key, problems);
+  if (problems.length > 0 || !listen) throw new ConfigError(problems);
+  const name = v.node.name === '' ? `node-${v.node.id}` : v.node.name;
+  // Durations were checked when read: each parses.
+  const ms = (text: string) => parseDuration(text)!;
   return {
-    node: { id, name: v('node.name') as string, dataDir: v('node.data_dir') as string },
+    node: { id: v.node.id, name, dataDir: v.node.data_dir },
     api: {
-      listen: listen!,
+      listen,
       keys,
-      allowUnauthenticated: v('api.allow_unauthenticated') as boolean,
+      allowUnauthenticated: v.api.allow_unauthenticated,
       corsOrigins,
-      credentialRatePerKey: v('api.credential_rate_per_key') as number,
-      credentialRatePerUid: v('api.credential_rate_per_uid') as number,
+      credentialRatePerKey: v.api.credential_rate_per_key,
+      credentialRatePerUid: v.api.credential_rate_per_uid,
       tls: apiTls,
-      externalTcpAddr: v('api.external_tcp_addr') as string,
-      externalWsAddr: v('api.external_ws_addr') as string,
-      externalWssAddr: v('api.external_wss_addr') as string,
-      maxBodyBytes: v('api.max_body_bytes') as number,
+      externalTcpAddr: v.api.external_tcp_addr,
+      externalWsAddr: v.api.external_ws_addr,
+      externalWssAddr: v.api.external_wss_addr,
+      maxBodyBytes: v.api.max_body_bytes,
     },
     gateway: {
       tls: gatewayTls,
-      maxPendingConnections: v('gateway.max_pending_connections') as number,
-      ws: parseHostPort(v('gateway.ws_addr') as string)!,
-      tcp: parseHostPort(v('gateway.tcp_addr') as string)!,
-      tokenAuthOn: v('gateway.token_auth_on') as boolean,
-      maxFrameBytes: v('gateway.max_frame_bytes') as number,
-      authTimeoutMs: parseDuration(v('gateway.auth_timeout') as string)!,
-      idleTimeoutMs: parseDuration(v('gateway.idle_timeout') as string)!,
-      maxOutboundBytes: v('gateway.max_outbound_bytes') as number,
+      maxPendingConnections: v.gateway.max_pending_connections,
+      ws: parseHostPort(v.gateway.ws_addr)!,
+      tcp: parseHostPort(v.gateway.tcp_addr)!,
+      tokenAuthOn: v.gateway.token_auth_on,
+      maxFrameBytes: v.gateway.max_frame_bytes,
+      authTimeoutMs: ms(v.gateway.auth_timeout),
+      idleTimeoutMs: ms(v.gateway.idle_timeout),
+      maxOutboundBytes: v.gateway.max_outbound_bytes,
     },
-    message: {
-      personWhitelistEnabled: v('message.person_whitelist_enabled') as boolean,
-      systemDeviceId: v('message.system_device_id') as string,
-    },
+    message: { personWhitelistEnabled: v.message.person_whitelist_enabled, systemDeviceId: v.message.system_device_id },
     delivery: {
-      retryIntervalMs: Math.max(1, parseDuration(v('delivery.retry_interval') as string)!),
-      retryMaxCount: v('delivery.retry_max_count') as number,
-      pendingAckMaxPerSession: v('delivery.pending_ack_max_per_session') as number,
+      retryIntervalMs: Math.max(1, ms(v.delivery.retry_interval)),
+      retryMaxCount: v.delivery.retry_max_count,
+      pendingAckMaxPerSession: v.delivery.pending_ack_max_per_session,
     },
-    store: { sync: v('store.sync') as 'full' | 'normal', batchMaxRows: v('store.batch_max_rows') as number },
-    log: { level: v('log.level') as string },
+    store: { sync: v.store.sync, batchMaxRows: v.store.batch_max_rows },
+    log: { level: v.log.level },
     cluster: {
-      id: v('cluster.id') as string,
-      initialSlotCount: v('cluster.initial_slot_count') as number,
-      hashSlotCount: v('cluster.hash_slot_count') as number,
-      slotReplicaN: v('cluster.slot_replica_n') as number,
-      channelReplicaN: v('cluster.channel_replica_n') as number,
+      id: v.cluster.id,
+      initialSlotCount: v.cluster.initial_slot_count,
+      hashSlotCount: v.cluster.hash_slot_count,
+      slotReplicaN: v.cluster.slot_replica_n,
+      channelReplicaN: v.cluster.channel_replica_n,
     },
     observability: {
-      debugApiEnable: v('observability.debug_api_enable') as boolean,
-      metricsEnable: v('observability.metrics_enable') as boolean,
+      debugApiEnable: v.observability.debug_api_enable,
+      metricsEnable: v.observability.metrics_enable,
       uvThreadpoolSize: Math.min(1024, Math.max(1, Number(env.UV_THREADPOOL_SIZE) || 4)),
     },
     top: {
-      apiEnable: v('top.api_enable') as boolean,
-      collectIntervalMs: Math.max(10, parseDuration(v('top.collect_interval') as string)!),
-      historyWindowMs: parseDuration(v('top.history_window') as string)!,
+      apiEnable: v.top.api_enable,
+      collectIntervalMs: Math.max(10, ms(v.top.collect_interval)),
+      historyWindowMs: ms(v.top.history_window),
     },
     bench: {
-      apiEnable: v('bench.api_enable') as boolean,
-      apiToken: v('bench.api_token') as string,
-      apiMaxBatchSize: v('bench.api_max_batch_size') as number,
-      apiMaxPayloadBytes: v('bench.api_max_payload_bytes') as number,
+      apiEnable: v.bench.api_enable,
+      apiToken: v.bench.api_token,
+      apiMaxBatchSize: v.bench.api_max_batch_size,
+      apiMaxPayloadBytes: v.bench.api_max_payload_bytes,
     },
     webhook: {
-      httpAddr: v('webhook.http_addr') as string,
-      secret: v('webhook.secret') as string,
-      focusEvents: splitList(v('webhook.focus_events') as string),
-      queueSize: v('webhook.queue_size') as number,
-      workers: v('webhook.workers') as number,
-      msgNotifyBatchMaxItems: v('webhook.msg_notify_batch_max_items') as number,
-      msgNotifyBatchMaxWaitMs: parseDuration(v('webhook.msg_notify_batch_max_wait') as string)!,
-      onlineStatusBatchMaxItems: v('webhook.online_status_batch_max_items') as number,
-      onlineStatusBatchMaxWaitMs: parseDuration(v('webhook.online_status_batch_max_wait') as string)!,
-      offlineUidBatchSize: v('webhook.offline_uid_batch_size') as number,
-      requestTimeoutMs: parseDuration(v('webhook.request_timeout') as string)!,
-      retryMaxAttempts: v('webhook.retry_max_attempts') as number,
+      httpAddr: v.webhook.http_addr,
+      secret: v.webhook.secret,
+      focusEvents: splitList(v.webhook.focus_events),
+      queueSize: v.webhook.queue_size,
+      workers: v.webhook.workers,
+      msgNotifyBatchMaxItems: v.webhook.msg_notify_batch_max_items,
+      msgNotifyBatchMaxWaitMs: ms(v.webhook.msg_notify_batch_max_wait),
+      onlineStatusBatchMaxItems: v.webhook.online_status_batch_max_items,
+      onlineStatusBatchMaxWaitMs: ms(v.webhook.online_status_batch_max_wait),
+      offlineUidBatchSize: v.webhook.offline_uid_batch_size,
+      requestTimeoutMs: ms(v.webhook.request_timeout),
+      retryMaxAttempts: v.webhook.retry_max_attempts,
     },
-    values: Object.fromEntries(values) as Config['values'],
+    values: displayValues({ ...v, node: { ...v.node, name }, api: { ...v.api, listen_addr: listenAddr } }),
   };
+}
+
+/** The effective values by dotted key as `config validate` and `/debug/config` show them (`api.keys`: names and scopes only). */
+function displayValues(v: ConfigValues): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [section, keys] of Object.entries(v)) {
+    for (const [name, value] of Object.entries(keys)) {
+      out[`${section}.${name}`] = Array.isArray(value) ? describeKeys(v.api.keys) : (value as string | number | boolean);
+    }
+  }
+  return out;
 }
 
 /** The effective values with secrets replaced, for display. */
 export function redactedValues(config: Config): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const [key, value] of Object.entries(config.values)) {
-    const spec = (OPTIONS as Record<string, OptionSpec>)[key];
-    out[key] = spec?.secret && value !== '' ? '[redacted]' : value;
+    out[key] = OPTIONS.get(key)?.secret && value !== '' ? '[redacted]' : value;
   }
   return out;
 }

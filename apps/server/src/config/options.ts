@@ -1,314 +1,253 @@
-/**
- * Every configuration key, declared once with its type, default and meaning.
- * Keys keep WuKongIM's dotted names; each is overridable by an environment
- * variable `PARLEY_` + the key upper-cased with dots as underscores.
- */
-export type OptionType = 'string' | 'int' | 'bool' | 'addr' | 'duration' | 'enum' | 'keys';
+import { KindGuard, Type, type Static, type TLiteral, type TSchema } from '@sinclair/typebox';
+import { API_SCOPES } from './api-access.ts';
 
+/**
+ * Every configuration key, declared once: one TypeBox object whose sections
+ * and keys are the TOML file's (WuKongIM's dotted names), each with its type,
+ * default, bounds and meaning (units in the description). The loader checks a
+ * file and the environment against it and types the result with `Static<>`.
+ * Each key is overridable by an environment variable `PARLEY_` + the key
+ * upper-cased with dots as underscores.
+ */
+
+/** How a string key is read: a Go-style duration, or a `host:port` listener address. */
+type StringKind = 'duration' | 'addr';
+
+const int = (def: number, minimum: number, maximum: number, description: string) =>
+  Type.Integer({ default: def, minimum, maximum, description });
+const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+const str = (def: string, description: string) => Type.String({ default: def, description });
+/** Redacted wherever the effective config is shown. */
+const secret = (description: string) => Type.String({ default: '', description, secret: true });
+const duration = (def: string, description: string) =>
+  Type.String({ default: def, description: `${description} A duration: 500ms, 10s, 3m, 1h30m.`, kind: 'duration' satisfies StringKind });
+const addr = (def: string, description: string) => Type.String({ default: def, description, kind: 'addr' satisfies StringKind });
+/** One of the listed words. */
+const oneOf = <T extends TLiteral<string>[]>(values: [...T], def: Static<T[number]>, description: string) =>
+  Type.Union(values, { default: def, description });
+
+/** One `[[api.keys]]` entry; the loader checks each field with its own message (`api-access.ts`). */
+export const ApiKeyEntry = Type.Object(
+  {
+    name: Type.String({ description: '1-64 characters of A-Z a-z 0-9 . _ -' }),
+    secret: Type.String({ description: 'at least 16 characters, no spaces' }),
+    scopes: Type.Array(Type.Union(API_SCOPES.map((s) => Type.Literal(s)))),
+  },
+  { additionalProperties: false },
+);
+const apiKeys = (description: string) => Type.Array(ApiKeyEntry, { default: [], description });
+
+export const ConfigSchema = Type.Object({
+  node: Type.Object({
+    id: int(1, 1, 1023, 'Node id, 1-1023; the Snowflake worker bits of every message id this node allocates.'),
+    name: str('', 'Human-readable node name; defaults to `node-<id>`.'),
+    data_dir: str('./data', 'Data directory; the embedded store lives in `<data_dir>/parley.db`.'),
+  }),
+  api: Type.Object({
+    listen_addr: addr(
+      '',
+      'HTTP API listener (host:port; port 0 = any free port). Empty = `127.0.0.1:5001` while no `api.keys` are configured, `0.0.0.0:5001` once they are. A non-loopback address without keys refuses to start unless `api.allow_unauthenticated` is true.',
+    ),
+    keys: apiKeys(
+      "API keys: a TOML array of tables `[[api.keys]]` with `name`, `secret` (at least 16 characters) and `scopes` (any of `tokens`, `send`, `channels`, `read`, `admin`; `admin` grants all); in the environment, the same list as JSON. A key is presented as `Authorization: Bearer <secret>` or, for WuKongIM v2 backends, as the `token` header of v2's `managerToken`. Empty = no authentication (loopback only, see `api.listen_addr`).",
+    ),
+    allow_unauthenticated: bool(
+      false,
+      'Allow the API to listen on a non-loopback address with no `api.keys` (anyone who reaches it owns every account). For deployments behind a trusted private network only.',
+    ),
+    cors_origins: str(
+      '',
+      'Comma-separated browser origins (`https://app.example.com`, or `*`) allowed to call the API cross-origin. Empty = CORS off: no Access-Control headers, preflights answered 403.',
+    ),
+    credential_rate_per_key: int(
+      6000,
+      1,
+      10000000,
+      'Credential operations (`/user/token`, `/user/device_quit`) one API key may make per minute (token bucket, burst = the same number); over it 429.',
+    ),
+    credential_rate_per_uid: int(
+      60,
+      1,
+      1000000,
+      'Credential operations on one uid per minute, whatever the key (token bucket, burst = the same number); over it 429.',
+    ),
+    tls_cert: str('', 'PEM certificate (chain) file; with `api.tls_key` the API serves HTTPS only. Both or neither.'),
+    tls_key: str('', 'PEM private key file of `api.tls_cert`.'),
+    external_tcp_addr: str('', 'TCP address `/route` answers (host:port); derived from the TCP listener when empty.'),
+    external_ws_addr: str('', 'WebSocket address `/route` answers (ws://host:port); derived from the WebSocket listener when empty.'),
+    external_wss_addr: str('', 'WSS address `/route` answers when TLS is terminated by a proxy in front of the gateway.'),
+    max_body_bytes: int(1048576, 1024, 67108864, 'Largest HTTP request body, in bytes; larger bodies get 413.'),
+  }),
+  gateway: Type.Object({
+    ws_addr: addr('0.0.0.0:5200', 'WebSocket gateway listener (WKProto and JSON-RPC, told apart by the first frame).'),
+    tcp_addr: addr('0.0.0.0:5100', 'TCP gateway listener (binary WKProto only).'),
+    token_auth_on: bool(true, 'Check uid + device_flag + token on CONNECT against the stored record. Off only for controlled migrations.'),
+    max_frame_bytes: int(
+      1048576,
+      1024,
+      16777216,
+      'Largest inbound WebSocket message, in bytes; a larger one closes the connection with code 1009.',
+    ),
+    auth_timeout: duration('10s', 'A connection that has not completed CONNECT within this time is closed.'),
+    idle_timeout: duration('3m', 'A connection that sends nothing for this long is closed (clients ping every 25-60 s).'),
+    tls_cert: str(
+      '',
+      'PEM certificate (chain) file; with `gateway.tls_key` the WebSocket gateway accepts only `wss://` (TLS) and `/route` answers its `wss_addr`. Both or neither. The TCP gateway stays plain.',
+    ),
+    tls_key: str('', 'PEM private key file of `gateway.tls_cert`.'),
+    max_pending_connections: int(
+      4096,
+      1,
+      1000000,
+      'Connections (both gateways together) that have not completed CONNECT yet; each may hold at most 16 KiB (the largest CONNECT that can succeed), so together at most this × 16 KiB. Over it, new connections are refused at once.',
+    ),
+    max_outbound_bytes: int(1048576, 65536, 67108864, 'Outbound bytes buffered for one slow connection before it is closed.'),
+  }),
+  message: Type.Object({
+    person_whitelist_enabled: bool(
+      false,
+      'When true, a person message needs the sender in the receiver allowlist or the receiver allow_stranger flag.',
+    ),
+    system_device_id: str(
+      '____device',
+      'Sessions and HTTP sends with this device_id are trusted senders (only the disband check applies).',
+    ),
+  }),
+  webhook: Type.Object({
+    http_addr: str('', 'Webhook receiver URL (http or https); each event is POSTed to `<http_addr>?event=<name>`. Empty = webhooks off.'),
+    secret: secret(
+      'When non-empty, every webhook POST carries `X-Parley-Signature: sha256=<hex HMAC-SHA256 of the raw body under this secret>`.',
+    ),
+    focus_events: str('', 'Comma-separated events to send (`msg.notify`, `msg.offline`, `user.onlinestatus`); empty = all.'),
+    queue_size: int(
+      1024,
+      1,
+      1000000,
+      'Webhook requests (batches, offline chunks) waiting for a worker; when full, new ones are dropped and counted, never waited for.',
+    ),
+    workers: int(16, 1, 1024, 'Webhook requests in flight at once (each holds its worker through its retries).'),
+    msg_notify_batch_max_items: int(100, 1, 10000, 'Most messages in one `msg.notify` array.'),
+    msg_notify_batch_max_wait: duration('500ms', 'Longest a committed message waits for its `msg.notify` batch to fill.'),
+    online_status_batch_max_items: int(512, 1, 10000, 'Most status strings in one `user.onlinestatus` array.'),
+    online_status_batch_max_wait: duration('2s', 'Longest a presence change waits for its `user.onlinestatus` batch to fill.'),
+    offline_uid_batch_size: int(
+      512,
+      1,
+      100000,
+      'Most recipient uids in one `msg.offline` request; a message with more offline recipients is split.',
+    ),
+    request_timeout: duration('5s', 'Bound on one webhook attempt (connect, headers and body).'),
+    retry_max_attempts: int(
+      3,
+      1,
+      20,
+      'Total attempts per webhook request; between attempts the worker backs off 250 ms, 500 ms, 1 s, ... (doubling, capped at 10 s).',
+    ),
+  }),
+  delivery: Type.Object({
+    retry_interval: duration(
+      '60s',
+      'A RECV not acknowledged this long after delivery is sent again to the same session (WuKongIM v2: `messageRetry.interval`); each later resend waits twice as long as the one before.',
+    ),
+    retry_max_count: int(
+      5,
+      0,
+      100,
+      'Resends of one unacknowledged RECV (WuKongIM v2: `messageRetry.maxCount`); a session that still has not acknowledged it after the last one is closed. 0 = never resend.',
+    ),
+    pending_ack_max_per_session: int(
+      1024,
+      1,
+      1000000,
+      'RECVs one session may hold unacknowledged; a delivery past it closes the session (the client does not ack), which then catches up by sync.',
+    ),
+  }),
+  store: Type.Object({
+    sync: oneOf(
+      [Type.Literal('full'), Type.Literal('normal')],
+      'full',
+      'SQLite synchronous mode. `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only.',
+    ),
+    batch_max_rows: int(512, 1, 10000, 'Most messages committed in one group-commit transaction.'),
+  }),
+  observability: Type.Object({
+    debug_api_enable: bool(
+      false,
+      'Register the `/debug/*` routes (config, cluster, diagnostics, active handles, CPU profile, heap snapshot). Guarded by `bench.api_token` when set; on a non-loopback `api.listen_addr` the token is required.',
+    ),
+    metrics_enable: bool(true, 'Serve `/metrics` in Prometheus text format on the API listener.'),
+  }),
+  top: Type.Object({
+    api_enable: bool(true, 'Run the node-local collector and answer `/top/v1/snapshot` (404 when false).'),
+    collect_interval: duration('1s', 'How often the top collector samples counters and gauges.'),
+    history_window: duration(
+      '5m',
+      'How much sample history the top collector keeps (its ring buffers hold history_window / collect_interval samples); the longest usable snapshot window.',
+    ),
+  }),
+  bench: Type.Object({
+    api_enable: bool(false, 'Register the `/bench/v1/*` routes (data preparation for load tests; not read-only).'),
+    api_token: secret(
+      'When non-empty, `/bench/v1/*` and `/debug/*` require `Authorization: Bearer <token>`. Required when either group is enabled on a non-loopback `api.listen_addr`.',
+    ),
+    api_max_batch_size: int(10000, 1, 1000000, 'Most top-level items in one bench mutation.'),
+    api_max_payload_bytes: int(10485760, 1024, 268435456, 'Largest bench mutation body, in bytes (larger bodies get 413).'),
+  }),
+  cluster: Type.Object({
+    id: str('', 'Cluster id. A data dir imported by parleyctl only starts when this equals the id in its migration marker.'),
+    initial_slot_count: int(
+      12,
+      1,
+      256,
+      'Physical slot count of a new cluster (the migration plan default, 12); must equal the migration marker of an imported dir.',
+    ),
+    hash_slot_count: int(256, 256, 256, 'Hash slots channels map to; fixed 256.'),
+    slot_replica_n: int(
+      1,
+      1,
+      1023,
+      'Nodes assigned to each slot (owner plus standbys); must equal the plan `replicas` of an imported dir.',
+    ),
+    channel_replica_n: int(1, 1, 1023, 'Message replica count per channel; must equal the plan `channel_replicas` of an imported dir.'),
+  }),
+  log: Type.Object({
+    level: oneOf(
+      [
+        Type.Literal('fatal'),
+        Type.Literal('error'),
+        Type.Literal('warn'),
+        Type.Literal('info'),
+        Type.Literal('debug'),
+        Type.Literal('trace'),
+        Type.Literal('silent'),
+      ],
+      'info',
+      'Log level (logs are JSON lines on stderr).',
+    ),
+  }),
+});
+export type ConfigValues = Static<typeof ConfigSchema>;
+
+/** One key's schema, found by its dotted name (`api.listen_addr`). */
 export interface OptionSpec {
-  type: OptionType;
-  default: string | number | boolean;
-  doc: string;
-  min?: number;
-  max?: number;
-  values?: readonly string[];
+  key: string;
+  section: string;
+  name: string;
+  schema: TSchema;
+  default: unknown;
   /** Redacted wherever the effective config is shown. */
-  secret?: boolean;
+  secret: boolean;
 }
 
-export const OPTIONS = {
-  'node.id': {
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 1023,
-    doc: 'Node id, 1-1023; the Snowflake worker bits of every message id this node allocates.',
-  },
-  'node.name': { type: 'string', default: '', doc: 'Human-readable node name; defaults to `node-<id>`.' },
-  'node.data_dir': { type: 'string', default: './data', doc: 'Data directory; the embedded store lives in `<data_dir>/parley.db`.' },
-  'api.listen_addr': {
-    type: 'addr',
-    default: '',
-    doc: 'HTTP API listener (host:port; port 0 = any free port). Empty = `127.0.0.1:5001` while no `api.keys` are configured, `0.0.0.0:5001` once they are. A non-loopback address without keys refuses to start unless `api.allow_unauthenticated` is true.',
-  },
-  'api.keys': {
-    type: 'keys',
-    default: '',
-    doc: "API keys: a TOML array of tables `[[api.keys]]` with `name`, `secret` (at least 16 characters) and `scopes` (any of `tokens`, `send`, `channels`, `read`, `admin`; `admin` grants all); in the environment, the same list as JSON. A key is presented as `Authorization: Bearer <secret>` or, for WuKongIM v2 backends, as the `token` header of v2's `managerToken`. Empty = no authentication (loopback only, see `api.listen_addr`).",
-  },
-  'api.allow_unauthenticated': {
-    type: 'bool',
-    default: false,
-    doc: 'Allow the API to listen on a non-loopback address with no `api.keys` (anyone who reaches it owns every account). For deployments behind a trusted private network only.',
-  },
-  'api.cors_origins': {
-    type: 'string',
-    default: '',
-    doc: 'Comma-separated browser origins (`https://app.example.com`, or `*`) allowed to call the API cross-origin. Empty = CORS off: no Access-Control headers, preflights answered 403.',
-  },
-  'api.credential_rate_per_key': {
-    type: 'int',
-    default: 6000,
-    min: 1,
-    max: 10_000_000,
-    doc: 'Credential operations (`/user/token`, `/user/device_quit`) one API key may make per minute (token bucket, burst = the same number); over it 429.',
-  },
-  'api.credential_rate_per_uid': {
-    type: 'int',
-    default: 60,
-    min: 1,
-    max: 1_000_000,
-    doc: 'Credential operations on one uid per minute, whatever the key (token bucket, burst = the same number); over it 429.',
-  },
-  'api.tls_cert': {
-    type: 'string',
-    default: '',
-    doc: 'PEM certificate (chain) file; with `api.tls_key` the API serves HTTPS only. Both or neither.',
-  },
-  'api.tls_key': { type: 'string', default: '', doc: 'PEM private key file of `api.tls_cert`.' },
-  'api.external_tcp_addr': {
-    type: 'string',
-    default: '',
-    doc: 'TCP address `/route` answers (host:port); derived from the TCP listener when empty.',
-  },
-  'api.external_ws_addr': {
-    type: 'string',
-    default: '',
-    doc: 'WebSocket address `/route` answers (ws://host:port); derived from the WebSocket listener when empty.',
-  },
-  'api.external_wss_addr': {
-    type: 'string',
-    default: '',
-    doc: 'WSS address `/route` answers when TLS is terminated by a proxy in front of the gateway.',
-  },
-  'api.max_body_bytes': {
-    type: 'int',
-    default: 1_048_576,
-    min: 1024,
-    max: 67_108_864,
-    doc: 'Largest HTTP request body, in bytes; larger bodies get 413.',
-  },
-  'gateway.ws_addr': {
-    type: 'addr',
-    default: '0.0.0.0:5200',
-    doc: 'WebSocket gateway listener (WKProto and JSON-RPC, told apart by the first frame).',
-  },
-  'gateway.tcp_addr': { type: 'addr', default: '0.0.0.0:5100', doc: 'TCP gateway listener (binary WKProto only).' },
-  'gateway.token_auth_on': {
-    type: 'bool',
-    default: true,
-    doc: 'Check uid + device_flag + token on CONNECT against the stored record. Off only for controlled migrations.',
-  },
-  'gateway.max_frame_bytes': {
-    type: 'int',
-    default: 1_048_576,
-    min: 1024,
-    max: 16_777_216,
-    doc: 'Largest inbound WebSocket message, in bytes; a larger one closes the connection with code 1009.',
-  },
-  'gateway.auth_timeout': {
-    type: 'duration',
-    default: '10s',
-    doc: 'A connection that has not completed CONNECT within this time is closed.',
-  },
-  'gateway.idle_timeout': {
-    type: 'duration',
-    default: '3m',
-    doc: 'A connection that sends nothing for this long is closed (clients ping every 25-60 s).',
-  },
-  'gateway.tls_cert': {
-    type: 'string',
-    default: '',
-    doc: 'PEM certificate (chain) file; with `gateway.tls_key` the WebSocket gateway accepts only `wss://` (TLS) and `/route` answers its `wss_addr`. Both or neither. The TCP gateway stays plain.',
-  },
-  'gateway.tls_key': { type: 'string', default: '', doc: 'PEM private key file of `gateway.tls_cert`.' },
-  'gateway.max_pending_connections': {
-    type: 'int',
-    default: 4096,
-    min: 1,
-    max: 1_000_000,
-    doc: 'Connections (both gateways together) that have not completed CONNECT yet; each may hold at most 16 KiB (the largest CONNECT that can succeed), so together at most this × 16 KiB. Over it, new connections are refused at once.',
-  },
-  'gateway.max_outbound_bytes': {
-    type: 'int',
-    default: 1_048_576,
-    min: 65_536,
-    max: 67_108_864,
-    doc: 'Outbound bytes buffered for one slow connection before it is closed.',
-  },
-  'message.person_whitelist_enabled': {
-    type: 'bool',
-    default: false,
-    doc: 'When true, a person message needs the sender in the receiver allowlist or the receiver allow_stranger flag.',
-  },
-  'message.system_device_id': {
-    type: 'string',
-    default: '____device',
-    doc: 'Sessions and HTTP sends with this device_id are trusted senders (only the disband check applies).',
-  },
-  'webhook.http_addr': {
-    type: 'string',
-    default: '',
-    doc: 'Webhook receiver URL (http or https); each event is POSTed to `<http_addr>?event=<name>`. Empty = webhooks off.',
-  },
-  'webhook.secret': {
-    type: 'string',
-    default: '',
-    secret: true,
-    doc: 'When non-empty, every webhook POST carries `X-Parley-Signature: sha256=<hex HMAC-SHA256 of the raw body under this secret>`.',
-  },
-  'webhook.focus_events': {
-    type: 'string',
-    default: '',
-    doc: 'Comma-separated events to send (`msg.notify`, `msg.offline`, `user.onlinestatus`); empty = all.',
-  },
-  'webhook.queue_size': {
-    type: 'int',
-    default: 1024,
-    min: 1,
-    max: 1_000_000,
-    doc: 'Webhook requests (batches, offline chunks) waiting for a worker; when full, new ones are dropped and counted, never waited for.',
-  },
-  'webhook.workers': {
-    type: 'int',
-    default: 16,
-    min: 1,
-    max: 1024,
-    doc: 'Webhook requests in flight at once (each holds its worker through its retries).',
-  },
-  'webhook.msg_notify_batch_max_items': { type: 'int', default: 100, min: 1, max: 10_000, doc: 'Most messages in one `msg.notify` array.' },
-  'webhook.msg_notify_batch_max_wait': {
-    type: 'duration',
-    default: '500ms',
-    doc: 'Longest a committed message waits for its `msg.notify` batch to fill.',
-  },
-  'webhook.online_status_batch_max_items': {
-    type: 'int',
-    default: 512,
-    min: 1,
-    max: 10_000,
-    doc: 'Most status strings in one `user.onlinestatus` array.',
-  },
-  'webhook.online_status_batch_max_wait': {
-    type: 'duration',
-    default: '2s',
-    doc: 'Longest a presence change waits for its `user.onlinestatus` batch to fill.',
-  },
-  'webhook.offline_uid_batch_size': {
-    type: 'int',
-    default: 512,
-    min: 1,
-    max: 100_000,
-    doc: 'Most recipient uids in one `msg.offline` request; a message with more offline recipients is split.',
-  },
-  'webhook.request_timeout': { type: 'duration', default: '5s', doc: 'Bound on one webhook attempt (connect, headers and body).' },
-  'webhook.retry_max_attempts': {
-    type: 'int',
-    default: 3,
-    min: 1,
-    max: 20,
-    doc: 'Total attempts per webhook request; between attempts the worker backs off 250 ms, 500 ms, 1 s, ... (doubling, capped at 10 s).',
-  },
-  'delivery.retry_interval': {
-    type: 'duration',
-    default: '60s',
-    doc: 'A RECV not acknowledged this long after delivery is sent again to the same session (WuKongIM v2: `messageRetry.interval`); each later resend waits twice as long as the one before.',
-  },
-  'delivery.retry_max_count': {
-    type: 'int',
-    default: 5,
-    min: 0,
-    max: 100,
-    doc: 'Resends of one unacknowledged RECV (WuKongIM v2: `messageRetry.maxCount`); a session that still has not acknowledged it after the last one is closed. 0 = never resend.',
-  },
-  'delivery.pending_ack_max_per_session': {
-    type: 'int',
-    default: 1024,
-    min: 1,
-    max: 1_000_000,
-    doc: 'RECVs one session may hold unacknowledged; a delivery past it closes the session (the client does not ack), which then catches up by sync.',
-  },
-  'store.sync': {
-    type: 'enum',
-    default: 'full',
-    values: ['full', 'normal'],
-    doc: 'SQLite synchronous mode. `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only.',
-  },
-  'store.batch_max_rows': {
-    type: 'int',
-    default: 512,
-    min: 1,
-    max: 10_000,
-    doc: 'Most messages committed in one group-commit transaction.',
-  },
-  'observability.debug_api_enable': {
-    type: 'bool',
-    default: false,
-    doc: 'Register the `/debug/*` routes (config, cluster, diagnostics, active handles, CPU profile, heap snapshot). Guarded by `bench.api_token` when set; on a non-loopback `api.listen_addr` the token is required.',
-  },
-  'observability.metrics_enable': { type: 'bool', default: true, doc: 'Serve `/metrics` in Prometheus text format on the API listener.' },
-  'top.api_enable': { type: 'bool', default: true, doc: 'Run the node-local collector and answer `/top/v1/snapshot` (404 when false).' },
-  'top.collect_interval': { type: 'duration', default: '1s', doc: 'How often the top collector samples counters and gauges.' },
-  'top.history_window': {
-    type: 'duration',
-    default: '5m',
-    doc: 'How much sample history the top collector keeps (its ring buffers hold history_window / collect_interval samples); the longest usable snapshot window.',
-  },
-  'bench.api_enable': {
-    type: 'bool',
-    default: false,
-    doc: 'Register the `/bench/v1/*` routes (data preparation for load tests; not read-only).',
-  },
-  'bench.api_token': {
-    type: 'string',
-    default: '',
-    secret: true,
-    doc: 'When non-empty, `/bench/v1/*` and `/debug/*` require `Authorization: Bearer <token>`. Required when either group is enabled on a non-loopback `api.listen_addr`.',
-  },
-  'bench.api_max_batch_size': { type: 'int', default: 10_000, min: 1, max: 1_000_000, doc: 'Most top-level items in one bench mutation.' },
-  'bench.api_max_payload_bytes': {
-    type: 'int',
-    default: 10_485_760,
-    min: 1024,
-    max: 268_435_456,
-    doc: 'Largest bench mutation body, in bytes (larger bodies get 413).',
-  },
-  'cluster.id': {
-    type: 'string',
-    default: '',
-    doc: 'Cluster id. A data dir imported by parleyctl only starts when this equals the id in its migration marker.',
-  },
-  'cluster.initial_slot_count': {
-    type: 'int',
-    default: 12,
-    min: 1,
-    max: 256,
-    doc: 'Physical slot count of a new cluster (the migration plan default, 12); must equal the migration marker of an imported dir.',
-  },
-  'cluster.hash_slot_count': { type: 'int', default: 256, min: 256, max: 256, doc: 'Hash slots channels map to; fixed 256.' },
-  'cluster.slot_replica_n': {
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 1023,
-    doc: 'Nodes assigned to each slot (owner plus standbys); must equal the plan `replicas` of an imported dir.',
-  },
-  'cluster.channel_replica_n': {
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 1023,
-    doc: 'Message replica count per channel; must equal the plan `channel_replicas` of an imported dir.',
-  },
-  'log.level': {
-    type: 'enum',
-    default: 'info',
-    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-    doc: 'Log level (logs are JSON lines on stderr).',
-  },
-} as const satisfies Record<string, OptionSpec>;
-
-export type OptionKey = keyof typeof OPTIONS;
+/** Every key of `ConfigSchema` by its dotted name, in declaration order. */
+export const OPTIONS: ReadonlyMap<string, OptionSpec> = new Map(
+  Object.entries(ConfigSchema.properties).flatMap(([section, s]) =>
+    Object.entries(KindGuard.IsObject(s) ? s.properties : {}).map(([name, schema]): [string, OptionSpec] => {
+      const key = `${section}.${name}`;
+      return [key, { key, section, name, schema, default: schema.default, secret: schema.secret === true }];
+    }),
+  ),
+);
 
 /** The env variable overriding `key`: `api.listen_addr` → `PARLEY_API_LISTEN_ADDR`. */
 export function envName(key: string): string {

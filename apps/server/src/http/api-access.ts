@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from '@parley/shared';
 import type { ApiKey } from '../config/api-access.ts';
 import { errorBody, type RouteErrorConfig } from './errors.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -54,7 +55,7 @@ function auditSubject(body: unknown): Record<string, unknown> {
 }
 
 /** Answers with the route's own error shape (`/message/send` answers `{"error"}`). */
-function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string) {
+function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: ErrorCode, message: string) {
   const shape = (request.routeOptions.config as RouteErrorConfig | undefined)?.errorShape ?? 'legacy';
   return reply.status(status).send(errorBody(shape, status, code, message));
 }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { failureKind } from '../store/write-health.ts';
+import type { ErrorCode } from '@parley/shared';
+import { exposedError } from '../errors.ts';
 
 /**
  * Error body shapes. Most business routes answer WuKongIM's legacy
@@ -17,22 +18,7 @@ export interface RouteErrorConfig {
   tooLargeMessage?: string;
 }
 
-/** An error a route raises on purpose: its message is safe to show. */
-export class ApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
-
-/** A 400 with a legacy validation text (often the exact Chinese text WuKongIM answers). */
-export const badRequest = (message: string, code = 'invalid_request') => new ApiError(400, code, message);
-
-export function errorBody(shape: ErrorShape, status: number, code: string, message: string): object {
+export function errorBody(shape: ErrorShape, status: number, code: ErrorCode, message: string): object {
   return shape === 'legacy' ? { msg: message, status, code } : { error: message, code };
 }
 
@@ -40,13 +26,21 @@ function routeConfig(request: FastifyRequest): RouteErrorConfig {
   return (request.routeOptions.config ?? {}) as RouteErrorConfig;
 }
 
-/** Installs the one error handler: known errors keep their text, anything else hides its details. */
+/**
+ * Installs the one error handler: a `DomainError` answers its status, code and
+ * text in the route's envelope; Fastify's own refusals (bad JSON, wrong types,
+ * media type, size) answer theirs; a store failure answers 503 with its kind;
+ * anything else is logged and answers a bare 500 that hides its text.
+ */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const config = routeConfig(request);
     const shape = config.errorShape ?? 'legacy';
-    if (err instanceof ApiError) {
-      return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, err.code, err.message));
+    // A DomainError, or a store failure (logged by the store once per kind): the caller learns the kind, not the details.
+    const known = exposedError(err);
+    if (known) {
+      if (known.retryAfter !== undefined) reply.header('retry-after', String(known.retryAfter));
+      return reply.status(known.status).send(errorBody(shape, known.status, known.code, known.message));
     }
     if (
       err.validation ||
@@ -64,14 +58,6 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send(errorBody(shape, err.statusCode, 'bad_request', err.message));
-    }
-    // The store logs its own failures once per kind; the caller learns the kind, not the details.
-    const storeFailure = failureKind(err);
-    if (storeFailure) {
-      return reply
-        .status(503)
-        .header('retry-after', '1')
-        .send(errorBody(shape, 503, 'store_unavailable', `store writes failing (${storeFailure})`));
     }
     request.log.error({ err }, 'request failed');
     return reply.status(500).send(errorBody(shape, 500, 'internal_error', 'internal error'));

@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBody, TopQuery, TopSnapshot } from '@parley/shared';
 import type { Ops } from '../observe/ops.ts';
-import { buildSnapshot } from '../observe/snapshot.ts';
-import { parseTopQuery } from '../observe/top-query.ts';
-import { ApiError } from './errors.ts';
+import { topSnapshot } from '../observe/snapshot.ts';
 
 /**
  * `GET /top/v1/snapshot`: node-local, read-only, no authentication.
@@ -21,14 +19,6 @@ export const topRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, { 
         response: { 200: TopSnapshot, 400: ErrorBody, 404: ErrorBody, 503: ErrorBody },
       },
     },
-    async (request) => {
-      const ctx = ops.snapshot;
-      if (!ctx) throw new ApiError(404, 'not_configured', 'top snapshot provider is not configured');
-      const q = parseTopQuery(request.query);
-      if ('message' in q) throw new ApiError(400, q.code, q.message);
-      const snapshot = buildSnapshot(ctx, q);
-      if (!snapshot) throw new ApiError(503, 'warming_up', 'top collector warming up');
-      return snapshot;
-    },
+    async (request) => topSnapshot(ops.snapshot, request.query),
   );
 };

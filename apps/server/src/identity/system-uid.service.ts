@@ -1,5 +1,5 @@
 import { SYSTEM_UID } from '@parley/shared';
-import type { ChannelRepository } from '../store/channel.repository.ts';
+import type { ChannelRepository } from '@parley/store';
 
 /**
  * System uids bypass send checks. The persisted set is loaded at start and

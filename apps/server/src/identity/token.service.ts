@@ -1,12 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { ReasonCode } from '@parley/shared';
-import type { DeviceRepository } from '../store/device.repository.ts';
+import { tokenDigest, type DeviceRepository } from '@parley/store';
 import type { Presence } from '../messaging/presence.ts';
-
-/** Hex SHA-256 of a token: the only form in which a credential is stored. */
-export function tokenDigest(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 /** All concrete device classes, for `device_flag = -1`. */
 const ALL_DEVICE_FLAGS = [0, 1, 2];

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openEmbeddedStore, type Store } from '../store/store.ts';
+import { openEmbeddedStore, type Store } from '@parley/store';
 import { AppendQueue, type NewMessage } from './append-queue.ts';
 
 let store: Store;

@@ -1,5 +1,4 @@
-import type { LastSendMark } from '../store/membership.repository.ts';
-import type { MessageRepository, StoredMessage } from '../store/message.repository.ts';
+import type { LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
 
 /** A message ready to be sequenced: everything but its seq. */
 export type NewMessage = Omit<StoredMessage, 'messageSeq'>;

@@ -1,6 +1,5 @@
 import { ChannelType } from '@parley/shared';
-import type { ChannelRow, ChannelRepository } from '../store/channel.repository.ts';
-import type { MembershipRepository } from '../store/membership.repository.ts';
+import type { ChannelRow, ChannelRepository, MembershipRepository } from '@parley/store';
 
 /** What the send path needs to know about one channel, held in memory. */
 export interface ChannelState {

@@ -1,6 +1,4 @@
-import type { ChannelFlags } from '../store/channel.repository.ts';
-import type { MemberListName } from '../store/channel.repository.ts';
-import type { Store } from '../store/store.ts';
+import type { ChannelFlags, MemberListName, Store } from '@parley/store';
 import type { AppendQueue } from './append-queue.ts';
 import type { ChannelCache } from './channel-cache.ts';
 

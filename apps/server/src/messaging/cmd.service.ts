@@ -1,11 +1,8 @@
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, type MessageResp } from '@parley/shared';
-import type { Store } from '../store/store.ts';
-import type { StoredMessage } from '../store/message.repository.ts';
+import type { Store, StoredMessage } from '@parley/store';
+import { invalid } from '../errors.ts';
 import type { AppendQueue } from './append-queue.ts';
 import { toMessageResp } from './sync.service.ts';
-
-/** A rejected command request; the HTTP layer answers 400 with this text. */
-export class CmdRejected extends Error {}
 
 /** How long a `/message/sync` result waits for its `/message/syncack`, ms. */
 const RECORD_TTL_MS = 5 * 60_000;
@@ -47,7 +44,7 @@ export class CmdService {
     const base = channelId.endsWith(CMD_SUFFIX) ? channelId.slice(0, -CMD_SUFFIX.length) : channelId;
     if (channelType !== ChannelType.Person) return base + CMD_SUFFIX;
     const canonical = normalizePersonChannel(uid, base);
-    if (!canonical) throw new CmdRejected('invalid channel_id');
+    if (!canonical) throw invalid('invalid channel_id');
     return canonical + CMD_SUFFIX;
   }
 

@@ -1,46 +1,16 @@
-import { ChannelType, normalizePersonChannel, personPeer } from '@parley/shared';
-import type { DirectoryKey, MembershipRow } from '../store/membership.repository.ts';
-import type { StoredMessage } from '../store/message.repository.ts';
-import type { Store } from '../store/store.ts';
+import { ChannelType, normalizePersonChannel, personPeer, type ConversationItem, type ConversationPage } from '@parley/shared';
+import { invalid } from '../errors.ts';
+import type { DirectoryKey, MembershipRow, StoredMessage, Store } from '@parley/store';
 import type { AppendQueue } from './append-queue.ts';
 import { toMessageResp } from './sync.service.ts';
 
-/** A rejected conversation request; the HTTP layer answers 400 with this text. */
-export class ConversationRejected extends Error {}
+/** A refused conversation request: a 400 with code `conversation_rejected`. */
+const rejected = (message: string) => invalid(message, 'conversation_rejected');
 
+/** A conversation's channel as the client names it. */
 export interface ChannelRef {
   channel_id: string;
   channel_type: number;
-}
-
-export interface ConversationItem extends ChannelRef {
-  /** Explicit activation, unix ns (0 when not activated). */
-  active_at: bigint;
-  read_seq: number;
-  deleted_to_seq: number;
-  unread: number;
-  last_message: null | {
-    message_id: bigint;
-    message_idstr: string;
-    message_seq: number;
-    from_uid: string;
-    client_msg_no: string;
-    server_timestamp_ms: number;
-    payload: string;
-  };
-}
-
-export interface ConversationPage {
-  conversations: ConversationItem[];
-  deletes: ChannelRef[];
-  unresolved: ChannelRef[];
-  next_cursor?: string;
-  done: boolean;
-  /** unix ns */
-  coverage: bigint;
-  /** unix ns; tombstones are kept for good, so 0 */
-  tombstones_retained_since: bigint;
-  reset_required: boolean;
 }
 
 /** A conversation `/conversation/sync` can return. */
@@ -95,7 +65,7 @@ export class ConversationService {
   /** `/conversation/list`: one page of candidates; echo `next_cursor` until `done`. */
   async list(uid: string, cursor: string, limit: number): Promise<ConversationPage> {
     const after = cursor === '' ? undefined : decodeCursor(cursor);
-    if (cursor !== '' && !after) throw new ConversationRejected('cursor格式错误！');
+    if (cursor !== '' && !after) throw rejected('cursor格式错误！');
     const size = limit <= 0 ? DEFAULT_PAGE : limit;
     const rows = await this.store.memberships.pageByUid(uid, after, size);
     const page = await this.resolve(uid, rows);
@@ -178,9 +148,9 @@ export class ConversationService {
 
   private async live(uid: string, channelId: string, channelType: number): Promise<MembershipRow> {
     const id = this.canonical(uid, channelId, channelType);
-    if (id === undefined) throw new ConversationRejected('invalid channel_id');
+    if (id === undefined) throw rejected('invalid channel_id');
     const m = await this.store.memberships.get(id, channelType, uid);
-    if (!m || m.removed) throw new ConversationRejected('conversation membership not found');
+    if (!m || m.removed) throw rejected('conversation membership not found');
     return m;
   }
 

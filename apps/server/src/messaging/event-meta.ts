@@ -1,4 +1,4 @@
-import type { MessageEvent } from '../store/message-event.repository.ts';
+import type { MessageEvent } from '@parley/store';
 
 /** Lanes listed per message at most (the reserved `__finish__` lane is never listed). */
 export const MAX_LANES = 32;

@@ -1,10 +1,10 @@
 import { ChannelType, normalizePersonChannel } from '@parley/shared';
-import type { MessageEvent } from '../store/message-event.repository.ts';
-import type { Store } from '../store/store.ts';
+import type { MessageEvent, Store } from '@parley/store';
+import { invalid } from '../errors.ts';
 import { STREAM_STATUS as STATUS } from './event-meta.ts';
 
-/** A rejected event request; the HTTP layer answers 400 with this text. */
-export class EventRejected extends Error {}
+/** A refused event request: a 400 with code `event_rejected`. */
+const rejected = (message: string) => invalid(message, 'event_rejected');
 
 const FINISH_LANE = '__finish__';
 /** Largest event payload kept, bytes of JSON text. */
@@ -34,10 +34,10 @@ export class EventService {
 
   async append(e: EventInput): Promise<{ event: MessageEvent; status: string; channelId: string }> {
     const type = e.eventType.toLowerCase();
-    if (!(type in STATUS)) throw new EventRejected(`unknown event_type ${JSON.stringify(e.eventType)}`);
+    if (!(type in STATUS)) throw rejected(`unknown event_type ${JSON.stringify(e.eventType)}`);
     const channelId = this.canonical(e.fromUid, e.channelId, e.channelType);
     const payload = e.payload === undefined ? 'null' : JSON.stringify(e.payload);
-    if (payload.length > MAX_EVENT_PAYLOAD) throw new EventRejected(`event payload exceeds ${MAX_EVENT_PAYLOAD} bytes`);
+    if (payload.length > MAX_EVENT_PAYLOAD) throw rejected(`event payload exceeds ${MAX_EVENT_PAYLOAD} bytes`);
     const event = await this.store.events.append({
       channelId,
       channelType: e.channelType,
@@ -70,7 +70,7 @@ export class EventService {
     if (channelType !== ChannelType.Person && channelType !== ChannelType.Agent) return channelId;
     if (channelType === ChannelType.Agent) return channelId;
     const c = normalizePersonChannel(uid, channelId);
-    if (!c) throw new EventRejected('invalid channel_id');
+    if (!c) throw rejected('invalid channel_id');
     return c;
   }
 }

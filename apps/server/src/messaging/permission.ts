@@ -13,7 +13,8 @@ export interface PermissionInput {
 }
 
 export interface PermissionDeps {
-  cache: ChannelCache;
+  /** Channel state as the send path caches it (only reads). */
+  cache: Pick<ChannelCache, 'get'>;
   isSystemUid(uid: string): boolean;
   systemDeviceId: string;
   personWhitelistEnabled: boolean;

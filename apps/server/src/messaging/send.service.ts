@@ -1,5 +1,6 @@
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, ReasonCode, SYSTEM_UID } from '@parley/shared';
-import type { MembershipRepository } from '../store/membership.repository.ts';
+import type { MembershipRepository } from '@parley/store';
+import type { Refusal } from '../errors.ts';
 import type { AppendQueue } from './append-queue.ts';
 import { Delivery } from './delivery.ts';
 import type { MessagingEvents } from './events.ts';
@@ -31,26 +32,35 @@ export interface SendCommand {
 
 /**
  * The result of a send. `reason` 1 is success; any other reason carries zero
- * ids. `error` names a request-shape problem for the HTTP API's 4xx answers.
+ * ids. `refusal` names a request-shape problem the HTTP API answers as an
+ * error (the realtime gateways answer the reason alone).
  */
 export interface SendOutcome {
   reason: number;
   messageId: bigint;
   messageSeq: number;
-  error?:
-    | 'invalid request'
-    | 'invalid channel id'
-    | 'idempotency conflict'
-    | 'request subscribers require sync_once'
-    | 'request subscribers cannot include channel_id'
-    | 'request subscribers required';
+  refusal?: Refusal;
 }
 
-const rejected = (reason: number, error?: SendOutcome['error']): SendOutcome => ({
+/** The request-shape problems of a send, as the HTTP API reports them. */
+export const SEND_REFUSALS = {
+  invalidRequest: { code: 'invalid_request', status: 400, message: 'invalid request' },
+  invalidChannelId: { code: 'invalid_channel_id', status: 400, message: 'invalid channel id' },
+  idempotencyConflict: { code: 'idempotency_conflict', status: 409, message: 'client_msg_no was already used with a different payload' },
+  subscribersNeedSyncOnce: { code: 'request_subscribers_require_sync_once', status: 400, message: 'request subscribers require sync_once' },
+  subscribersWithChannel: {
+    code: 'request_subscribers_cannot_include_channel_id',
+    status: 400,
+    message: 'request subscribers cannot include channel_id',
+  },
+  subscribersRequired: { code: 'request_subscribers_required', status: 400, message: 'request subscribers required' },
+} as const satisfies Record<string, Refusal>;
+
+const rejected = (reason: number, refusal?: Refusal): SendOutcome => ({
   reason,
   messageId: 0n,
   messageSeq: 0,
-  ...(error ? { error } : {}),
+  ...(refusal ? { refusal } : {}),
 });
 
 /** Header bits stored with a message. */
@@ -104,22 +114,22 @@ export class SendService {
   }
 
   private async decide(cmd: SendCommand): Promise<SendOutcome> {
-    if (cmd.fromUid === '') return rejected(ReasonCode.AuthFail, 'invalid request');
+    if (cmd.fromUid === '') return rejected(ReasonCode.AuthFail, SEND_REFUSALS.invalidRequest);
     if (cmd.subscribers !== undefined) return this.sendScoped(cmd, cmd.subscribers);
     if (cmd.channelId === '' || cmd.channelType === 0 || cmd.payload.length === 0) {
-      return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
+      return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
     }
     let channelId = cmd.channelId;
     let syncOnce = cmd.syncOnce;
     if (channelId.endsWith(CMD_SUFFIX)) {
       channelId = channelId.slice(0, -CMD_SUFFIX.length);
       syncOnce = true;
-      if (channelId === '') return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
+      if (channelId === '') return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
     }
     let receiverUid: string | undefined;
     if (cmd.channelType === ChannelType.Person) {
       const canonical = normalizePersonChannel(cmd.fromUid, channelId);
-      if (!canonical) return rejected(ReasonCode.PayloadDecodeError, 'invalid channel id');
+      if (!canonical) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidChannelId);
       const pair = personParticipants(canonical)!;
       receiverUid = pair[0] === cmd.fromUid ? pair[1] : pair[0];
       channelId = canonical;
@@ -177,7 +187,7 @@ export class SendService {
       },
       !syncOnce,
     );
-    if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, 'idempotency conflict');
+    if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, SEND_REFUSALS.idempotencyConflict);
     if (result.kind === 'appended') {
       const d = delivery(result.messageSeq);
       this.deps.events?.messageCommitted?.(d);
@@ -192,10 +202,10 @@ export class SendService {
    */
   private async sendScoped(cmd: SendCommand, subscribers: readonly string[]): Promise<SendOutcome> {
     const uids = [...new Set(subscribers.map((u) => u.trim()).filter((u) => u !== ''))];
-    if (uids.length === 0) return rejected(ReasonCode.PayloadDecodeError, 'request subscribers required');
-    if (!cmd.syncOnce) return rejected(ReasonCode.PayloadDecodeError, 'request subscribers require sync_once');
-    if (cmd.channelId !== '') return rejected(ReasonCode.PayloadDecodeError, 'request subscribers cannot include channel_id');
-    if (cmd.payload.length === 0) return rejected(ReasonCode.PayloadDecodeError, 'invalid request');
+    if (uids.length === 0) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.subscribersRequired);
+    if (!cmd.syncOnce) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.subscribersNeedSyncOnce);
+    if (cmd.channelId !== '') return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.subscribersWithChannel);
+    if (cmd.payload.length === 0) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
     const channelId = scopedChannelId(uids);
     const messageId = this.deps.snowflake.next();
     const now = Date.now();
@@ -236,7 +246,7 @@ export class SendService {
       },
       false,
     );
-    if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, 'idempotency conflict');
+    if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, SEND_REFUSALS.idempotencyConflict);
     if (result.kind === 'appended') {
       const d = delivery(result.messageSeq);
       this.deps.events?.messageCommitted?.(d);

@@ -5,10 +5,11 @@ import {
   personPeer,
   SYSTEM_UID,
   type MessageResp,
+  type MessageSyncBatchItem,
   type MessageSyncResult,
 } from '@parley/shared';
-import type { Store } from '../store/store.ts';
-import type { StoredMessage } from '../store/message.repository.ts';
+import { exposedError, invalid } from '../errors.ts';
+import type { Store, StoredMessage } from '@parley/store';
 import { summarizeEvents } from './event-meta.ts';
 import { FLAG_NO_PERSIST, FLAG_RED_DOT, FLAG_SYNC_ONCE } from './send.service.ts';
 
@@ -33,8 +34,8 @@ export interface SyncRequest {
 /** Events read per stream message when summarizing it. */
 const MAX_EVENTS_PER_MESSAGE = 10_000;
 
-/** Why a pull was refused; the HTTP layer turns it into a 400. */
-export class SyncRejected extends Error {}
+/** A refused pull: a 400 with code `sync_rejected`. */
+const rejected = (message: string) => invalid(message, 'sync_rejected');
 
 /** Limits of the exact query (`POST /messages`), from the seed. */
 export const EXACT_QUERY_LIMITS = {
@@ -86,7 +87,11 @@ export function toMessageResp(m: StoredMessage, loginUid: string): MessageResp {
  * above the caller's visibility floor, in ascending seq order.
  */
 export class SyncService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Pick<Store, 'channels' | 'memberships' | 'messages' | 'events'>,
+    /** Told of an unexpected failure of one item of a batch (the item answers only that it failed). */
+    private readonly onItemError: (err: unknown) => void = () => {},
+  ) {}
 
   async pull(req: SyncRequest): Promise<MessageSyncResult> {
     const { channelId, floor } = await this.access(req.loginUid, req.channelId, req.channelType);
@@ -97,10 +102,7 @@ export class SyncService {
    * `/channel/messagesyncbatch`: every item's access is checked first (one
    * refusal refuses the whole request); read errors are then per item.
    */
-  async pullBatch(
-    loginUid: string,
-    items: Omit<SyncRequest, 'loginUid'>[],
-  ): Promise<Array<MessageSyncResult & { channel_id: string; channel_type: number; error?: string }>> {
+  async pullBatch(loginUid: string, items: Omit<SyncRequest, 'loginUid'>[]): Promise<MessageSyncBatchItem[]> {
     const checked: Array<{ channelId: string; floor: number }> = [];
     for (const item of items) checked.push(await this.access(loginUid, item.channelId, item.channelType));
     return Promise.all(
@@ -115,11 +117,19 @@ export class SyncService {
             end_message_seq: item.endSeq,
             more: 0,
             messages: [],
-            error: (err as Error).message,
+            error: this.itemError(err),
           };
         }
       }),
     );
+  }
+
+  /** What a failed batch item says: a refusal's or a store failure's text, else only that it failed (logged here). */
+  private itemError(err: unknown): string {
+    const known = exposedError(err);
+    if (known) return known.message;
+    this.onItemError(err);
+    return 'internal error';
   }
 
   /** The newest visible message seq of a channel for `loginUid` (0 when none). */
@@ -140,7 +150,7 @@ export class SyncService {
   async exact(q: ExactQuery): Promise<MessageResp[]> {
     const L = EXACT_QUERY_LIMITS;
     if (q.messageIds.length + q.messageSeqs.length + q.clientMsgNos.length > L.selectors) {
-      throw new SyncRejected(`at most ${L.selectors} selectors per request`);
+      throw rejected(`at most ${L.selectors} selectors per request`);
     }
     const a = await this.access(q.loginUid, q.channelId, q.channelType);
     const found = new Map<number, StoredMessage>();
@@ -152,14 +162,14 @@ export class SyncService {
     for (const no of q.clientMsgNos) {
       const hits = await this.store.messages.byClientMsgNo(a.channelId, q.channelType, no, L.entriesPerClientMsgNo + 1);
       if (hits.length > L.entriesPerClientMsgNo) {
-        throw new SyncRejected(`client_msg_no ${JSON.stringify(no)} matches more than ${L.entriesPerClientMsgNo} index entries`);
+        throw rejected(`client_msg_no ${JSON.stringify(no)} matches more than ${L.entriesPerClientMsgNo} index entries`);
       }
       add(hits);
     }
-    if (found.size > L.results) throw new SyncRejected(`the selectors match more than ${L.results} messages`);
+    if (found.size > L.results) throw rejected(`the selectors match more than ${L.results} messages`);
     let bytes = 0;
     for (const m of found.values()) bytes += m.payload.length;
-    if (bytes > L.payloadBytes) throw new SyncRejected(`the selected payloads exceed ${L.payloadBytes} bytes`);
+    if (bytes > L.payloadBytes) throw rejected(`the selected payloads exceed ${L.payloadBytes} bytes`);
     return [...found.values()].sort((x, y) => x.messageSeq - y.messageSeq).map((m) => toMessageResp(m, q.loginUid));
   }
 
@@ -168,17 +178,17 @@ export class SyncService {
     let channelId = requested;
     if (channelType === ChannelType.Person) {
       const canonical = normalizePersonChannel(loginUid, channelId);
-      if (!canonical) throw new SyncRejected('invalid channel_id');
+      if (!canonical) throw rejected('invalid channel_id');
       channelId = canonical;
     }
     const channel = await this.store.channels.get(channelId, channelType);
-    if (channel?.disband === 1) throw new SyncRejected('internal/message: channel disbanded');
+    if (channel?.disband === 1) throw rejected('internal/message: channel disbanded');
     // Person channels too: both participants become members with the first message (the person directory).
     const membership = await this.store.memberships.get(channelId, channelType, loginUid);
     if (membership && !membership.removed) return { channelId, floor: Math.max(membership.joinSeq - 1, membership.deletedToSeq) };
     // The built-in system uid's person channels keep no directory (they stay out of conversation lists), so its peer reads them whole.
     if (channelType === ChannelType.Person && personParticipants(channelId)?.includes(SYSTEM_UID)) return { channelId, floor: 0 };
-    throw new SyncRejected('internal/message: valid channel membership required');
+    throw rejected('internal/message: valid channel membership required');
   }
 
   private async page(req: SyncRequest, channelId: string, floor: number): Promise<MessageSyncResult> {

@@ -7,17 +7,11 @@ import type {
   BenchUsersTokensBody,
 } from '@parley/shared';
 import { BENCH_VERSION } from '@parley/shared';
+import { DomainError } from '../errors.ts';
 import type { OpsInputs } from './ops.ts';
 
-/** A bench rule violation: the route answers `status` with `{status, msg}`. */
-export class BenchError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** A bench rule violation: a 400 with code `bench_error` (the route answers `{status, msg}`). */
+const benchError = (message: string) => new DomainError('bench_error', 400, message);
 
 /** Process-local counters `/bench/v1/snapshot` reports. */
 export interface BenchCounts {
@@ -35,7 +29,16 @@ export const MAX_RUNTIME_RANGE = 100_000;
 /** Name of generated channel `index` of a bench run's profile. */
 export const generatedChannelId = (runId: string, profile: string, index: number): string => `${runId}-${profile}-${index}`;
 
-type Deps = Pick<OpsInputs, 'tokens' | 'channels' | 'cache' | 'queue'>;
+type Deps = Pick<OpsInputs, 'tokens' | 'channels' | 'cache' | 'queue' | 'presence' | 'routeAddresses'>;
+
+/** The node and the limits `bench.*` sets. */
+export interface BenchLimits {
+  nodeId: number;
+  /** `bench.api_max_batch_size`: top-level items per mutation. */
+  maxBatch: number;
+  /** `bench.api_max_payload_bytes`: largest mutation body, bytes. */
+  maxPayloadBytes: number;
+}
 
 /**
  * Bench data preparation: batches persist through the same services as the
@@ -55,15 +58,81 @@ export class BenchService {
 
   constructor(
     private readonly deps: Deps,
-    private readonly maxBatch: number,
+    private readonly limits: BenchLimits,
   ) {}
+
+  /** `GET /bench/v1/capabilities`: what this node's bench surface supports. */
+  capabilities() {
+    return {
+      enabled: true,
+      version: BENCH_VERSION,
+      supports: {
+        users_tokens_batch: true,
+        channels_batch: true,
+        channel_subscribers_batch: true,
+        channel_subscriber_removals_batch: true,
+        snapshot: true,
+        presence_snapshot: true,
+        channel_runtime_snapshot: true,
+        channel_runtime_probe: true,
+        channel_runtime_evict: true,
+        channel_runtime_faults: false,
+        channel_runtime_activate: false,
+        terminal_fence_prepare: false,
+        channel_types: ['person', 'group'],
+      },
+      limits: { max_batch_size: this.limits.maxBatch, max_payload_bytes: this.limits.maxPayloadBytes },
+    };
+  }
+
+  /** `GET /bench/v1/capacity-target`: the gateway a load generator connects to. */
+  capacityTarget(host: string | undefined) {
+    return { version: BENCH_VERSION, gateway: this.deps.routeAddresses(host) };
+  }
+
+  /** `GET /bench/v1/snapshot`: what this process accepted so far. */
+  snapshot() {
+    return { version: BENCH_VERSION, counts: { ...this.counts } };
+  }
+
+  /** `GET /bench/v1/presence/snapshot`: one node owns every route it holds. */
+  presenceSnapshot() {
+    const active = this.deps.presence.connections;
+    return {
+      version: BENCH_VERSION,
+      node_id: this.limits.nodeId,
+      owner_routes_active: active,
+      owner_routes_pending: 0,
+      owner_touched_dirty: 0,
+      authority_routes_active: active,
+      touch_routes_total: 0,
+      expired_routes_total: 0,
+    };
+  }
+
+  /** `GET /bench/v1/channel-runtime/snapshot`: the channels this node sequences and its append queue. */
+  runtimeSnapshot(q: BenchRuntimeQuery) {
+    const ids = this.runtimeQuery(q);
+    const active = this.deps.queue.activeChannels;
+    return {
+      version: BENCH_VERSION,
+      node_id: this.limits.nodeId,
+      ...ids,
+      active_total: active,
+      active_leader: active,
+      active_follower: 0,
+      follower_parked: 0,
+      activation_rejected_total: 0,
+      worker_queues: [{ pool: 'append', depth: this.deps.queue.depth }],
+    };
+  }
 
   private ids(body: { run_id?: string; batch_id?: string }, items: readonly unknown[]): { run_id: string; batch_id: string } {
     const run_id = (body.run_id ?? '').trim();
     const batch_id = (body.batch_id ?? '').trim();
-    if (run_id === '') throw new BenchError(400, 'run_id is required');
-    if (batch_id === '') throw new BenchError(400, 'batch_id is required');
-    if (items.length > this.maxBatch) throw new BenchError(400, `batch size ${items.length} exceeds max ${this.maxBatch}`);
+    if (run_id === '') throw benchError('run_id is required');
+    if (batch_id === '') throw benchError('batch_id is required');
+    if (items.length > this.limits.maxBatch) throw benchError(`batch size ${items.length} exceeds max ${this.limits.maxBatch}`);
     return { run_id, batch_id };
   }
 
@@ -101,7 +170,7 @@ export class BenchService {
   async subscribers(body: BenchSubscribersBody, remove: boolean) {
     const items = body.items ?? [];
     const ids = this.ids(body, items);
-    if (items.some((i) => i.reset)) throw new BenchError(400, 'bench/v1 subscribers reset=true is not supported');
+    if (items.some((i) => i.reset)) throw benchError('bench/v1 subscribers reset=true is not supported');
     let accepted = 0;
     let subscribers = 0;
     for (const it of items) {
@@ -121,25 +190,25 @@ export class BenchService {
   }
 
   /** Checks the optional generated range of `channel-runtime/snapshot`. */
-  runtimeQuery(q: BenchRuntimeQuery): { run_id?: string; profile?: string } {
+  private runtimeQuery(q: BenchRuntimeQuery): { run_id?: string; profile?: string } {
     const bounded = (q.start ?? '') !== '' || (q.end ?? '') !== '';
     if (!bounded) return { ...(q.run_id ? { run_id: q.run_id } : {}), ...(q.profile ? { profile: q.profile } : {}) };
     const int = (s: string | undefined) => (s !== undefined && /^\d{1,9}$/.test(s) ? Number(s) : NaN);
     const type = int(q.channel_type);
     if (!q.run_id || !q.profile || !(type >= 0 && type <= 255))
-      throw new BenchError(400, 'run_id, profile and channel_type are required with a range');
+      throw benchError('run_id, profile and channel_type are required with a range');
     this.checkRange(int(q.start), int(q.end));
     return { run_id: q.run_id, profile: q.profile };
   }
 
   private checkRange(start: number, end: number): void {
-    if (!(start >= 0 && end > start)) throw new BenchError(400, 'invalid range: need 0 <= start < end');
-    if (end - start > MAX_RUNTIME_RANGE) throw new BenchError(400, `range too large: max ${MAX_RUNTIME_RANGE}`);
+    if (!(start >= 0 && end > start)) throw benchError('invalid range: need 0 <= start < end');
+    if (end - start > MAX_RUNTIME_RANGE) throw benchError(`range too large: max ${MAX_RUNTIME_RANGE}`);
   }
 
   private generated(b: { run_id?: string; profile?: string; channel_type?: number; range?: { start: number; end: number } }) {
     if (!b.run_id?.trim() || !b.profile?.trim() || b.channel_type === undefined || !b.range)
-      throw new BenchError(400, 'run_id, profile, channel_type and range are required');
+      throw benchError('run_id, profile, channel_type and range are required');
     this.checkRange(b.range.start, b.range.end);
     const out: Array<{ channel_id: string; channel_type: number }> = [];
     for (let i = b.range.start; i < b.range.end; i++)
@@ -147,17 +216,16 @@ export class BenchService {
     return out;
   }
 
-  async probe(body: BenchProbeBody, nodeId: number) {
+  async probe(body: BenchProbeBody) {
     const explicit = body.channels !== undefined;
     const generated = body.range !== undefined || body.profile !== undefined;
-    if (explicit === generated)
-      throw new BenchError(400, 'exactly one selector is required: channels or run_id/profile/channel_type/range');
+    if (explicit === generated) throw benchError('exactly one selector is required: channels or run_id/profile/channel_type/range');
     let targets: Array<{ channel_id: string; channel_type: number }>;
     if (explicit) {
       targets = body.channels!;
-      if (targets.length === 0) throw new BenchError(400, 'channels must not be empty');
+      if (targets.length === 0) throw benchError('channels must not be empty');
       if (new Set(targets.map((c) => `${c.channel_type}:${c.channel_id}`)).size !== targets.length)
-        throw new BenchError(400, 'channels must be unique');
+        throw benchError('channels must be unique');
     } else targets = this.generated(body);
     const channels = [];
     const missing: string[] = [];
@@ -178,7 +246,7 @@ export class BenchService {
     }
     return {
       version: BENCH_VERSION,
-      node_id: nodeId,
+      node_id: this.limits.nodeId,
       run_id: body.run_id ?? '',
       profile: body.profile ?? '',
       checked: targets.length,
@@ -189,12 +257,12 @@ export class BenchService {
     };
   }
 
-  evict(body: BenchEvictBody, nodeId: number) {
+  evict(body: BenchEvictBody) {
     const targets = this.generated(body);
     for (const c of targets) this.deps.cache.invalidate(c.channel_id, c.channel_type);
     return {
       version: BENCH_VERSION,
-      node_id: nodeId,
+      node_id: this.limits.nodeId,
       run_id: body.run_id,
       profile: body.profile,
       requested: targets.length,

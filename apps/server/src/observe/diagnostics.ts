@@ -1,5 +1,6 @@
 import { DIAGNOSTIC_RESULTS, type DiagnosticEvent, type DiagnosticsQuery, type DiagnosticsResult } from '@parley/shared';
 import type { CommitRecord } from '../messaging/append-queue.ts';
+import { invalid } from '../errors.ts';
 import { Ring } from './ring.ts';
 
 /** Events kept in memory; the oldest are dropped first. */
@@ -13,15 +14,15 @@ interface Stored {
   uid?: string;
 }
 
-/** A diagnostics query problem: the route answers 400 with this text. */
-export class DiagnosticsQueryError extends Error {}
+/** A diagnostics query problem: a 400 with code `invalid_query`. */
+const badQuery = (message: string) => invalid(message, 'invalid_query');
 
 export const channelKeyOf = (channelId: string, channelType: number): string => `${channelType}&${channelId}`;
 
 function parseLimit(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DIAGNOSTICS_DEFAULT_LIMIT;
   const n = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= DIAGNOSTICS_MAX_LIMIT)) throw new DiagnosticsQueryError('invalid limit');
+  if (!(n >= 1 && n <= DIAGNOSTICS_MAX_LIMIT)) throw badQuery('invalid limit');
   return n;
 }
 
@@ -78,15 +79,15 @@ export class DiagnosticsStore {
     const limit = parseLimit(q.limit);
     const byNo = q.client_msg_no !== undefined && q.client_msg_no !== '';
     const byKey = (q.channel_key !== undefined && q.channel_key !== '') || (q.message_seq !== undefined && q.message_seq !== '');
-    if (byNo && byKey) throw new DiagnosticsQueryError('invalid message selector');
-    if (!byNo && !byKey) throw new DiagnosticsQueryError('missing diagnostics message lookup');
+    if (byNo && byKey) throw badQuery('invalid message selector');
+    if (!byNo && !byKey) throw badQuery('missing diagnostics message lookup');
     if (byNo) {
       const no = q.client_msg_no!;
       return this.result({ client_msg_no: no }, { client_msg_no: no, limit }, (s) => s.event.client_msg_no === no, limit);
     }
     const seq = /^\d{1,15}$/.test(q.message_seq ?? '') ? Number(q.message_seq) : 0;
-    if (!(seq > 0)) throw new DiagnosticsQueryError('invalid message_seq');
-    if (!q.channel_key) throw new DiagnosticsQueryError('missing diagnostics message lookup');
+    if (!(seq > 0)) throw badQuery('invalid message_seq');
+    if (!q.channel_key) throw badQuery('missing diagnostics message lookup');
     const key = q.channel_key;
     return this.result(
       { channel_key: key, message_seq: seq },
@@ -98,7 +99,7 @@ export class DiagnosticsStore {
 
   search(q: DiagnosticsQuery): DiagnosticsResult {
     const limit = parseLimit(q.limit);
-    if (q.result && !(DIAGNOSTIC_RESULTS as readonly string[]).includes(q.result)) throw new DiagnosticsQueryError('invalid result');
+    if (q.result && !(DIAGNOSTIC_RESULTS as readonly string[]).includes(q.result)) throw badQuery('invalid result');
     const query: Record<string, string | number> = { limit };
     for (const k of ['stage', 'uid', 'channel_key', 'result'] as const) if (q[k]) query[k] = q[k]!;
     const match = (s: Stored) =>

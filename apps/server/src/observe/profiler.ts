@@ -3,6 +3,7 @@ import { Session } from 'node:inspector/promises';
 import type { Readable } from 'node:stream';
 import { getHeapSnapshot } from 'node:v8';
 import type { GoroutineSummary } from '@parley/shared';
+import { DomainError } from '../errors.ts';
 
 /** Longest CPU profile one request may ask for, seconds (Go's default is 30). */
 export const MAX_PROFILE_SECONDS = 60;
@@ -24,12 +25,10 @@ const bootId = randomUUID();
 const peaks = new Map<string, number>();
 let profiling = false;
 
-/** Thrown when a CPU profile is already running (the inspector profiler is process-wide). */
-export class ProfilerBusyError extends Error {}
-
 /** Records a V8 CPU profile for `seconds` and returns it as `.cpuprofile` JSON text. */
 export async function cpuProfile(seconds: number): Promise<string> {
-  if (profiling) throw new ProfilerBusyError('a CPU profile is already running');
+  // The inspector profiler is process-wide: one profile at a time.
+  if (profiling) throw new DomainError('profiler_busy', 409, 'a CPU profile is already running');
   profiling = true;
   const session = new Session();
   session.connect();

@@ -1,6 +1,8 @@
-import { TOP_VIEW_SECTIONS, type TopSnapshot, type TopView } from '@parley/shared';
+import { TOP_VIEW_SECTIONS, type TopQuery, type TopSnapshot, type TopView } from '@parley/shared';
+import { DomainError } from '../errors.ts';
 import type { Collector, Sample } from './collector.ts';
 import { pressureItems, pressureSection } from './pressure.ts';
+import { parseTopQuery } from './top-query.ts';
 import { verdictOf } from './verdict.ts';
 import { perSec, round, selectWindow, trafficOf, type SampleWindow } from './window.ts';
 
@@ -131,5 +133,16 @@ export function buildSnapshot(ctx: SnapshotContext, q: SnapshotQuery, now = new 
   if (wanted.has('channelv2')) snapshot.channelv2 = s.channelv2;
   if (wanted.has('storage')) snapshot.storage = s.storage;
   if (wanted.has('delivery')) snapshot.delivery = s.delivery;
+  return snapshot;
+}
+
+/**
+ * `GET /top/v1/snapshot`: 404 without a collector (`top.api_enable` false),
+ * 400 on a bad query, 503 while the window holds fewer than two samples.
+ */
+export function topSnapshot(ctx: SnapshotContext | undefined, query: TopQuery): TopSnapshot {
+  if (!ctx) throw new DomainError('not_configured', 404, 'top snapshot provider is not configured');
+  const snapshot = buildSnapshot(ctx, parseTopQuery(query));
+  if (!snapshot) throw new DomainError('warming_up', 503, 'top collector warming up');
   return snapshot;
 }

@@ -1,7 +1,13 @@
+import { ConnectParams as ConnectSchema, PingParams, RecvackParams as RecvackSchema, SendParams as SendSchema } from '@parley/shared';
+import { KindGuard, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+
 /**
- * Params of the JSON-RPC methods, read in both spellings (camelCase and
- * snake_case) and normalized to camelCase. Each reader throws
- * `InvalidParamsError` with a message naming the offending field.
+ * Params of the JSON-RPC methods, checked against their schemas in
+ * `packages/shared` (both spellings, camelCase and snake_case) and normalized
+ * to camelCase. Each reader throws `InvalidParamsError` with a message naming
+ * the offending field.
  */
 
 export class InvalidParamsError extends Error {
@@ -53,51 +59,60 @@ export interface RecvackParams {
   messageSeq: number;
 }
 
-/** Longest string field accepted in params (uids, channel ids, keys), in characters. */
-export const MAX_PARAM_STRING = 1024;
+/** Longest string field accepted in params, in characters. */
+export { MAX_PARAM_STRING } from '@parley/shared';
 
 type Obj = Record<string, unknown>;
 
-function asObject(params: unknown, method: string): Obj {
+const checkConnect = TypeCompiler.Compile(ConnectSchema);
+const checkSend = TypeCompiler.Compile(SendSchema);
+const checkRecvack = TypeCompiler.Compile(RecvackSchema);
+const checkPing = TypeCompiler.Compile(PingParams);
+
+/** What a refusal says about `value` against `schema`: the first field that fails, by the name its schema gives it. */
+function problem(schema: TSchema, value: unknown): string {
+  if (KindGuard.IsObject(schema) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    for (const [key, sub] of Object.entries(schema.properties)) {
+      const v = (value as Obj)[key];
+      if (v === undefined && !schema.required?.includes(key)) continue;
+      if (!Value.Check(sub, v)) return problem(sub, v);
+    }
+  }
+  if (typeof schema.message === 'string') return schema.message;
+  const name = String(schema.field);
+  const inner = KindGuard.IsUnion(schema) ? (schema.anyOf.find((s) => !KindGuard.IsNull(s)) ?? schema) : schema;
+  if (KindGuard.IsObject(inner)) {
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? problem(inner, value) : `${name} must be an object`;
+  }
+  if (KindGuard.IsString(inner)) return typeof value === 'string' ? `${name} is too long` : `${name} must be a string`;
+  if (KindGuard.IsInteger(inner)) return `${name} must be an integer in ${inner.minimum}..${inner.maximum}`;
+  if (KindGuard.IsBoolean(inner)) return `${name} must be a boolean`;
+  return `${name} is invalid`;
+}
+
+/** `params` as an object that passed `check`; otherwise the refusal naming the first field that fails. */
+function checked(check: TypeCheck<TSchema>, params: unknown, method: string): Obj {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new InvalidParamsError(`${method} needs params as an object`);
   }
+  if (!check.Check(params)) throw new InvalidParamsError(problem(check.Schema(), params));
   return params as Obj;
 }
 
+/** The value of a field in either spelling (camelCase first); null counts as absent. */
 function pick(p: Obj, camel: string, snake?: string): unknown {
-  const v = p[camel];
-  return v !== undefined || snake === undefined ? v : p[snake];
+  const v = p[camel] ?? (snake === undefined ? undefined : p[snake]);
+  return v === null ? undefined : v;
 }
 
-function str(p: Obj, camel: string, snake?: string, nullable = false): string {
-  const v = pick(p, camel, snake);
-  if (v === undefined || (nullable && v === null)) return '';
-  if (typeof v !== 'string') throw new InvalidParamsError(`${camel} must be a string`);
-  if (v.length > MAX_PARAM_STRING) throw new InvalidParamsError(`${camel} is too long`);
-  return v;
-}
+const str = (p: Obj, camel: string, snake?: string): string => (pick(p, camel, snake) as string | undefined) ?? '';
+const int = (p: Obj, camel: string, snake?: string): number => (pick(p, camel, snake) as number | undefined) ?? 0;
+const flag = (o: Obj, camel: string, snake?: string): boolean => (pick(o, camel, snake) as boolean | undefined) ?? false;
 
-function int(p: Obj, camel: string, snake: string | undefined, min: number, max: number): number {
-  const v = pick(p, camel, snake);
-  if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new InvalidParamsError(`${camel} must be an integer in ${min}..${max}`);
-  }
-  return v;
-}
-
-function flag(o: Obj, camel: string, snake?: string): boolean {
-  const v = pick(o, camel, snake);
-  if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') throw new InvalidParamsError(`header.${camel} must be a boolean`);
-  return v;
-}
-
-export function readHeader(p: Obj): JsonRpcHeader {
+/** The header of checked params. */
+function readHeader(p: Obj): JsonRpcHeader {
   const h = p.header;
   if (h === undefined || h === null) return { noPersist: false, redDot: false, syncOnce: false, dup: false, end: false };
-  if (typeof h !== 'object' || Array.isArray(h)) throw new InvalidParamsError('header must be an object');
   const o = h as Obj;
   return {
     noPersist: flag(o, 'noPersist', 'no_persist'),
@@ -108,30 +123,25 @@ export function readHeader(p: Obj): JsonRpcHeader {
   };
 }
 
+/** The setting byte of checked send params. */
 function readSetting(p: Obj): number {
   const s = p.setting;
   if (s === undefined || s === null) return 0;
-  if (typeof s !== 'object' || Array.isArray(s)) throw new InvalidParamsError('setting must be an object');
-  const o = s as Obj;
   let bits = 0;
-  for (const name of ['receipt', 'signal', 'stream', 'topic'] as const) {
-    const v = o[name];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'boolean') throw new InvalidParamsError(`setting.${name} must be a boolean`);
-    if (v) bits |= SettingBit[name];
-  }
+  for (const name of ['receipt', 'signal', 'stream', 'topic'] as const) if ((s as Obj)[name] === true) bits |= SettingBit[name];
   return bits;
 }
 
+/** `connect` params, checked against the shared `ConnectParams` schema. */
 export function readConnectParams(params: unknown): ConnectParams {
-  const p = asObject(params, 'connect');
+  const p = checked(checkConnect, params, 'connect');
   return {
     header: readHeader(p),
-    version: int(p, 'version', undefined, 0, 255),
+    version: int(p, 'version'),
     clientKey: str(p, 'clientKey', 'client_key'),
-    deviceId: str(p, 'deviceId', 'device_id', true),
-    deviceFlag: int(p, 'deviceFlag', 'device_flag', 0, 255),
-    clientTimestamp: int(p, 'clientTimestamp', 'client_timestamp', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    deviceId: str(p, 'deviceId', 'device_id'),
+    deviceFlag: int(p, 'deviceFlag', 'device_flag'),
+    clientTimestamp: int(p, 'clientTimestamp', 'client_timestamp'),
     uid: str(p, 'uid'),
     token: str(p, 'token'),
   };
@@ -160,33 +170,34 @@ export function readPayload(value: unknown): Uint8Array {
   throw new InvalidParamsError('payload must be a string, an object or null');
 }
 
+/** `send` params, checked against the shared `SendParams` schema. */
 export function readSendParams(params: unknown): SendParams {
-  const p = asObject(params, 'send');
+  const p = checked(checkSend, params, 'send');
   return {
     header: readHeader(p),
     setting: readSetting(p),
     msgKey: str(p, 'msgKey', 'msg_key'),
-    expire: int(p, 'expire', undefined, 0, 4_294_967_295),
+    expire: int(p, 'expire'),
     clientMsgNo: str(p, 'clientMsgNo', 'client_msg_no'),
     streamNo: str(p, 'streamNo', 'stream_no'),
     channelId: str(p, 'channelId', 'channel_id'),
-    channelType: int(p, 'channelType', 'channel_type', 0, 255),
+    channelType: int(p, 'channelType', 'channel_type'),
     topic: str(p, 'topic'),
     payload: readPayload(p.payload),
   };
 }
 
+/** `recvack` params, checked against the shared `RecvackParams` schema. */
 export function readRecvackParams(params: unknown): RecvackParams {
-  const p = asObject(params, 'recvack');
+  const p = checked(checkRecvack, params, 'recvack');
   return {
     header: readHeader(p),
     messageId: str(p, 'messageId', 'message_id'),
-    messageSeq: int(p, 'messageSeq', 'message_seq', 0, Number.MAX_SAFE_INTEGER),
+    messageSeq: int(p, 'messageSeq', 'message_seq'),
   };
 }
 
 /** `ping` params: absent, null or an object. */
 export function checkPingParams(params: unknown): void {
-  if (params === undefined || params === null) return;
-  if (typeof params !== 'object' || Array.isArray(params)) throw new InvalidParamsError('ping params must be an object or null');
+  if (params !== undefined && !checkPing.Check(params)) throw new InvalidParamsError(problem(PingParams, params));
 }

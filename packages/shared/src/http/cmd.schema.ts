@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, IntFlag, Seq, Uint8 } from './common.schema.ts';
+import { MessageResp } from './message.schema.ts';
 
 /** Most uids one cmd bind/unbind batch may carry. */
 export const MAX_CMD_BIND_ITEMS = 1000;
@@ -30,3 +31,6 @@ export const CmdSyncAckBody = Type.Object({
   last_message_seq: Type.Optional(Seq),
 });
 export type CmdSyncAckBody = Static<typeof CmdSyncAckBody>;
+
+/** `POST /message/sync` answer: the commands not yet acknowledged, oldest first. */
+export const CmdSyncResult = Type.Array(MessageResp);

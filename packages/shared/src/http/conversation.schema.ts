@@ -53,6 +53,7 @@ export const ConversationItem = Type.Object({
   /** Null for an explicitly activated conversation with no visible message. */
   last_message: Type.Unsafe<Static<typeof LastMessage> | null>({ ...LastMessage, nullable: true }),
 });
+export type ConversationItem = Static<typeof ConversationItem>;
 
 export const ConversationPage = Type.Object({
   conversations: Type.Array(ConversationItem),
@@ -64,6 +65,7 @@ export const ConversationPage = Type.Object({
   tombstones_retained_since: Int64,
   reset_required: Type.Boolean(),
 });
+export type ConversationPage = Static<typeof ConversationPage>;
 
 /** `POST /conversation/sync` (deprecated): the v2-style list. */
 export const ConversationSyncBody = Type.Object({
@@ -89,3 +91,8 @@ export const ConversationSyncItem = Type.Object({
   version: Type.Integer(),
   recents: Type.Optional(Type.Array(MessageResp)),
 });
+export type ConversationSyncItem = Static<typeof ConversationSyncItem>;
+
+/** `POST /conversation/sync` answer: the v2-style list. */
+export const ConversationSyncResult = Type.Array(ConversationSyncItem);
+export type ConversationSyncResult = Static<typeof ConversationSyncResult>;

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, Int64, IntFlag, Seq, Uint8, UidList } from './common.schema.ts';
-import { MessageResp, MessageSyncBody, SendHeader } from './message.schema.ts';
+import { Id, Int64, IntFlag, Seq, StatusOk, Uint8, UidList } from './common.schema.ts';
+import { MessageResp, MessageSyncBody, MessageSyncResult, SendHeader } from './message.schema.ts';
 
 /** A JSON array of uids (`/route/batch`, `/user/onlinestatus`). */
 export const UidArrayBody = UidList;
@@ -11,6 +11,19 @@ export type UidsBody = Static<typeof UidsBody>;
 
 /** One online route: a session of `uid` on this node. */
 export const OnlineStatus = Type.Object({ uid: Type.String(), device_flag: Type.Integer(), online: Type.Integer() });
+export type OnlineStatus = Static<typeof OnlineStatus>;
+
+/** `POST /user/onlinestatus` answer: `{"status":200}` for an empty list, else every online route of the uids. */
+export const OnlineStatusResult = Type.Union([StatusOk, Type.Array(OnlineStatus)]);
+export type OnlineStatusResult = Static<typeof OnlineStatusResult>;
+
+/** `GET /user/systemuids` answer. */
+export const SystemUidsResult = Type.Array(Type.String());
+
+/** `GET /channel/whitelist` answer: one entry per allowed uid (`id` is always 0). */
+export const WhitelistEntry = Type.Object({ id: Type.Integer(), uid: Type.String() });
+export type WhitelistEntry = Static<typeof WhitelistEntry>;
+export const WhitelistResult = Type.Array(WhitelistEntry);
 
 /** `/channel/delete`, `/channel/subscriber_remove_all`, `*_remove_all`. */
 export const ChannelKeyBody = Type.Object({ channel_id: Id, channel_type: Type.Optional(Uint8) });
@@ -34,6 +47,23 @@ export const MessageSyncBatchBody = Type.Object({
   items: Type.Array(Type.Omit(MessageSyncBody, ['login_uid']), { maxItems: 1000 }),
 });
 export type MessageSyncBatchBody = Static<typeof MessageSyncBatchBody>;
+
+/** One item of the batch answer: its channel, its page, and `error` when reading it failed. */
+export const MessageSyncBatchItem = Type.Intersect([
+  MessageSyncResult,
+  Type.Object({ channel_id: Type.String(), channel_type: Type.Integer(), error: Type.Optional(Type.String()) }),
+]);
+export type MessageSyncBatchItem = Static<typeof MessageSyncBatchItem>;
+export const MessageSyncBatchResult = Type.Object({ items: Type.Array(MessageSyncBatchItem) });
+export type MessageSyncBatchResult = Static<typeof MessageSyncBatchResult>;
+
+/** `GET /channel/max_message_seq` answer. */
+export const MaxMessageSeqResult = Type.Object({ message_seq: Type.Integer() });
+export type MaxMessageSeqResult = Static<typeof MaxMessageSeqResult>;
+
+/** `GET /channel/last_message` answer: the newest visible message, or `{}`. */
+export const LastMessageResult = Type.Partial(MessageResp);
+export type LastMessageResult = Static<typeof LastMessageResult>;
 
 /** `POST /messages`: exact query by ids, seqs and client message numbers (≤ 128 selectors). */
 export const ExactQueryBody = Type.Object({
@@ -59,6 +89,7 @@ export const SendBatchBody = Type.Object({
 export type SendBatchBody = Static<typeof SendBatchBody>;
 
 export const SendBatchResult = Type.Object({ fail_uids: Type.Array(Type.String()), reason: Type.Array(Type.Integer()) });
+export type SendBatchResult = Static<typeof SendBatchResult>;
 
 /** `POST /conn/kick` and `/conn/remove` (v2): one connection of a uid on this node. */
 export const ConnBody = Type.Object({
@@ -108,10 +139,28 @@ export const MessageEventResp = Type.Object({
   occurred_at: Type.Integer(),
   payload: Type.Unknown(),
 });
+export type MessageEventResp = Static<typeof MessageEventResp>;
 
-export const ExactQueryResult = Type.Object({
-  start_message_seq: Type.Integer(),
-  end_message_seq: Type.Integer(),
-  more: Type.Integer(),
-  messages: Type.Array(MessageResp),
+/** `POST /message/event` answer: the stored event (the earlier one on a repeat) and its stream's state. */
+export const MessageEventResult = Type.Object({
+  status: Type.Literal(200),
+  data: Type.Object({
+    client_msg_no: Type.String(),
+    event_key: Type.String(),
+    event_id: Type.String(),
+    msg_event_seq: Type.Integer(),
+    stream_status: Type.String(),
+    channel_id: Type.String(),
+    channel_type: Type.Integer(),
+    from_uid: Type.String(),
+  }),
 });
+export type MessageEventResult = Static<typeof MessageEventResult>;
+
+/** `POST /message/eventsync` answer: events oldest first; `more` 1 when further events follow. */
+export const EventSyncResult = Type.Object({ events: Type.Array(MessageEventResp), more: Type.Integer() });
+export type EventSyncResult = Static<typeof EventSyncResult>;
+
+/** `POST /messages` answer: the page shape of a pull (its seqs and `more` always 0). */
+export const ExactQueryResult = MessageSyncResult;
+export type ExactQueryResult = MessageSyncResult;

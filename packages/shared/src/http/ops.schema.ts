@@ -31,6 +31,14 @@ export const DebugCluster = Type.Object({
   state_revision: Int(),
   slots: Type.Array(Type.Object({ slot_id: Int(), leader_id: Int(), replicas: Type.Array(Int()) }, { additionalProperties: true })),
 });
+export type DebugCluster = Static<typeof DebugCluster>;
+
+/** `GET /debug/diagnostics/trace/:trace_id` path. */
+export const DiagnosticsTraceParams = Type.Object({ trace_id: Type.String() });
+
+/** `/debug/pprof/*` query: `seconds` of a CPU profile (1-60, default 30). */
+export const PprofQuery = Type.Object({ seconds: Type.Optional(Type.String()) });
+export type PprofQuery = Static<typeof PprofQuery>;
 
 /** Values of a diagnostics event's `result`. */
 export const DIAGNOSTIC_RESULTS = ['ok', 'error', 'timeout', 'canceled', 'partial', 'dropped', 'skipped'] as const;

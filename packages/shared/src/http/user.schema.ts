@@ -35,3 +35,9 @@ export const RouteResponse = Type.Object({
   wss_addr: Type.String(),
 });
 export type RouteResponse = Static<typeof RouteResponse>;
+
+/** `POST /route/batch` answer: one entry (this node's addresses) listing the uids asked about. */
+export const RouteBatchResult = Type.Array(
+  Type.Intersect([Type.Object({ uids: Type.Optional(Type.Array(Type.String())) }), RouteResponse]),
+);
+export type RouteBatchResult = Static<typeof RouteBatchResult>;

@@ -1,0 +1,129 @@
+import { ChannelType, normalizePersonChannel, ReasonCode } from '@parley/shared';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { messagingKit, recordingSession, type MessagingKit } from '../../test/messaging-kit.ts';
+import { SEND_REFUSALS } from './send.service.ts';
+
+let k: MessagingKit;
+beforeEach(async () => {
+  k = await messagingKit();
+});
+afterEach(() => k.close());
+
+/** The canonical id of the person channel of alice and bob (WuKongIM orders the two uids by hash). */
+const AB = normalizePersonChannel('alice', 'bob')!;
+
+/** The stored messages of a channel, oldest first. */
+const stored = async (channelId: string, channelType: number) =>
+  (await k.store.messages.range(channelId, channelType, 1, Number.MAX_SAFE_INTEGER, 100, false)).messages;
+
+describe('SendService: person channels', () => {
+  it('stores under the canonical id, answers only after the commit, and delivers to the peer but not the sending session', async () => {
+    const mine = recordingSession('alice');
+    const other = recordingSession('alice', 2);
+    const peer = recordingSession('bob');
+    for (const s of [mine, other, peer]) k.presence.add(s);
+    const r = await k.sendText('alice', 'bob', ChannelType.Person, 'hi', { session: mine });
+    expect(r).toMatchObject({ reason: ReasonCode.Success, messageSeq: 1 });
+    expect(r.messageId).toBeGreaterThan(0n);
+    // durable before the answer: the row is there as soon as the promise settles
+    const rows = await stored(AB, ChannelType.Person);
+    expect(rows.map((m) => [m.messageSeq, m.messageId, Buffer.from(m.payload).toString()])).toEqual([[1, r.messageId, 'hi']]);
+    await k.queue.drain();
+    expect(peer.delivered.map((d) => d.channelIdFor('bob'))).toEqual(['alice']);
+    expect(other.delivered).toHaveLength(1);
+    expect(mine.delivered).toEqual([]);
+  });
+
+  it('makes both participants members (the person directory) with the first message', async () => {
+    await k.sendText('bob', 'alice', ChannelType.Person, 'first');
+    for (const uid of ['alice', 'bob'])
+      expect(await k.store.memberships.get(AB, ChannelType.Person, uid)).toMatchObject({ joinSeq: 1, removed: false });
+    expect((await k.store.memberships.get(AB, ChannelType.Person, 'bob'))?.lastSendSeq).toBe(1);
+  });
+
+  it('refuses a malformed person id with reason 9 and the invalid-channel-id refusal', async () => {
+    const r = await k.sendText('alice', 'x@y', ChannelType.Person, 'hi');
+    expect(r).toEqual({ reason: ReasonCode.PayloadDecodeError, messageId: 0n, messageSeq: 0, refusal: SEND_REFUSALS.invalidChannelId });
+  });
+});
+
+describe('SendService: idempotency and request shape', () => {
+  it('returns the original ids for a repeated client_msg_no with the same payload, and refuses another payload', async () => {
+    const first = await k.sendText('alice', 'bob', ChannelType.Person, 'hi', { clientMsgNo: 'c1' });
+    const again = await k.sendText('alice', 'bob', ChannelType.Person, 'hi', { clientMsgNo: 'c1' });
+    expect(again).toEqual(first);
+    const other = await k.sendText('alice', 'bob', ChannelType.Person, 'changed', { clientMsgNo: 'c1' });
+    expect(other).toMatchObject({ reason: ReasonCode.SystemError, refusal: SEND_REFUSALS.idempotencyConflict });
+    expect(await stored(AB, ChannelType.Person)).toHaveLength(1);
+  });
+
+  it('refuses an empty sender (auth) and an empty channel or payload (decode), storing nothing', async () => {
+    expect(await k.sendText('', 'bob', ChannelType.Person, 'hi')).toMatchObject({
+      reason: ReasonCode.AuthFail,
+      refusal: SEND_REFUSALS.invalidRequest,
+    });
+    expect((await k.sendText('alice', '', ChannelType.Group, 'hi')).reason).toBe(ReasonCode.PayloadDecodeError);
+    expect((await k.sendText('alice', 'bob', ChannelType.Person, '')).reason).toBe(ReasonCode.PayloadDecodeError);
+    expect(k.send.stats).toEqual({ sends: 3, acks: 0, ackErrors: 3, fanoutErrors: 0 });
+  });
+
+  it('a permission refusal carries its reason and no refusal (the HTTP API answers it as a 200 with the reason)', async () => {
+    const r = await k.sendText('alice', 'no-such-group', ChannelType.Group, 'hi');
+    expect(r).toEqual({ reason: ReasonCode.ChannelNotExist, messageId: 0n, messageSeq: 0 });
+  });
+});
+
+describe('SendService: groups, commands and transient messages', () => {
+  beforeEach(async () => {
+    await k.channels.upsert('g1', ChannelType.Group, {});
+    await k.channels.addSubscribers('g1', ChannelType.Group, ['alice', 'bob', 'carol']);
+  });
+
+  it('numbers a group channel 1, 2, 3 and delivers to every online subscriber', async () => {
+    const bob = recordingSession('bob');
+    k.presence.add(bob);
+    const seqs = [];
+    for (const text of ['a', 'b', 'c']) seqs.push((await k.sendText('alice', 'g1', ChannelType.Group, text)).messageSeq);
+    expect(seqs).toEqual([1, 2, 3]);
+    await k.queue.drain();
+    expect(bob.delivered.map((d) => d.messageSeq)).toEqual([1, 2, 3]);
+  });
+
+  it('keeps a command (`____cmd` suffix or sync_once) in the channel command log, delivered as sync_once', async () => {
+    const bob = recordingSession('bob');
+    k.presence.add(bob);
+    const r = await k.sendText('alice', 'g1____cmd', ChannelType.Group, 'cmd');
+    expect(r.messageSeq).toBe(1);
+    expect(await stored('g1____cmd', ChannelType.Group)).toHaveLength(1);
+    expect(await stored('g1', ChannelType.Group)).toHaveLength(0);
+    await k.queue.drain();
+    expect(bob.delivered.map((d) => [d.channelId, d.syncOnce])).toEqual([['g1', true]]);
+  });
+
+  it('delivers a no_persist message without storing it (seq 0)', async () => {
+    const bob = recordingSession('bob');
+    k.presence.add(bob);
+    const r = await k.sendText('alice', 'g1', ChannelType.Group, 'typing', { noPersist: true, syncOnce: true });
+    expect(r.messageSeq).toBe(0);
+    expect(r.messageId).toBeGreaterThan(0n);
+    await k.queue.drain();
+    expect(await stored('g1', ChannelType.Group)).toEqual([]);
+    expect(bob.delivered.map((d) => d.messageSeq)).toEqual([0]);
+  });
+
+  it('request-scoped sends reach exactly the listed uids and need sync_once and no channel', async () => {
+    const [bob, carol] = [recordingSession('bob'), recordingSession('carol')];
+    k.presence.add(bob);
+    k.presence.add(carol);
+    const ok = await k.sendText('svc', '', 0, 'x', { subscribers: ['bob', ' bob '], syncOnce: true });
+    expect(ok.reason).toBe(ReasonCode.Success);
+    await k.queue.drain();
+    expect(bob.delivered).toHaveLength(1);
+    expect(carol.delivered).toEqual([]);
+    expect((await k.sendText('svc', '', 0, 'x', { subscribers: ['bob'] })).refusal).toBe(SEND_REFUSALS.subscribersNeedSyncOnce);
+    expect((await k.sendText('svc', 'g1', 2, 'x', { subscribers: ['bob'], syncOnce: true })).refusal).toBe(
+      SEND_REFUSALS.subscribersWithChannel,
+    );
+    expect((await k.sendText('svc', '', 0, 'x', { subscribers: [' '], syncOnce: true })).refusal).toBe(SEND_REFUSALS.subscribersRequired);
+  });
+});

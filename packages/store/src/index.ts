@@ -1,0 +1,33 @@
+/**
+ * The Parley store: schema, migrations and repositories, used by the server
+ * and by `parleyctl`. Repositories are dialect-neutral (kysely over a `Db`);
+ * everything particular to SQLite lives under `sqlite/`.
+ */
+export type { Db } from './db.ts';
+export type * from './schema.ts';
+export type { Store } from './store.ts';
+export { createRepositories, type Repositories } from './repositories/index.ts';
+export type { ChannelFlags, ChannelRow, ChannelRepository, MemberListName } from './repositories/channel.repository.ts';
+export type { CmdBinding, CmdBindingRepository } from './repositories/cmd-binding.repository.ts';
+export type { DeviceRecord, DeviceRepository } from './repositories/device.repository.ts';
+export type { DirectoryKey, LastSendMark, MembershipRepository, MembershipRow } from './repositories/membership.repository.ts';
+export type { MessageEvent, MessageEventRepository } from './repositories/message-event.repository.ts';
+export type { IdempotencyKey, IdempotentHit, MessageRepository, StoredMessage } from './repositories/message.repository.ts';
+export { tokenDigest } from './token-digest.ts';
+export { openEmbeddedStore, openMemoryStore } from './sqlite/embedded.ts';
+export { BUSY_TIMEOUT_MS, openMemorySqlite, openSqlite, type OpenOptions } from './sqlite/open.ts';
+export {
+  assertStorePresent,
+  checkStoreFile,
+  StoreIntegrityError,
+  storeMarker,
+  STORE_FILE,
+  type StoreCheckReport,
+} from './sqlite/integrity.ts';
+export { DataDirLockedError, lockDataDir, LOCK_FILE, PID_FILE, type DataDirLock } from './sqlite/dir-lock.ts';
+export { diagnoseStoreFiles, failureKind, WriteHealth, type HealthLog, type StoreFailureKind } from './sqlite/write-health.ts';
+export { contentDigest, type ContentDigest } from './content-digest.ts';
+export { CONTENT_TABLES, type ContentTable } from './tables.ts';
+export type { ImportRepository } from './repositories/import.repository.ts';
+export type { SnapshotRepository } from './repositories/snapshot.repository.ts';
+export { openImportTarget, openStoreReader, type ImportTarget, type StoreReader } from './sqlite/migration-target.ts';

@@ -1,0 +1,235 @@
+import { sql, type InferResult } from 'kysely';
+import type { Db } from '../db.ts';
+import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
+import { markLastSends, type LastSendMark } from './membership.repository.ts';
+
+/** A message row as stored. `messageId` is a decimal string when read back. */
+export interface StoredMessage {
+  channelId: string;
+  channelType: number;
+  messageSeq: number;
+  messageId: bigint;
+  clientMsgNo: string;
+  fromUid: string;
+  setting: number;
+  /** Header bits: 1 no_persist, 2 red_dot, 4 sync_once. */
+  flags: number;
+  expire: number;
+  topic: string;
+  /** Server append time, unix ms. */
+  createdAt: number;
+  payload: Uint8Array;
+}
+
+/** A send's idempotency key. */
+export interface IdempotencyKey {
+  channelId: string;
+  channelType: number;
+  fromUid: string;
+  clientMsgNo: string;
+}
+
+/** Keys per look-up statement (4 parameters each). */
+const KEY_CHUNK = 250;
+
+/** An earlier message found under an idempotency key. */
+export interface IdempotentHit extends IdempotencyKey {
+  messageId: bigint;
+  messageSeq: number;
+  payload: Uint8Array;
+}
+
+/** Rows per INSERT statement (12 parameters each; under every dialect's limit). */
+const INSERT_CHUNK = 500;
+
+const messageColumns = [
+  'channel_id',
+  'channel_type',
+  'message_seq',
+  sql<string>`cast(message_id as text)`.as('message_id_text'),
+  ...MESSAGE_BODY_COLUMNS,
+] as const;
+
+/** The message columns every read selects, with the 64-bit id as text (never a JS number). */
+function selectMessages(db: Db) {
+  return db.selectFrom('messages').select(messageColumns);
+}
+
+type MessageSelect = InferResult<ReturnType<typeof selectMessages>>[number];
+
+function toStored(r: MessageSelect): StoredMessage {
+  return {
+    channelId: r.channel_id,
+    channelType: Number(r.channel_type),
+    messageSeq: Number(r.message_seq),
+    messageId: BigInt(r.message_id_text),
+    clientMsgNo: r.client_msg_no,
+    fromUid: r.from_uid,
+    setting: Number(r.setting),
+    flags: Number(r.flags),
+    expire: Number(r.expire),
+    topic: r.topic,
+    createdAt: Number(r.created_at),
+    payload: r.payload,
+  };
+}
+
+/** The message log of every channel, keyed by `(channel, message_seq)`. */
+export function createMessageRepository(db: Db) {
+  return {
+    /** The committed tail of a channel: its highest seq, or the recorded floor when higher. */
+    async loadTail(channelId: string, channelType: number): Promise<number> {
+      const row = await db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('message_seq').as('tail'))
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .executeTakeFirst();
+      const floor = await db
+        .selectFrom('channel_log')
+        .select('tail_seq')
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .executeTakeFirst();
+      return Math.max(Number(row?.tail ?? 0), Number(floor?.tail_seq ?? 0));
+    },
+
+    /**
+     * Earlier messages under any of the given idempotency keys
+     * `(channel, sender, client_msg_no)`: one indexed query for a whole batch.
+     */
+    async findByIdempotencyKeys(keys: readonly IdempotencyKey[]): Promise<IdempotentHit[]> {
+      const hits: IdempotentHit[] = [];
+      for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+        const values = sql.join(
+          keys
+            .slice(i, i + KEY_CHUNK)
+            .map(
+              (k) =>
+                sql`(cast(${k.channelId} as text), cast(${k.channelType} as integer), cast(${k.fromUid} as text), cast(${k.clientMsgNo} as text))`,
+            ),
+        );
+        const rows = await db
+          .selectFrom('messages')
+          .select([
+            'channel_id',
+            'channel_type',
+            'from_uid',
+            'client_msg_no',
+            sql<string>`cast(message_id as text)`.as('id_text'),
+            'message_seq',
+            'payload',
+          ])
+          .where('client_msg_no', '<>', '')
+          .where(sql<boolean>`(channel_id, channel_type, from_uid, client_msg_no) in (values ${values})`)
+          .execute();
+        for (const r of rows) {
+          hits.push({
+            channelId: r.channel_id,
+            channelType: Number(r.channel_type),
+            fromUid: r.from_uid,
+            clientMsgNo: r.client_msg_no,
+            messageId: BigInt(r.id_text),
+            messageSeq: Number(r.message_seq),
+            payload: r.payload,
+          });
+        }
+      }
+      return hits;
+    },
+
+    /**
+     * Commits a batch of messages and each sender's latest-send mark in one
+     * transaction: either all of it is durable or none of it.
+     */
+    async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+          await trx
+            .insertInto('messages')
+            .values(
+              rows.slice(i, i + INSERT_CHUNK).map((m) => ({
+                channel_id: m.channelId,
+                channel_type: m.channelType,
+                message_seq: m.messageSeq,
+                message_id: m.messageId,
+                client_msg_no: m.clientMsgNo,
+                from_uid: m.fromUid,
+                setting: m.setting,
+                flags: m.flags,
+                expire: m.expire,
+                topic: m.topic,
+                created_at: m.createdAt,
+                payload: m.payload,
+              })),
+            )
+            .execute();
+        }
+        await markLastSends(trx, marks);
+      });
+    },
+
+    /** Messages of one channel with any of the given ids (exact 64-bit). */
+    async byIds(channelId: string, channelType: number, ids: readonly bigint[]): Promise<StoredMessage[]> {
+      if (ids.length === 0) return [];
+      const rows = await selectMessages(db)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('message_id', 'in', ids as bigint[])
+        .execute();
+      return rows.map((r) => toStored(r));
+    },
+
+    async bySeqs(channelId: string, channelType: number, seqs: readonly number[]): Promise<StoredMessage[]> {
+      if (seqs.length === 0) return [];
+      const rows = await selectMessages(db)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('message_seq', 'in', seqs as number[])
+        .execute();
+      return rows.map((r) => toStored(r));
+    },
+
+    /** Messages under one client message number, oldest first, looking at no more than `maxEntries`. */
+    async byClientMsgNo(channelId: string, channelType: number, clientMsgNo: string, maxEntries: number): Promise<StoredMessage[]> {
+      const rows = await selectMessages(db)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('client_msg_no', '=', clientMsgNo)
+        .orderBy('message_seq')
+        .limit(maxEntries)
+        .execute();
+      return rows.map((r) => toStored(r));
+    },
+
+    /**
+     * Messages with `lower ≤ seq ≤ upper`, at most `limit` of them, taken from
+     * the newest end (`newest`) or the oldest; returned in ascending seq order.
+     * `more` is true when the bounds hold further messages beyond the page.
+     */
+    async range(
+      channelId: string,
+      channelType: number,
+      lower: number,
+      upper: number,
+      limit: number,
+      newest: boolean,
+    ): Promise<{ messages: StoredMessage[]; more: boolean }> {
+      if (upper < lower) return { messages: [], more: false };
+      const rows = await selectMessages(db)
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('message_seq', '>=', lower)
+        .where('message_seq', '<=', upper)
+        .orderBy('message_seq', newest ? 'desc' : 'asc')
+        .limit(limit + 1)
+        .execute();
+      const more = rows.length > limit;
+      const page = (more ? rows.slice(0, limit) : rows).map((r) => toStored(r));
+      if (newest) page.reverse();
+      return { messages: page, more };
+    },
+  };
+}
+
+export type MessageRepository = ReturnType<typeof createMessageRepository>;

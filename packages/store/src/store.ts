@@ -1,0 +1,19 @@
+import type { Repositories } from './repositories/index.ts';
+import type { WriteHealth } from './sqlite/write-health.ts';
+
+/** Every repository over one database connection, with the probes readiness needs. */
+export interface Store extends Repositories {
+  /** Cheap round trip proving the connection works (for readiness). */
+  ping(): Promise<void>;
+  /**
+   * Proves the store can commit: takes the write lock every time (waiting at
+   * most `waitMs`, so readiness answers quickly while another process holds
+   * it) and, at most once per second or on every call while writes are
+   * failing, also commits a one-row write (a full disk or a read-only file
+   * only shows when something is written). Rejects with the cause.
+   */
+  probeWrite(waitMs: number): Promise<void>;
+  /** Whether writes currently fail, and why (logged once per kind). */
+  health: WriteHealth;
+  close(): Promise<void>;
+}
