@@ -2,8 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresReachable } from '@parley/store/testing';
+import { connectRpc } from '../../../test-support/realtime.ts';
 import { expected, hasFixture, parleyctl, tempRoot, writePlan } from './helpers.ts';
-import { CLUSTER3, CLUSTER3_TARGET, migrateCluster3IntoPostgres, type Cluster3Target } from './cluster3-pg.ts';
+import {
+  CLUSTER3,
+  CLUSTER3_TARGET,
+  cluster3Credentials,
+  migrateCluster3IntoPostgres,
+  type Cluster3Target,
+} from '../../../test-support/cluster3-migration.ts';
 import { checkConversations, checkMessages, checkTokens, startOn, v3, type ServedTarget } from './served.ts';
 
 const pgUp = hasFixture(CLUSTER3) ? await postgresReachable() : false;
@@ -93,7 +100,14 @@ describe.runIf(hasFixture(CLUSTER3) && pgUp)('cluster3-closed into a three-node 
       for (const id of [2, 3]) {
         const n = await startOn(c3.nodes[id - 1]!.data_dir, id, CLUSTER3_TARGET.cluster_id, { url: c3.url, env: c3.nodeEnv(id) });
         served.push(n.server);
-        await checkTokens(n.ws, node1);
+        for (const c of cluster3Credentials()) {
+          if (c.banned) {
+            await expect(connectRpc(n.ws, c.uid, c.token, c.deviceFlag)).rejects.toThrow(/ReasonBan/);
+            continue;
+          }
+          (await connectRpc(n.ws, c.uid, c.token, c.deviceFlag)).close();
+          await expect(connectRpc(n.ws, c.uid, `${c.token}-wrong`, c.deviceFlag)).rejects.toThrow(/connect failed/);
+        }
       }
     } finally {
       for (const s of served.reverse()) await s.close();
