@@ -1,5 +1,6 @@
 import { sql, type InferResult } from 'kysely';
 import type { Db } from '../db.ts';
+import type { Dialect } from '../dialect.ts';
 import { isUniqueViolation } from '../errors.ts';
 
 export interface MessageEvent {
@@ -19,11 +20,11 @@ export interface MessageEvent {
   createdAt: number;
 }
 
-/** Attempts of one append when concurrent writers (several connections or nodes) took the same event seq. */
+/** Attempts of one append when another writer took the same event seq or id (not expected under the lock below). */
 const APPEND_ATTEMPTS = 5;
 
 /** Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. */
-export function createMessageEventRepository(db: Db) {
+export function createMessageEventRepository(db: Db, dialect: Dialect = 'sqlite') {
   const columns = [
     'channel_id',
     'channel_type',
@@ -59,6 +60,10 @@ export function createMessageEventRepository(db: Db) {
 
   const appendOnce = (e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> =>
     db.transaction().execute(async (trx) => {
+      // PostgreSQL runs appends to one message from several connections (and nodes) at once: they take turns on a
+      // lock held until commit, so each reads the committed top seq. SQLite has one writer already.
+      if (dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(hashtext(${`parley.event:${e.channelType}:${e.channelId}:${e.clientMsgNo}`}))`.execute(trx);
       const found = await selectEvents(trx)
         .where('channel_id', '=', e.channelId)
         .where('channel_type', '=', e.channelType)
