@@ -110,6 +110,17 @@ export class AppendQueue {
     return this.tails.get(key) ?? loaded;
   }
 
+  /**
+   * Drops the remembered tails of the channels `which` selects, so their next
+   * append reads the tail from the store (cluster mode: a slot changed owner).
+   */
+  forgetTails(which: (channelId: string, channelType: number) => boolean): void {
+    for (const key of [...this.tails.keys()]) {
+      const colon = key.indexOf(':');
+      if (which(key.slice(colon + 1), Number(key.slice(0, colon)))) this.tails.delete(key);
+    }
+  }
+
   /** Resolves once everything queued so far is committed or failed. */
   async drain(): Promise<void> {
     while (this.queue.length > 0 || this.flushing) await new Promise((r) => setImmediate(r));
@@ -131,6 +142,8 @@ export class AppendQueue {
     try {
       await this.commit(batch);
     } catch (err) {
+      // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
+      for (const p of batch) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
       for (const p of batch) p.reject(err);
     } finally {
       this.flushing = false;
