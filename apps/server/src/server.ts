@@ -6,6 +6,8 @@ import type { AppendQueue } from './messaging/append-queue.ts';
 import { createApi } from './api/index.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
+import { attachCluster } from './cluster/attach.ts';
+import type { ClusterRuntime } from './cluster/cluster.ts';
 import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
@@ -29,6 +31,8 @@ export interface RunningServer {
   ops: Ops;
   /** Webhook delivery; undefined when `webhook.http_addr` is empty. */
   webhooks: Webhooks | undefined;
+  /** The cluster runtime; undefined unless `cluster.enabled`. */
+  cluster: ClusterRuntime | undefined;
   addresses: { api: AddressInfo; ws: AddressInfo; tcp: AddressInfo };
   /** Live gateway connections by protocol. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
@@ -78,6 +82,15 @@ async function openDataDir(config: Config, log: Logger): Promise<Store> {
 async function startOnStore(config: Config, log: Logger, store: Store, dirLock: DataDirLock): Promise<RunningServer> {
   const services = await createServices(config, store, log);
   const { cache, queue, webhooks, presence, fanout, send, tokens, channels } = services;
+  let cluster: ClusterRuntime | undefined;
+  try {
+    cluster = await attachCluster(config, services, store, log);
+  } catch (err) {
+    await webhooks?.close();
+    await store.close();
+    dirLock.release();
+    throw err;
+  }
   const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
 
   let ws: WsGateway | undefined;
@@ -90,6 +103,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
         store.probeWrite(READINESS_LOCK_WAIT_MS).catch((err: unknown) => {
           throw new ProbeFailure(store.health.describe() ?? (err as Error).message);
         }),
+      ...(cluster ? { cluster: { busConnected: () => cluster.bus.connected, slotMapCurrent: () => cluster.slots.mapCurrent } } : {}),
     });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
@@ -114,6 +128,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     pendingAcks: () => registry.pendingAcks(),
     webhooks,
     routeAddresses,
+    cluster,
   });
 
   const app = await buildApp({
@@ -175,12 +190,18 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     await registry.closeAll();
     await ws?.close();
     await app.close();
+    await cluster?.stop();
     await store.close();
     dirLock.release();
     throw err;
   }
   const wsGateway = ws;
   const tcpGateway = tcp;
+  if (cluster) {
+    const api = app.server.address() as AddressInfo;
+    cluster.apiAddr = `${hostFor(api, undefined)}:${api.port}`;
+    cluster.members.beat();
+  }
   ops.start();
 
   return {
@@ -191,6 +212,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     queue,
     ops,
     webhooks,
+    cluster,
     addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
     connections: () => registry.counts(),
     /**
@@ -210,6 +232,9 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
       await wsGateway.close();
       await tcpGateway.close();
       await app.close();
+      await queue.drain();
+      // Slots are handed over at once (the others need not wait for the leases to run out).
+      await cluster?.stop();
       await queue.drain();
       await webhooks?.close();
       await store.close();

@@ -113,6 +113,11 @@ export class ClusterRuntime {
         },
         clog,
       );
+      // Every append carries the epoch of its slot's lease: a stale owner's write fails instead of forking a log.
+      services.queue.fenceOf = (channelId) => {
+        const slot = table.slotOf(channelId);
+        return { slot, epoch: slots.epochOf(slot) };
+      };
       const router = new ClusterSendRouter(bus, slots, nodeId, c.forwardTimeoutMs, fencedSlot, clog);
       const runtime = new ClusterRuntime(config, bus, members, remote, slots, router);
       ref.runtime = runtime;

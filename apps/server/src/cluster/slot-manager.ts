@@ -254,11 +254,17 @@ export class SlotManager {
     return this.view.leases.reduce((sum, l) => sum + l.epoch, 0);
   }
 
-  /** Stops the rounds and gives every held slot up at once (a clean shutdown hands them over without waiting for expiry). */
+  /**
+   * Stops the rounds and gives every held slot up at once (a clean shutdown
+   * hands them over without waiting for expiry): appends stop being taken,
+   * those queued commit (bounded wait), then the leases are released.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.settled();
+    for (const slot of this.held.keys()) this.releasing.add(slot);
+    await Promise.race([this.hooks.drain(), new Promise((r) => setTimeout(r, 2 * HANDOVER_DRAIN_MS))]);
     const held = [...this.held];
     this.held.clear();
     await Promise.all(
