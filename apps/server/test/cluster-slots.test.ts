@@ -36,7 +36,15 @@ describe.skipIf(!pgUp)('slot leases between nodes', () => {
     let partitioned = false;
     const forgotten: Array<[number, number]> = [];
     const manager = (id: number, leases: LeaseStore) =>
-      new SlotManager(leases, table, id, nodes, TTL, { changed() {}, forgetSlot: (slot) => forgotten.push([id, slot]), drain: async () => {} }, log);
+      new SlotManager(
+        leases,
+        table,
+        id,
+        nodes,
+        TTL,
+        { changed() {}, forgetSlot: (slot) => forgotten.push([id, slot]), drain: async () => {} },
+        log,
+      );
     const m1 = manager(1, store.leases);
     const m2 = manager(2, {
       ...store.leases,
@@ -59,8 +67,7 @@ describe.skipIf(!pgUp)('slot leases between nodes', () => {
       live.set(3, performance.now() - 10_000);
       m2.start();
       m3.start();
-      const balanced = () =>
-        m1.heldSlots().length === 4 && m2.heldSlots().length === 4 && m3.heldSlots().length === 4 ? true : undefined;
+      const balanced = () => (m1.heldSlots().length === 4 && m2.heldSlots().length === 4 && m3.heldSlots().length === 4 ? true : undefined);
       await waitFor(async () => {
         m1.nudge();
         m2.nudge();
