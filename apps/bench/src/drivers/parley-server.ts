@@ -35,8 +35,11 @@ export interface ParleyServer {
   stop(): Promise<void>;
 }
 
-/** Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`). Resolves on its `listening` line. */
-export function startParley(nodeArgs: readonly string[] = []): Promise<ParleyServer> {
+/**
+ * Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`), `env`
+ * adds `PARLEY_*` settings (a cluster node's). Resolves on its `listening` line.
+ */
+export function startParley(nodeArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<ParleyServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const [cmd, args] = pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start']);
   const proc = spawnTracked(cmd, args, {
@@ -52,6 +55,7 @@ export function startParley(nodeArgs: readonly string[] = []): Promise<ParleySer
       PARLEY_API_CREDENTIAL_RATE_PER_UID: '1000000',
       // Thousands of clients connect at once; each may wait for its CONNECT.
       PARLEY_GATEWAY_MAX_PENDING_CONNECTIONS: '1000000',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -4,7 +4,7 @@
  */
 
 /** The three targets of a run: the peer and Parley through its two protocols. */
-export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto';
+export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto' | 'parley-cluster';
 
 /** Where a message goes: one user's inbox (1:1) or a group every member receives. */
 export interface Destination {
