@@ -67,7 +67,7 @@ describe.skipIf(!pgUp)('a three-node cluster', () => {
     }
     const top = await waitFor(async () => {
       const r = await fetch(`${api(2)}/top/v1/snapshot`);
-      return r.status === 200 ? r.json() : undefined;
+      return r.status === 200 ? ((await r.json()) as { node: Record<string, unknown> & { state_revision: number } }) : undefined;
     }, 5000);
     expect(top.node).toMatchObject({ id: 2, ready: true, controller_leader: 1, slot_count: 12, hash_slot_count: 256 });
     expect(top.node.state_revision).toBeGreaterThanOrEqual(12);
@@ -107,12 +107,20 @@ describe.skipIf(!pgUp)('a three-node cluster', () => {
       for (let i = 0; ; i++) if (ownerOf(`team-${i}`) === owner) return `team-${i}`;
     });
     for (const [i, group] of groups.entries()) {
-      const created = await post(api(((i + 1) % 3) + 1), '/channel', { channel_id: group, channel_type: 2, subscribers: ['alice', 'bob', 'carol'] });
+      const created = await post(api(((i + 1) % 3) + 1), '/channel', {
+        channel_id: group,
+        channel_type: 2,
+        subscribers: ['alice', 'bob', 'carol'],
+      });
       expect(created.json).toEqual({ status: 200 });
       const sent = await send(alice!, { clientMsgNo: `${group}-1`, channelId: group, channelType: 2, payload: payloadOf(`to ${group}`) });
       expect(sent).toMatchObject({ reasonCode: 1, messageSeq: 1 });
       for (const member of [bob!, carol]) {
-        expect((await member.nextNotification('recv')).params).toMatchObject({ messageId: sent.messageId, channelId: group, fromUid: 'alice' });
+        expect((await member.nextNotification('recv')).params).toMatchObject({
+          messageId: sent.messageId,
+          channelId: group,
+          fromUid: 'alice',
+        });
       }
       expect(alice!.pending('recv')).toHaveLength(0);
     }
@@ -130,10 +138,17 @@ describe.skipIf(!pgUp)('a three-node cluster', () => {
   it('answers offline sync the same from every node', async () => {
     const alice = clients[0]!;
     const sent: Array<{ messageId: string; messageSeq: number }> = [];
-    for (let i = 0; i < 5; i++) sent.push(await send(alice, { clientMsgNo: `ad-${i}`, channelId: 'dave', channelType: 1, payload: payloadOf(`m${i}`) }));
+    for (let i = 0; i < 5; i++)
+      sent.push(await send(alice, { clientMsgNo: `ad-${i}`, channelId: 'dave', channelType: 1, payload: payloadOf(`m${i}`) }));
     expect(sent.map((s) => s.messageSeq)).toEqual([1, 2, 3, 4, 5]);
     for (const id of [1, 2, 3]) {
-      const sync = await post(api(id), '/channel/messagesync', { login_uid: 'dave', channel_id: 'alice', channel_type: 1, pull_mode: 1, limit: 100 });
+      const sync = await post(api(id), '/channel/messagesync', {
+        login_uid: 'dave',
+        channel_id: 'alice',
+        channel_type: 1,
+        pull_mode: 1,
+        limit: 100,
+      });
       expect(sync.status).toBe(200);
       expect(rawMessageIds(sync.text)).toEqual(sent.map((s) => s.messageId));
       expect(sync.json.messages.map((m: { message_seq: number }) => m.message_seq)).toEqual([1, 2, 3, 4, 5]);
