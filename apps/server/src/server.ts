@@ -14,8 +14,17 @@ import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
 import { GatewayMetrics } from './gateway/metrics.ts';
 import type { Presence } from './messaging/presence.ts';
-import { assertStorePresent, lockDataDir, openEmbeddedStore, storeMarker, type DataDirLock, type Store } from '@parley/store';
-import { prepareDataDir } from './data-dir/data-dir.ts';
+import {
+  assertStorePresent,
+  lockDataDir,
+  lockNode,
+  openEmbeddedStore,
+  openPostgresStore,
+  storeMarker,
+  type DataDirLock,
+  type Store,
+} from '@parley/store';
+import { assertConfiguredStore, prepareDataDir } from './data-dir/data-dir.ts';
 import { checkReadiness, ProbeFailure, type Readiness } from './observe/readiness.ts';
 import { createOps, type Ops } from './observe/ops.ts';
 import type { Webhooks } from './webhook/webhooks.ts';
@@ -54,32 +63,63 @@ function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefin
   return fromRequest && fromRequest !== '' ? fromRequest : '127.0.0.1';
 }
 
+/** What a running node holds exclusively: its data directory and, on PostgreSQL, its node id on the schema. */
+interface NodeLocks {
+  release(): Promise<void>;
+}
+
 /** Opens the store, wires the services and starts the HTTP API and the gateway. */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const dirLock = lockDataDir(config.node.dataDir);
-  let store: Store;
+  let opened: { store: Store; locks: NodeLocks };
   try {
-    store = await openDataDir(config, log);
+    opened = await openDataDir(config, log, dirLock);
   } catch (err) {
     dirLock.release();
     throw err;
   }
-  return startOnStore(config, log, store, dirLock);
+  return startOnStore(config, log, opened.store, opened.locks);
 }
 
 /**
  * Checks the (locked) data directory and opens its store: a directory whose
- * marker says it holds a store must still have a database with Parley's schema.
+ * marker says it holds a store must still have a database with Parley's schema
+ * (SQLite: `<data_dir>/parley.db`; PostgreSQL: the schema `store.postgres_url`
+ * names). On PostgreSQL the node also takes its node lock on the schema, so two
+ * processes never run one node id (message ids embed it) against one store.
  */
-async function openDataDir(config: Config, log: Logger): Promise<Store> {
+async function openDataDir(config: Config, log: Logger, dirLock: DataDirLock): Promise<{ store: Store; locks: NodeLocks }> {
   const dir = config.node.dataDir;
-  assertStorePresent(dir);
+  assertConfiguredStore(config);
   const mustExist = storeMarker(dir) !== undefined;
+  if (config.store.driver === 'postgres') {
+    prepareDataDir(config);
+    const url = config.store.postgresUrl;
+    const nodeLock = await lockNode(url, config.node.id, (err) =>
+      log.error({ error: err.message }, 'lost the node lock connection to PostgreSQL: another process could now start with this node.id'),
+    );
+    const locks: NodeLocks = {
+      async release() {
+        await nodeLock.release();
+        dirLock.release();
+      },
+    };
+    try {
+      const store = await openPostgresStore({ url, sync: config.store.sync, poolSize: config.store.postgresPoolSize, mustExist, log });
+      log.info({ store: store.label }, 'store: PostgreSQL');
+      return { store, locks };
+    } catch (err) {
+      await nodeLock.release();
+      throw err;
+    }
+  }
+  assertStorePresent(dir);
   prepareDataDir(config);
-  return openEmbeddedStore({ dataDir: dir, sync: config.store.sync, mustExist, log });
+  const store = await openEmbeddedStore({ dataDir: dir, sync: config.store.sync, mustExist, log });
+  return { store, locks: { release: async () => dirLock.release() } };
 }
 
-async function startOnStore(config: Config, log: Logger, store: Store, dirLock: DataDirLock): Promise<RunningServer> {
+async function startOnStore(config: Config, log: Logger, store: Store, locks: NodeLocks): Promise<RunningServer> {
   const services = await createServices(config, store, log);
   const { cache, queue, webhooks, presence, fanout, send, tokens, channels } = services;
   let cluster: ClusterRuntime | undefined;
@@ -88,7 +128,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
   } catch (err) {
     await webhooks?.close();
     await store.close();
-    dirLock.release();
+    await locks.release();
     throw err;
   }
   const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
@@ -192,7 +232,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     await app.close();
     await cluster?.stop();
     await store.close();
-    dirLock.release();
+    await locks.release();
     throw err;
   }
   const wsGateway = ws;
@@ -238,7 +278,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
       await queue.drain();
       await webhooks?.close();
       await store.close();
-      dirLock.release();
+      await locks.release();
     },
   };
 }

@@ -41,3 +41,4 @@ export { openPostgresStore, type PostgresStore } from './postgres/store.ts';
 export { lockNode, NodeLockedError, type NodeLock } from './postgres/node-lock.ts';
 export { postgresFailureKind } from './postgres/health.ts';
 export { openPostgresImportTarget, openPostgresStoreReader, postgresSchemaTables } from './postgres/migration-target.ts';
+export { checkPostgresStore } from './postgres/check.ts';

@@ -77,7 +77,7 @@ export async function postgresReachable(): Promise<boolean> {
   } catch (err) {
     const required = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
     const what = `PostgreSQL for tests not reachable at ${new URL(TEST_POSTGRES_URL).host} (${(err as Error).message}; set PARLEY_TEST_POSTGRES_URL)`;
-    if (required) throw new Error(`${what}; CI=true requires it`);
+    if (required) throw new Error(`${what}; CI=true requires it`, { cause: err });
     console.warn(`${what}; the PostgreSQL tests are skipped`);
     return false;
   } finally {

@@ -29,6 +29,11 @@ export function clusterProblems(v: ConfigValues): string[] {
       problems.push('cluster.nats_url: each server must be a nats:// or tls:// URL');
   }
   if (!c.enabled) return problems;
+  if (v.store.driver !== 'postgres') {
+    problems.push(
+      'cluster.enabled needs store.driver = "postgres" (with store.postgres_url): the nodes of a cluster share one PostgreSQL store; the embedded SQLite file belongs to one node',
+    );
+  }
   if (!CLUSTER_ID.test(c.id)) {
     problems.push('cluster.enabled needs cluster.id: 1-64 characters of A-Z a-z 0-9 _ - (it prefixes the NATS subjects)');
   }

@@ -1,3 +1,4 @@
+import { parsePostgresUrl } from '@parley/store/postgres-url';
 import { accessProblems, describeKeys, parseApiKeys, readTlsPair, type ApiKey, type TlsFiles } from './api-access.ts';
 import { clusterProblems, natsServersOf } from './cluster-values.ts';
 import { parseDuration } from './duration.ts';
@@ -40,7 +41,14 @@ export interface Config {
   message: { personWhitelistEnabled: boolean; systemDeviceId: string };
   /** RECV redelivery: first resend after `retryIntervalMs` (then doubling), at most `retryMaxCount` resends. */
   delivery: { retryIntervalMs: number; retryMaxCount: number; pendingAckMaxPerSession: number };
-  store: { sync: ConfigValues['store']['sync']; batchMaxRows: number };
+  store: {
+    driver: ConfigValues['store']['driver'];
+    sync: ConfigValues['store']['sync'];
+    batchMaxRows: number;
+    /** '' unless `driver` is postgres; holds the password (never log it). */
+    postgresUrl: string;
+    postgresPoolSize: number;
+  };
   log: { level: ConfigValues['log']['level'] };
   cluster: {
     id: string;
@@ -108,6 +116,26 @@ function webhookProblems(w: ConfigValues['webhook']): string[] {
   return problems;
 }
 
+/** `store.*` keys that only mean something together: each is carried out or refused. */
+function storeProblems(s: ConfigValues['store']): string[] {
+  if (s.driver === 'postgres') {
+    if (s.postgres_url === '') return ['store.postgres_url is required when store.driver is "postgres"'];
+    try {
+      parsePostgresUrl(s.postgres_url);
+    } catch (err) {
+      return [(err as Error).message];
+    }
+    return [];
+  }
+  const problems: string[] = [];
+  if (s.postgres_url !== '')
+    problems.push('store.postgres_url is set but store.driver is "sqlite": set store.driver = "postgres" or remove it');
+  const poolDefault = OPTIONS.get('store.postgres_pool_size')!.default;
+  if (s.postgres_pool_size !== poolDefault)
+    problems.push('store.postgres_pool_size is set but store.driver is "sqlite": it applies to PostgreSQL only');
+  return problems;
+}
+
 /** Env variables that are not config keys but are still ours. */
 const OTHER_ENV = new Set(['PARLEY_CONFIG']);
 
@@ -150,6 +178,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   values.set('api.keys', parsedKeys.keys);
   const v = typed(values);
   problems.push(...webhookProblems(v.webhook));
+  problems.push(...storeProblems(v.store));
   problems.push(...clusterProblems(v));
   problems.push(...parsedKeys.problems.map((p) => `${rawKeys!.where}: ${p}`));
   const keys = v.api.keys;
@@ -207,7 +236,13 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       retryMaxCount: v.delivery.retry_max_count,
       pendingAckMaxPerSession: v.delivery.pending_ack_max_per_session,
     },
-    store: { sync: v.store.sync, batchMaxRows: v.store.batch_max_rows },
+    store: {
+      driver: v.store.driver,
+      sync: v.store.sync,
+      batchMaxRows: v.store.batch_max_rows,
+      postgresUrl: v.store.postgres_url,
+      postgresPoolSize: v.store.postgres_pool_size,
+    },
     log: { level: v.log.level },
     cluster: {
       id: v.cluster.id,

@@ -11,6 +11,22 @@ import { parsePostgresUrl } from './url.ts';
 const PROBE_REUSE_MS = 1000;
 /** Least time a probe gets, ms: a pool checkout and a commit over the network, not a local lock. */
 const PROBE_FLOOR_MS = 1000;
+/** Extra time the caller waits beyond the statement timeout, ms. */
+const PROBE_GRACE_MS = 500;
+
+/** `work`, or a rejection once `ms` have passed (the work itself is left to its own statement timeout). */
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {});
+  }
+}
 
 const SILENT: HealthLog = { error() {}, warn() {}, info() {} };
 
@@ -25,10 +41,6 @@ function writeProbe(db: Db, health: WriteHealth): (waitMs: number) => Promise<vo
   return async (waitMs) => {
     const limit = Math.max(PROBE_FLOOR_MS, Math.floor(waitMs));
     const commit = health.failing !== undefined || performance.now() - lastProbeOk >= PROBE_REUSE_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the store did not answer within ${limit} ms`)), limit);
-    });
     const probe = commit
       ? db.transaction().execute(async (trx) => {
           await sql.raw(`set local statement_timeout = ${limit}`).execute(trx);
@@ -36,12 +48,8 @@ function writeProbe(db: Db, health: WriteHealth): (waitMs: number) => Promise<vo
             on conflict (key) do update set value = excluded.value`.execute(trx);
         })
       : sql`select 1`.execute(db);
-    try {
-      await Promise.race([probe, timeout]);
-    } finally {
-      clearTimeout(timer);
-      probe.catch(() => {});
-    }
+    // The statement timeout should fire first, with the server's own reason; this bounds a checkout from a full pool.
+    await withTimeout<unknown>(probe, limit + PROBE_GRACE_MS);
     if (commit) lastProbeOk = performance.now();
   };
 }
@@ -72,7 +80,8 @@ export async function openPostgresStore(
     schema: location.schema,
     health,
     async ping() {
-      await db.selectFrom('meta').select('key').limit(1).execute();
+      // A round trip, bounded: a lock on a table must not hang readiness.
+      await withTimeout(sql`select 1`.execute(db), PROBE_FLOOR_MS);
     },
     probeWrite: writeProbe(db, health),
     close: () => db.destroy(),
