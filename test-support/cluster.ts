@@ -25,6 +25,8 @@ export interface TestCluster {
   debug(id: number): Promise<any>;
   /** Resolves once every running node is ready, sees all running nodes live and every slot has a live owner. */
   settled(timeoutMs?: number): Promise<void>;
+  /** Resolves once the slots are spread evenly over the running nodes (as node `via` sees it); the holdings by node id. */
+  balanced(via: number, timeoutMs?: number): Promise<Map<number, number>>;
   /** Stops every node (SIGTERM), drops the schema, removes the data dirs. */
   stop(): Promise<void>;
 }
@@ -98,6 +100,22 @@ export async function startCluster(options: ClusterOptions): Promise<TestCluster
         if (ok) return;
         if (Date.now() > until)
           throw new Error(`cluster did not settle: ${JSON.stringify(views.map((v) => v && { nodes: v.nodes, slots: v.slots }))}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async balanced(via, timeoutMs = 20_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const running = [...nodes.values()].filter((n) => n.server.proc.exitCode === null && n.server.proc.signalCode === null);
+        const d = await cluster.debug(via);
+        const held = new Map(running.map((n) => [n.id, 0]));
+        for (const s of d.slots as Array<{ leader_id: number }>) held.set(s.leader_id, (held.get(s.leader_id) ?? 0) + 1);
+        const floor = Math.floor(d.slots.length / running.length);
+        const ceil = Math.ceil(d.slots.length / running.length);
+        if (held.size === running.length && [...held.values()].every((h) => h >= floor && h <= ceil)) {
+          return new Map([...held].sort(([a], [b]) => a - b));
+        }
+        if (Date.now() > until) throw new Error(`slots not balanced: ${JSON.stringify([...held])}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

@@ -74,6 +74,8 @@ describe.skipIf(!pgUp)('cluster routing (in process)', () => {
       [1, 2, 3].map(async (id) => {
         const config = loadConfig(undefined, {
           PARLEY_NODE_ID: String(id),
+          PARLEY_STORE_DRIVER: 'postgres',
+          PARLEY_STORE_POSTGRES_URL: schema.url,
           PARLEY_CLUSTER_ENABLED: 'true',
           PARLEY_CLUSTER_ID: clusterId,
           PARLEY_CLUSTER_NODE_TIMEOUT: '600ms',

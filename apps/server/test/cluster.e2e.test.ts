@@ -55,11 +55,20 @@ describe.skipIf(!pgUp)('a three-node cluster', () => {
   }
 
   it('spreads the slots over the three nodes and reports the cluster in /readyz, the top snapshot and /debug/cluster', async () => {
+    // A node that starts first takes every free slot; the others get their share once they are stable.
+    expect([...(await cluster.balanced(1))]).toEqual([
+      [1, 4],
+      [2, 4],
+      [3, 4],
+    ]);
     const d = await cluster.debug(1);
     expect(d.nodes.map((n: { node_id: number }) => n.node_id)).toEqual([1, 2, 3]);
     expect(d.slots).toHaveLength(12);
-    const perNode = [1, 2, 3].map((id) => d.slots.filter((s: { leader_id: number }) => s.leader_id === id).length);
-    expect(perNode).toEqual([4, 4, 4]);
+    for (const s of d.slots) {
+      expect(s.epoch).toBeGreaterThanOrEqual(1);
+      expect(s.expires_in_ms).toBeGreaterThan(0);
+      expect(s.hash_slots.to - s.hash_slots.from).toBeGreaterThanOrEqual(20);
+    }
     expect(d.controller_leader).toBe(1);
     for (const id of [1, 2, 3]) {
       const ready = await fetch(`${api(id)}/readyz`).then((r) => r.json());

@@ -90,6 +90,7 @@ export class ClusterRuntime {
             ref.runtime?.slots.nudge();
           },
           left: (m) => {
+            ref.runtime?.router.nodeLeft(m.id);
             ref.runtime?.presence.nodeLeft(m);
             ref.runtime?.slots.nudge();
           },
@@ -118,7 +119,7 @@ export class ClusterRuntime {
         const slot = table.slotOf(channelId);
         return { slot, epoch: slots.epochOf(slot) };
       };
-      const router = new ClusterSendRouter(bus, slots, nodeId, c.forwardTimeoutMs, fencedSlot, clog);
+      const router = new ClusterSendRouter(bus, slots, nodeId, c.forwardTimeoutMs, fencedSlot, (id) => members.isLive(id), clog);
       const runtime = new ClusterRuntime(config, bus, members, remote, slots, router);
       ref.runtime = runtime;
 

@@ -41,6 +41,8 @@ const BACKOFF_MS = [10, 25, 50, 100, 200, 250];
  */
 export class ClusterSendRouter implements SendRouter {
   private readonly forwarded = new WeakSet<SendCommand>();
+  /** Forwards waiting for an answer, by the node they went to: given up at once when that node leaves. */
+  private readonly waiting = new Map<number, Set<() => void>>();
   readonly stats = { forwarded: 0, served: 0, retries: 0, unavailable: 0 };
 
   constructor(
@@ -50,6 +52,8 @@ export class ClusterSendRouter implements SendRouter {
     private readonly timeoutMs: number,
     /** The slot an append error fenced this node off from, if it is such an error. */
     private readonly fencedSlot: FencedCheck,
+    /** Whether a node's heartbeats are being heard (a gone owner is not asked; its lease is waited out). */
+    private readonly isLive: (node: number) => boolean,
     private readonly log: Logger,
   ) {}
 
@@ -91,7 +95,7 @@ export class ClusterSendRouter implements SendRouter {
         throw new NotOwnerError();
       } else {
         const owner = this.slots.ownerOf(slot);
-        if (owner !== undefined && owner !== this.nodeId) {
+        if (owner !== undefined && owner !== this.nodeId && this.isLive(owner)) {
           const outcome = await this.forward(owner, cmd, deadline - performance.now());
           if (outcome) return outcome;
         }
@@ -108,19 +112,40 @@ export class ClusterSendRouter implements SendRouter {
     }
   }
 
-  /** One forward to `owner`: its outcome, or undefined when it was not (or no longer) the owner or did not answer. */
+  /**
+   * A node's heartbeats stopped: forwards waiting on it are asked again
+   * elsewhere at once (a dead node never answers, and waiting out the
+   * forward timeout would hold its slots' sends far longer than the takeover).
+   */
+  nodeLeft(node: number): void {
+    const set = this.waiting.get(node);
+    if (!set) return;
+    this.waiting.delete(node);
+    for (const giveUp of set) giveUp();
+  }
+
+  /** One forward to `owner`: its outcome, or undefined when it was not (or no longer) the owner, did not answer, or left. */
   private async forward(owner: number, cmd: SendCommand, timeoutMs: number): Promise<SendOutcome | undefined> {
     if (timeoutMs <= 0) return undefined;
     this.stats.forwarded++;
     const origin = cmd.session ? { node: this.nodeId, session: cmd.session.id } : cmd.origin;
+    let giveUp!: () => void;
+    const left = new Promise<undefined>((resolve) => (giveUp = () => resolve(undefined)));
+    let set = this.waiting.get(owner);
+    if (!set) this.waiting.set(owner, (set = new Set()));
+    set.add(giveUp);
     try {
-      const reply = decodeReply(await this.bus.request(this.bus.subject('send', owner), encodeSend(cmd, origin), timeoutMs));
+      const answer = await Promise.race([this.bus.request(this.bus.subject('send', owner), encodeSend(cmd, origin), timeoutMs), left]);
+      if (answer === undefined) return undefined;
+      const reply = decodeReply(answer);
       if (reply === 'not_owner') return undefined;
       if ('error' in reply) throw new Error(`node ${owner} failed the forwarded send: ${reply.error}`);
       return reply;
     } catch (err) {
       if (err instanceof BusRequestError) return undefined;
       throw err;
+    } finally {
+      set.delete(giveUp);
     }
   }
 }
