@@ -241,6 +241,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
     const api = app.server.address() as AddressInfo;
     cluster.apiAddr = `${hostFor(api, undefined)}:${api.port}`;
     cluster.members.beat();
+    cluster.startRegistry();
   }
   ops.start();
 

@@ -19,6 +19,7 @@ export async function attachCluster(
     config,
     services,
     store.leases,
+    store.clusterNodes,
     (err) => (err instanceof StaleEpochError ? err.fence.slot : undefined),
     log,
   );

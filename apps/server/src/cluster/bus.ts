@@ -42,7 +42,7 @@ export class Bus {
   private constructor(
     private readonly nc: NatsConnection,
     readonly prefix: string,
-    private readonly log: Logger,
+    readonly log: Logger,
   ) {
     void this.watch();
   }

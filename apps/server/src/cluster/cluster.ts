@@ -31,6 +31,12 @@ export interface ClusterServices {
   queue: AppendQueue;
 }
 
+/** The nodes table of the store (`cluster_nodes`): every node that ever ran, with its addresses. */
+export interface NodeRegistry {
+  heartbeat(nodeId: number, addresses: Record<string, string>, stateRevision: number, started?: boolean): Promise<void>;
+  list(): Promise<{ now: number; nodes: Array<{ nodeId: number; addresses: Record<string, string>; lastSeen: number }> }>;
+}
+
 /** The node section of the top snapshot in cluster mode. */
 export interface ClusterNodeFigures {
   controller_leader: number;
@@ -49,8 +55,10 @@ export interface ClusterNodeFigures {
 export class ClusterRuntime {
   /** The node's API address as the others should show it (set once the API listens). */
   apiAddr = '';
+  private registryTimer: NodeJS.Timeout | undefined;
   private constructor(
     readonly config: Config,
+    private readonly registry: NodeRegistry,
     readonly bus: Bus,
     readonly members: Members,
     readonly presence: RemotePresence,
@@ -62,6 +70,7 @@ export class ClusterRuntime {
     config: Config,
     services: ClusterServices,
     leases: LeaseStore,
+    registry: NodeRegistry,
     fencedSlot: FencedCheck,
     log: Logger,
   ): Promise<ClusterRuntime> {
@@ -120,7 +129,7 @@ export class ClusterRuntime {
         return { slot, epoch: slots.epochOf(slot) };
       };
       const router = new ClusterSendRouter(bus, slots, nodeId, c.forwardTimeoutMs, fencedSlot, (id) => members.isLive(id), clog);
-      const runtime = new ClusterRuntime(config, bus, members, remote, slots, router);
+      const runtime = new ClusterRuntime(config, registry, bus, members, remote, slots, router);
       ref.runtime = runtime;
 
       // Deliveries: recipients with sessions elsewhere get their RECVs through the node holding them.
@@ -170,8 +179,31 @@ export class ClusterRuntime {
     };
   }
 
-  /** `GET /debug/cluster`: the slot map (owner, epoch, expiry, hash slots) and the live nodes. */
-  debug(): DebugCluster {
+  /**
+   * Records this node in the store's node table (its API address, state
+   * revision, last seen), so that `/debug/cluster` lists nodes that are gone
+   * too; every lease round's interval.
+   */
+  startRegistry(): void {
+    let started = true;
+    const beat = () => {
+      const first = started;
+      started = false;
+      this.registry
+        .heartbeat(this.config.node.id, { api: this.apiAddr, name: this.config.node.name }, this.slots.stateRevision, first)
+        .catch((err: unknown) => this.log.warn({ err }, 'cluster node table heartbeat failed'));
+    };
+    beat();
+    this.registryTimer = setInterval(beat, this.slots.intervalMs);
+    this.registryTimer.unref();
+  }
+
+  private get log(): Logger {
+    return this.bus.log;
+  }
+
+  /** `GET /debug/cluster`: the slot map (owner, epoch, expiry, hash slots) and every node, live or gone. */
+  async debug(): Promise<DebugCluster> {
     const map = this.slots.map;
     const bySlot = new Map(map.leases.map((l) => [l.slot, l]));
     const nodeId = this.config.node.id;
@@ -190,6 +222,16 @@ export class ClusterRuntime {
     }
     const self = { node_id: nodeId, name: this.config.node.name, api_addr: this.apiAddr, live: true, slots: this.slots.heldSlots() };
     const peers = this.members.peers().map((m) => ({ node_id: m.id, name: m.name, api_addr: m.api, live: true, slots: m.slots }));
+    const known = new Set([nodeId, ...peers.map((p) => p.node_id)]);
+    const gone = (await this.registry.list().catch(() => ({ nodes: [] as Awaited<ReturnType<NodeRegistry['list']>>['nodes'] }))).nodes
+      .filter((n) => !known.has(n.nodeId))
+      .map((n) => ({
+        node_id: n.nodeId,
+        name: n.addresses.name ?? `node-${n.nodeId}`,
+        api_addr: n.addresses.api ?? '',
+        live: false,
+        slots: [] as number[],
+      }));
     return {
       node_id: nodeId,
       state_revision: this.slots.stateRevision,
@@ -199,7 +241,7 @@ export class ClusterRuntime {
       hash_slot_count: this.slots.table.hashSlotCount,
       slot_map_current: this.slots.mapCurrent,
       bus_connected: this.bus.connected,
-      nodes: [self, ...peers].sort((a, b) => a.node_id - b.node_id),
+      nodes: [self, ...peers, ...gone].sort((a, b) => a.node_id - b.node_id),
       remote_presence: this.presence.counts(),
       router: { ...this.router.stats },
       slots,
@@ -212,6 +254,7 @@ export class ClusterRuntime {
    * after the append queue has drained.
    */
   async stop(): Promise<void> {
+    if (this.registryTimer) clearInterval(this.registryTimer);
     this.members.stop();
     this.presence.stop();
     await this.slots.stop();

@@ -43,7 +43,7 @@ export interface OpsInputs {
   presence: Presence;
   routeAddresses(host: string | undefined): RouteResponse;
   /** Cluster mode: the snapshot's node figures and `/debug/cluster`. */
-  cluster?: { nodeFigures(): ClusterNodeFigures; debug(): DebugCluster } | undefined;
+  cluster?: { nodeFigures(): ClusterNodeFigures; debug(): Promise<DebugCluster> } | undefined;
 }
 
 /** Restore maintenance: while `active`, bench routes answer 503 (no restore feature sets it yet). */
