@@ -6,6 +6,8 @@ import type { AppendQueue } from './messaging/append-queue.ts';
 import { createApi } from './api/index.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
+import { attachCluster } from './cluster/attach.ts';
+import type { ClusterRuntime } from './cluster/cluster.ts';
 import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
@@ -38,6 +40,8 @@ export interface RunningServer {
   ops: Ops;
   /** Webhook delivery; undefined when `webhook.http_addr` is empty. */
   webhooks: Webhooks | undefined;
+  /** The cluster runtime; undefined unless `cluster.enabled`. */
+  cluster: ClusterRuntime | undefined;
   addresses: { api: AddressInfo; ws: AddressInfo; tcp: AddressInfo };
   /** Live gateway connections by protocol. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
@@ -118,6 +122,15 @@ async function openDataDir(config: Config, log: Logger, dirLock: DataDirLock): P
 async function startOnStore(config: Config, log: Logger, store: Store, locks: NodeLocks): Promise<RunningServer> {
   const services = await createServices(config, store, log);
   const { cache, queue, webhooks, presence, fanout, send, tokens, channels } = services;
+  let cluster: ClusterRuntime | undefined;
+  try {
+    cluster = await attachCluster(config, services, store, log);
+  } catch (err) {
+    await webhooks?.close();
+    await store.close();
+    await locks.release();
+    throw err;
+  }
   const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
 
   let ws: WsGateway | undefined;
@@ -130,6 +143,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
         store.probeWrite(READINESS_LOCK_WAIT_MS).catch((err: unknown) => {
           throw new ProbeFailure(store.health.describe() ?? (err as Error).message);
         }),
+      ...(cluster ? { cluster: { busConnected: () => cluster.bus.connected, slotMapCurrent: () => cluster.slots.mapCurrent } } : {}),
     });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
@@ -154,6 +168,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
     pendingAcks: () => registry.pendingAcks(),
     webhooks,
     routeAddresses,
+    cluster,
   });
 
   const app = await buildApp({
@@ -215,12 +230,19 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
     await registry.closeAll();
     await ws?.close();
     await app.close();
+    await cluster?.stop();
     await store.close();
     await locks.release();
     throw err;
   }
   const wsGateway = ws;
   const tcpGateway = tcp;
+  if (cluster) {
+    const api = app.server.address() as AddressInfo;
+    cluster.apiAddr = `${hostFor(api, undefined)}:${api.port}`;
+    cluster.members.beat();
+    cluster.startRegistry();
+  }
   ops.start();
 
   return {
@@ -231,6 +253,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
     queue,
     ops,
     webhooks,
+    cluster,
     addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
     connections: () => registry.counts(),
     /**
@@ -250,6 +273,9 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
       await wsGateway.close();
       await tcpGateway.close();
       await app.close();
+      await queue.drain();
+      // Slots are handed over at once (the others need not wait for the leases to run out).
+      await cluster?.stop();
       await queue.drain();
       await webhooks?.close();
       await store.close();

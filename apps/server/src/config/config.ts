@@ -1,5 +1,6 @@
 import { parsePostgresUrl } from '@parley/store/postgres-url';
 import { accessProblems, describeKeys, parseApiKeys, readTlsPair, type ApiKey, type TlsFiles } from './api-access.ts';
+import { clusterProblems, natsServersOf } from './cluster-values.ts';
 import { parseDuration } from './duration.ts';
 import { envName, OPTIONS, type ConfigValues, type OptionSpec } from './options.ts';
 import { coerce, ConfigError, parseHostPort, readFile, typed, type HostPort } from './values.ts';
@@ -49,7 +50,21 @@ export interface Config {
     postgresPoolSize: number;
   };
   log: { level: ConfigValues['log']['level'] };
-  cluster: { id: string; initialSlotCount: number; hashSlotCount: number; slotReplicaN: number; channelReplicaN: number };
+  cluster: {
+    id: string;
+    initialSlotCount: number;
+    hashSlotCount: number;
+    slotReplicaN: number;
+    channelReplicaN: number;
+    /** Cluster mode (`cluster.enabled`): PostgreSQL store, NATS bus, slot leases. */
+    enabled: boolean;
+    /** NATS servers (`cluster.nats_url`, split at commas; never logged: it may hold credentials). */
+    natsServers: string[];
+    slotLeaseTtlMs: number;
+    nodeTimeoutMs: number;
+    presenceTtlMs: number;
+    forwardTimeoutMs: number;
+  };
   observability: {
     debugApiEnable: boolean;
     metricsEnable: boolean;
@@ -164,6 +179,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   const v = typed(values);
   problems.push(...webhookProblems(v.webhook));
   problems.push(...storeProblems(v.store));
+  problems.push(...clusterProblems(v));
   problems.push(...parsedKeys.problems.map((p) => `${rawKeys!.where}: ${p}`));
   const keys = v.api.keys;
   const listenAddr = v.api.listen_addr === '' ? (keys.length > 0 ? '0.0.0.0:5001' : '127.0.0.1:5001') : v.api.listen_addr;
@@ -234,6 +250,12 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       hashSlotCount: v.cluster.hash_slot_count,
       slotReplicaN: v.cluster.slot_replica_n,
       channelReplicaN: v.cluster.channel_replica_n,
+      enabled: v.cluster.enabled,
+      natsServers: natsServersOf(v.cluster.nats_url),
+      slotLeaseTtlMs: ms(v.cluster.slot_lease_ttl),
+      nodeTimeoutMs: ms(v.cluster.node_timeout),
+      presenceTtlMs: ms(v.cluster.presence_ttl),
+      forwardTimeoutMs: ms(v.cluster.forward_timeout),
     },
     observability: {
       debugApiEnable: v.observability.debug_api_enable,

@@ -226,6 +226,29 @@ export const ConfigSchema = Type.Object({
       'Nodes assigned to each slot (owner plus standbys); must equal the plan `replicas` of an imported dir.',
     ),
     channel_replica_n: int(1, 1, 1023, 'Message replica count per channel; must equal the plan `channel_replicas` of an imported dir.'),
+    enabled: bool(
+      false,
+      'Run as one node of a cluster: several nodes share one PostgreSQL store (`store.driver = "postgres"`) and talk over NATS (`cluster.nats_url`); needs a non-empty `cluster.id` and a `node.id` no other live node uses. False = a single node on its embedded SQLite file, no NATS.',
+    ),
+    nats_url: secret(
+      'NATS server(s) the nodes talk over, comma-separated (`nats://host:4222`, `tls://host:4222`); subjects are prefixed with `parley.<cluster.id>.`, so several clusters can share one NATS. Empty = `nats://127.0.0.1:4222`. Only read when `cluster.enabled`.',
+    ),
+    slot_lease_ttl: duration(
+      '6s',
+      'How long a slot owner holds its lease in PostgreSQL without renewing it (it renews every third of this). After a node dies its slots are taken over once their leases run out, so this bounds the pause of sends to its slots. At least 2s.',
+    ),
+    node_timeout: duration(
+      '3s',
+      'A node whose heartbeat (sent every third of this over NATS) has not been heard for this long is treated as gone: its presence is dropped and its share of slots is rebalanced. At least 300ms.',
+    ),
+    presence_ttl: duration(
+      '30s',
+      "How long another node's report that a uid is online on it stays valid without being refreshed (each node re-announces its online uids every third of this).",
+    ),
+    forward_timeout: duration(
+      '10s',
+      'Longest a send waits for the owner of its slot (forwarding over NATS, and a failover in progress) before it is answered with a system error; the client then retries with the same client_msg_no.',
+    ),
   }),
   log: Type.Object({
     level: oneOf(

@@ -1,4 +1,4 @@
-import type { LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
+import type { AppendFence, LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
 
 /** A message ready to be sequenced: everything but its seq. */
 export type NewMessage = Omit<StoredMessage, 'messageSeq'>;
@@ -50,6 +50,16 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
+ * Shortest spacing between the starts of two commits under load, ms. A send
+ * arriving when the previous commit started longer ago than this is committed
+ * at once (low rates pay no wait); at higher rates sends gather for the rest
+ * of the window, so a batch holds about rate × window messages and one fsync
+ * serves all of them. When a commit itself takes longer than the window, the
+ * next starts as soon as it ends.
+ */
+export const COMMIT_WINDOW_MS = 4;
+
+/**
  * The channel sequencer and group committer. Sends are queued and committed
  * together: per batch one idempotency look-up, one transaction for all rows.
  * A send's promise settles only after its row is durable, so an acknowledged
@@ -62,14 +72,22 @@ export class AppendQueue {
   private scheduled = false;
   private readonly tails = new Map<string, number>();
   private peakDepth = 0;
+  private lastCommitStart = -Infinity;
   readonly stats: AppendStats = { batches: 0, rows: 0, lastCommitMs: 0 };
   /** Set by the operations collector; unset costs nothing. */
   onCommit: CommitObserver | undefined;
+  /**
+   * Cluster mode: the slot lease fence of a channel, read when its batch
+   * commits. A batch is then committed per slot, each part fenced with its
+   * slot's epoch, so a part whose slot was taken over fails alone.
+   */
+  fenceOf: ((channelId: string) => AppendFence) | undefined;
 
   constructor(
     private readonly messages: MessageRepository,
     private readonly maxRows: number,
     private readonly maxTails = 100_000,
+    private readonly windowMs = COMMIT_WINDOW_MS,
   ) {}
 
   /** Messages waiting for the next commit. */
@@ -110,6 +128,17 @@ export class AppendQueue {
     return this.tails.get(key) ?? loaded;
   }
 
+  /**
+   * Drops the remembered tails of the channels `which` selects, so their next
+   * append reads the tail from the store (cluster mode: a slot changed owner).
+   */
+  forgetTails(which: (channelId: string, channelType: number) => boolean): void {
+    for (const key of [...this.tails.keys()]) {
+      const colon = key.indexOf(':');
+      if (which(key.slice(colon + 1), Number(key.slice(0, colon)))) this.tails.delete(key);
+    }
+  }
+
   /** Resolves once everything queued so far is committed or failed. */
   async drain(): Promise<void> {
     while (this.queue.length > 0 || this.flushing) await new Promise((r) => setImmediate(r));
@@ -118,32 +147,58 @@ export class AppendQueue {
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const wait = this.lastCommitStart + this.windowMs - performance.now();
+    const run = () => {
       this.scheduled = false;
       void this.flush();
-    });
+    };
+    if (wait < 1 || this.queue.length >= this.maxRows) setImmediate(run);
+    else setTimeout(run, wait);
   }
 
   private async flush(): Promise<void> {
     if (this.flushing || this.queue.length === 0) return;
     this.flushing = true;
+    this.lastCommitStart = performance.now();
     const batch = this.queue.splice(0, this.maxRows);
     try {
-      await this.commit(batch);
-    } catch (err) {
-      for (const p of batch) p.reject(err);
+      for (const [fence, part] of this.partition(batch)) {
+        try {
+          await this.commit(part, fence);
+        } catch (err) {
+          // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
+          for (const p of part) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
+          for (const p of part) p.reject(err);
+        }
+      }
     } finally {
       this.flushing = false;
       if (this.queue.length > 0) this.schedule();
     }
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
+  /** The batch as one part with no fence, or (cluster mode) one part per slot with its fence. */
+  private partition(batch: Pending[]): Array<[AppendFence | undefined, Pending[]]> {
+    const fenceOf = this.fenceOf;
+    if (!fenceOf) return [[undefined, batch]];
+    const parts = new Map<number, [AppendFence, Pending[]]>();
+    for (const p of batch) {
+      const fence = fenceOf(p.message.channelId);
+      const part = parts.get(fence.slot);
+      if (part) part[1].push(p);
+      else parts.set(fence.slot, [fence, [p]]);
+    }
+    return [...parts.values()];
+  }
+
+  private async commit(batch: Pending[], fence: AppendFence | undefined): Promise<void> {
     const started = performance.now();
     const nextTail = new Map<string, number>();
     for (const p of batch) {
       const key = channelKey(p.message.channelId, p.message.channelType);
-      if (!nextTail.has(key)) nextTail.set(key, await this.tail(p.message.channelId, p.message.channelType));
+      if (nextTail.has(key)) continue;
+      const known = this.tails.get(key);
+      nextTail.set(key, known ?? (await this.tail(p.message.channelId, p.message.channelType)));
     }
 
     const earlier = await this.findEarlier(batch);
@@ -183,7 +238,7 @@ export class AppendQueue {
       }
     }
 
-    if (rows.length > 0) await this.messages.appendBatch(rows, [...marks.values()]);
+    if (rows.length > 0) await this.messages.appendBatch(rows, [...marks.values()], fence);
     for (const [key, tail] of nextTail) this.tails.set(key, tail);
     this.trimTails();
 

@@ -60,10 +60,11 @@ export function createMessageEventRepository(db: Db, dialect: Dialect = 'sqlite'
 
   const appendOnce = (e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> =>
     db.transaction().execute(async (trx) => {
-      // PostgreSQL runs appends to one message from several connections (and nodes) at once: they take turns on a
-      // lock held until commit, so each reads the committed top seq. SQLite has one writer already.
+      // PostgreSQL: appenders of one message (other connections, other nodes) queue on a
+      // transaction-scoped advisory lock, so the max(event_seq) read below is never raced.
+      // SQLite has one writer at a time already.
       if (dialect === 'postgres')
-        await sql`select pg_advisory_xact_lock(hashtext(${`parley.event:${e.channelType}:${e.channelId}:${e.clientMsgNo}`}))`.execute(trx);
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`${e.channelType}:${e.channelId}:${e.clientMsgNo}`}, 0))`.execute(trx);
       const found = await selectEvents(trx)
         .where('channel_id', '=', e.channelId)
         .where('channel_type', '=', e.channelType)
