@@ -7,6 +7,7 @@
  * connect with `cluster3Credentials()`. `drop()` removes the schema.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -18,9 +19,8 @@ import { SOURCE_NODE_ARGS } from './source-node.ts';
 const PARLEYCTL = join(dirname(fileURLToPath(import.meta.url)), '..', 'apps', 'migrator', 'bin', 'parleyctl.js');
 
 export const CLUSTER3 = 'cluster3-closed';
-/** The target's cluster: three nodes, 12 physical slots, every slot and channel on all three. */
+/** The target's cluster: three nodes, 12 physical slots, every slot and channel on all three (each run gets a cluster id of its own). */
 export const CLUSTER3_TARGET = {
-  cluster_id: 'parley-c3',
   created_at: '2026-05-01T00:00:00Z',
   slot_count: 12,
   hash_slot_count: 256,
@@ -29,6 +29,8 @@ export const CLUSTER3_TARGET = {
 } as const;
 
 export interface Cluster3Target {
+  /** `cluster.id` of this run's target (its own, so runs sharing one NATS never meet). */
+  clusterId: string;
   root: string;
   plan: string;
   archive: string;
@@ -88,6 +90,7 @@ export function parleyctl(args: string[]): Promise<{ code: number | null; stdout
 /** Copies the fixture's three source nodes, writes the plan and runs every stage; throws with the report of a stage that fails. */
 export async function migrateCluster3IntoPostgres(): Promise<Cluster3Target> {
   const root = mkdtempSync(join(tmpdir(), 'parley-c3-'));
+  const clusterId = `c3-${randomBytes(5).toString('hex')}`;
   const sources = [1, 2, 3].map((id) => {
     const dir = join(root, `source${id}`);
     cpSync(join(V2_FIXTURES_DIR, CLUSTER3, 'datadir', `node${id}`), dir, { recursive: true });
@@ -99,7 +102,11 @@ export async function migrateCluster3IntoPostgres(): Promise<Cluster3Target> {
   writeFileSync(
     plan,
     JSON.stringify(
-      { version: 1, sources, target: { ...CLUSTER3_TARGET, nodes, store: { driver: 'postgres', postgres_url: schema.url } } },
+      {
+        version: 1,
+        sources,
+        target: { cluster_id: clusterId, ...CLUSTER3_TARGET, nodes, store: { driver: 'postgres', postgres_url: schema.url } },
+      },
       null,
       2,
     ),
@@ -124,6 +131,7 @@ export async function migrateCluster3IntoPostgres(): Promise<Cluster3Target> {
     throw err;
   }
   return {
+    clusterId,
     root,
     plan,
     archive,
@@ -133,7 +141,7 @@ export async function migrateCluster3IntoPostgres(): Promise<Cluster3Target> {
     reports,
     nodeEnv: (id) => ({
       PARLEY_NODE_ID: String(id),
-      PARLEY_CLUSTER_ID: CLUSTER3_TARGET.cluster_id,
+      PARLEY_CLUSTER_ID: clusterId,
       PARLEY_CLUSTER_INITIAL_SLOT_COUNT: String(CLUSTER3_TARGET.slot_count),
       PARLEY_CLUSTER_SLOT_REPLICA_N: String(CLUSTER3_TARGET.replicas),
       PARLEY_CLUSTER_CHANNEL_REPLICA_N: String(CLUSTER3_TARGET.channel_replicas),

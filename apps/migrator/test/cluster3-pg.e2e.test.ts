@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresReachable } from '@parley/store/testing';
 import { connectRpc } from '../../../test-support/realtime.ts';
+import { get, post, waitFor } from '../../../test-support/http.ts';
 import { expected, hasFixture, parleyctl, tempRoot, writePlan } from './helpers.ts';
 import {
   CLUSTER3,
-  CLUSTER3_TARGET,
   cluster3Credentials,
   migrateCluster3IntoPostgres,
   type Cluster3Target,
@@ -37,7 +37,7 @@ describe.runIf(hasFixture(CLUSTER3) && pgUp)('cluster3-closed into a three-node 
       expect(existsSync(join(n.data_dir, 'parley.db'))).toBe(false);
       const marker = JSON.parse(readFileSync(join(n.data_dir, 'migration.json'), 'utf8'));
       expect(marker).toMatchObject({ node_id: n.node_id, content_sha256: sha, store: where });
-      expect(marker.cluster).toMatchObject({ cluster_id: CLUSTER3_TARGET.cluster_id, slot_replica_n: 3, channel_replica_n: 3 });
+      expect(marker.cluster).toMatchObject({ cluster_id: c3.clusterId, slot_replica_n: 3, channel_replica_n: 3 });
       expect(JSON.parse(readFileSync(join(n.data_dir, 'data-format.json'), 'utf8')).store).toEqual(where);
       expect(readFileSync(join(n.data_dir, 'migration.json'), 'utf8')).not.toMatch(/postgres:\/\//);
     }
@@ -77,7 +77,7 @@ describe.runIf(hasFixture(CLUSTER3) && pgUp)('cluster3-closed into a three-node 
     for (const n of plan.target.nodes) expect(existsSync(n.data_dir)).toBe(false);
   });
 
-  it('serves the authoritative history from a real node on the store, and the original tokens connect on every node', async () => {
+  it('serves the authoritative history from a node on the store; as a three-node cluster the original tokens connect on every node and users on different nodes continue a migrated channel', async () => {
     const exp = expected(CLUSTER3);
     const node1 = structuredClone(exp.nodes['1']);
     const committed = new Map(exp.authoritative.channels.map((c: any) => [`${c.channel_type}:${c.channel_id}`, c]));
@@ -87,7 +87,7 @@ describe.runIf(hasFixture(CLUSTER3) && pgUp)('cluster3-closed into a three-node 
     }
     const served: ServedTarget[] = [];
     try {
-      const first = await startOn(c3.nodes[0]!.data_dir, 1, CLUSTER3_TARGET.cluster_id, { url: c3.url, env: c3.nodeEnv(1) });
+      const first = await startOn(c3.nodes[0]!.data_dir, 1, c3.clusterId, { url: c3.url, env: c3.nodeEnv(1) });
       served.push(first.server);
       expect(await checkMessages(first.server, first.api, node1)).toBe(exp.authoritative.totals_after_migration.committed_messages);
       for (const a of exp.authoritative.channels) {
@@ -96,11 +96,25 @@ describe.runIf(hasFixture(CLUSTER3) && pgUp)('cluster3-closed into a three-node 
       }
       expect(await checkConversations(first.server, first.api, node1)).toBeGreaterThan(50);
       await checkTokens(first.ws, node1);
-      // The other two nodes start on the same store with their own data directories and node ids.
-      for (const id of [2, 3]) {
-        const n = await startOn(c3.nodes[id - 1]!.data_dir, id, CLUSTER3_TARGET.cluster_id, { url: c3.url, env: c3.nodeEnv(id) });
-        served.push(n.server);
-        for (const c of cluster3Credentials()) {
+    } finally {
+      for (const s of served.splice(0).reverse()) await s.close();
+    }
+
+    // Then the three nodes as one cluster (PostgreSQL and NATS), each on its own data directory with the plan's keys.
+    try {
+      const started = await Promise.all(
+        [1, 2, 3].map((id) =>
+          startOn(c3.nodes[id - 1]!.data_dir, id, c3.clusterId, {
+            url: c3.url,
+            env: { ...c3.nodeEnv(id), PARLEY_CLUSTER_ENABLED: 'true' },
+          }),
+        ),
+      );
+      served.push(...started.map((n) => n.server));
+      for (const n of started) await waitFor(async () => ((await get(n.api, '/readyz')).status === 200 ? true : undefined), 30_000);
+      const creds = cluster3Credentials();
+      for (const n of started) {
+        for (const c of creds) {
           if (c.banned) {
             await expect(connectRpc(n.ws, c.uid, c.token, c.deviceFlag)).rejects.toThrow(/ReasonBan/);
             continue;
@@ -108,6 +122,44 @@ describe.runIf(hasFixture(CLUSTER3) && pgUp)('cluster3-closed into a three-node 
           (await connectRpc(n.ws, c.uid, c.token, c.deviceFlag)).close();
           await expect(connectRpc(n.ws, c.uid, `${c.token}-wrong`, c.deviceFlag)).rejects.toThrow(/connect failed/);
         }
+      }
+      // Two users of a migrated person channel, on different nodes, continue its history both ways.
+      const ok = new Map(creds.filter((c) => !c.banned).map((c) => [c.uid, c]));
+      const person = node1.message_channels.find(
+        (c: any) => c.channel_type === 1 && c.messages.length > 0 && c.channel_id.split('@').every((u: string) => ok.has(u)),
+      );
+      expect(person, 'a migrated person channel between two users with tokens').toBeDefined();
+      const [a, b] = person.channel_id.split('@').map((u: string) => ok.get(u)!);
+      const tail = Number(person.messages.at(-1).message_seq);
+      const onA = await connectRpc(started[0]!.ws, a.uid, a.token, a.deviceFlag, `${a.uid}-c3`);
+      const onB = await connectRpc(started[2]!.ws, b.uid, b.token, b.deviceFlag, `${b.uid}-c3`);
+      try {
+        const payload = (text: string) => ({ type: 1, content: text });
+        const sent = (await onA.request('send', { clientMsgNo: 'c3-1', channelId: b.uid, channelType: 1, payload: payload('after') }))
+          .result as any;
+        expect(sent).toMatchObject({ reasonCode: 1, messageSeq: tail + 1 });
+        expect((await onB.nextNotification('recv')).params).toMatchObject({
+          messageId: sent.messageId,
+          messageSeq: tail + 1,
+          fromUid: a.uid,
+        });
+        const reply = (await onB.request('send', { clientMsgNo: 'c3-2', channelId: a.uid, channelType: 1, payload: payload('back') }))
+          .result as any;
+        expect(reply).toMatchObject({ reasonCode: 1, messageSeq: tail + 2 });
+        expect((await onA.nextNotification('recv')).params).toMatchObject({ messageId: reply.messageId, fromUid: b.uid });
+        const sync = await post(started[1]!.api, '/channel/messagesync', {
+          login_uid: a.uid,
+          channel_id: b.uid,
+          channel_type: 1,
+          start_message_seq: 0,
+          end_message_seq: 0,
+          limit: 10_000,
+          pull_mode: 1,
+        });
+        expect(sync.json.messages.map((m: any) => m.message_seq)).toEqual(Array.from({ length: tail + 2 }, (_, i) => i + 1));
+      } finally {
+        onA.close();
+        onB.close();
       }
     } finally {
       for (const s of served.reverse()) await s.close();
