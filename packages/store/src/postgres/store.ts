@@ -4,6 +4,7 @@ import { createRepositories } from '../repositories/index.ts';
 import type { Store } from '../store.ts';
 import { WriteHealth, type HealthLog } from '../sqlite/write-health.ts';
 import type { AppendFence } from '../errors.ts';
+import { StoreIntegrityError } from '../sqlite/integrity.ts';
 import { appendInOneStatement, ONE_STATEMENT_ROWS } from './append.ts';
 import { postgresFailureKind } from './health.ts';
 import { openPostgres, storeLabel, type PostgresOpenOptions } from './open.ts';
@@ -76,6 +77,19 @@ export async function openPostgresStore(
     () => `PostgreSQL at ${location.host}:${location.port}`,
   );
   const { db } = await openPostgres({ ...options, health });
+  // `parleyctl migrate import` marks a schema it is still filling (killed half-way, it stays marked): never serve it.
+  const partial = await sql<{ n: number }>`select count(*) as n from meta where key = 'import_partial'`
+    .execute(db)
+    .catch(async (err: unknown) => {
+      await db.destroy();
+      throw err;
+    });
+  if (Number(partial.rows[0]?.n ?? 0) > 0) {
+    await db.destroy();
+    throw new StoreIntegrityError(label, [
+      'the schema holds a parleyctl import that did not complete; run the same `parleyctl migrate import` command again and start the targets it names',
+    ]);
+  }
   const repositories = createRepositories(db, 'postgres');
   // One statement per batch (one round trip) where it fits; the transaction path otherwise.
   const inTransaction = repositories.messages.appendBatch;
