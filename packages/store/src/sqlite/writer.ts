@@ -110,6 +110,8 @@ class Thread {
  */
 export class SqliteWriter {
   private nextId = 1;
+  /** When a batch last committed, `performance.now()` ms (-Infinity before the first). */
+  lastCommitAt = -Infinity;
 
   private constructor(
     private readonly writer: Thread,
@@ -162,6 +164,7 @@ export class SqliteWriter {
       this.health.failed(err);
       throw err;
     }
+    this.lastCommitAt = performance.now();
     if (this.health.failing) this.health.succeeded();
   }
 
