@@ -9,6 +9,7 @@ import { pinSelf, pinningPlan } from './pinning.ts';
 import { buildReports, renderProblems, renderTable } from './report.ts';
 import { runBench, SCENARIOS, type BenchOptions } from './run.ts';
 import { runCapacity } from './capacity.ts';
+import { CLUSTER_P99_MS, runClusterBench } from './cluster.ts';
 import { ALL_TARGETS } from './targets.ts';
 import { DEFAULT_REF_IM_DIR } from './drivers/ref-im.ts';
 import type { TargetName } from './drivers/types.ts';
@@ -33,6 +34,8 @@ const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, a
   --ref-im DIR              the calibration loop's folder (target ref-im; default: tools/ref-im of the shared folder)
   --json FILE               also write the JSON document to FILE
   --capacity                the staircase instead (1:1 2k…12k, groups 50…300 msg/s)
+  --cluster                 the cluster scenario instead: --cluster-nodes (3) nodes on PostgreSQL + NATS,
+                            --pairs 1:1 pairs at 500…5000 sends/s until sendack p99 > 200 ms
   --help`;
 
 const { values } = parseArgs({
@@ -57,6 +60,8 @@ const { values } = parseArgs({
     'ref-im': { type: 'string', default: DEFAULT_REF_IM_DIR },
     json: { type: 'string' },
     capacity: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
+    'cluster-nodes': { type: 'string', default: '3' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -107,7 +112,18 @@ installCleanup();
 if (pinningPlan().warning) log(`warning: ${pinningPlan().warning}`);
 pinSelf(1);
 
-if (values.capacity) {
+if (values.cluster) {
+  const doc = await runClusterBench({ ...options, clusterNodes: num('cluster-nodes', values['cluster-nodes']) });
+  console.log(
+    `cluster: ${doc.nodes} nodes, lifecycle ${doc.lifecycleSendsPerSec} sends/s at sendack p99 ≤ ${CLUSTER_P99_MS} ms (achieved ${Number(doc.achievedAtThatStep).toFixed(0)}/s)`,
+  );
+  for (const s of doc.steps as Array<{ scenario: string; valid: boolean; sendackP99Ms: number | null; failedGates: string[] }>)
+    console.log(
+      `  ${s.scenario.padEnd(10)} p99 ${String(s.sendackP99Ms).padStart(8)} ms  ${s.valid ? 'valid' : `invalid: ${s.failedGates.join('; ')}`}`,
+    );
+  console.log(JSON.stringify(doc));
+  if (values.json) writeFileSync(values.json, JSON.stringify(doc, null, 2));
+} else if (values.capacity) {
   const doc = await runCapacity(options);
   const summary = doc.summary as Record<string, { oneToOne: number; groups: number }>;
   console.log(`capacity: highest step holding sendack p99 < ${doc.p99LimitMs} ms twice in a row`);

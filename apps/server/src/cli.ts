@@ -36,7 +36,7 @@ const program = new Command('parley')
 
 program
   .command('start')
-  .description('run the server (embedded SQLite store in node.data_dir)')
+  .description('run the server (store: SQLite in node.data_dir, or PostgreSQL with store.driver = "postgres")')
   .option('-c, --config <file>', 'TOML config file (default: $PARLEY_CONFIG)')
   .action(async (opts: { config?: string }) => {
     let config: Config;
@@ -99,7 +99,9 @@ configCmd
 const storeCmd = program.command('store').description('store tools');
 storeCmd
   .command('check')
-  .description('full integrity check of <node.data_dir>/parley.db (SQLite integrity_check); safe while the server runs')
+  .description(
+    'full integrity check of the store (SQLite: integrity_check of <node.data_dir>/parley.db; PostgreSQL: every row read, indexes with amcheck when installed); safe while the server runs',
+  )
   .option('-c, --config <file>', 'TOML config file (default: $PARLEY_CONFIG)')
   .action(async (opts: { config?: string }) => {
     let config: Config;
@@ -108,8 +110,9 @@ storeCmd
     } catch (err) {
       fail(err);
     }
-    const { checkStoreFile } = await import('@parley/store');
-    const report = checkStoreFile(config.node.dataDir);
+    const { checkPostgresStore, checkStoreFile } = await import('@parley/store');
+    const report =
+      config.store.driver === 'postgres' ? await checkPostgresStore(config.store.postgresUrl) : checkStoreFile(config.node.dataDir);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.exit(report.ok ? 0 : 1);
   });

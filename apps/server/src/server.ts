@@ -6,14 +6,25 @@ import type { AppendQueue } from './messaging/append-queue.ts';
 import { createApi } from './api/index.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
+import { attachCluster } from './cluster/attach.ts';
+import type { ClusterRuntime } from './cluster/cluster.ts';
 import type { Config, HostPort } from './config/config.ts';
 import { ConnectionRegistry } from './gateway/registry.ts';
 import { startTcpGateway, type TcpGateway } from './gateway/tcp-gateway.ts';
 import { startWsGateway, type WsGateway } from './gateway/ws-gateway.ts';
 import { GatewayMetrics } from './gateway/metrics.ts';
 import type { Presence } from './messaging/presence.ts';
-import { assertStorePresent, lockDataDir, openEmbeddedStore, storeMarker, type DataDirLock, type Store } from '@parley/store';
-import { prepareDataDir } from './data-dir/data-dir.ts';
+import {
+  assertStorePresent,
+  lockDataDir,
+  lockNode,
+  openEmbeddedStore,
+  openPostgresStore,
+  storeMarker,
+  type DataDirLock,
+  type Store,
+} from '@parley/store';
+import { assertConfiguredStore, prepareDataDir } from './data-dir/data-dir.ts';
 import { checkReadiness, ProbeFailure, type Readiness } from './observe/readiness.ts';
 import { createOps, type Ops } from './observe/ops.ts';
 import type { Webhooks } from './webhook/webhooks.ts';
@@ -29,6 +40,8 @@ export interface RunningServer {
   ops: Ops;
   /** Webhook delivery; undefined when `webhook.http_addr` is empty. */
   webhooks: Webhooks | undefined;
+  /** The cluster runtime; undefined unless `cluster.enabled`. */
+  cluster: ClusterRuntime | undefined;
   addresses: { api: AddressInfo; ws: AddressInfo; tcp: AddressInfo };
   /** Live gateway connections by protocol. */
   connections(): { total: number; jsonrpc: number; wkproto: number; pending: number };
@@ -50,34 +63,74 @@ function hostFor(listener: HostPort | AddressInfo, requestHost: string | undefin
   return fromRequest && fromRequest !== '' ? fromRequest : '127.0.0.1';
 }
 
+/** What a running node holds exclusively: its data directory and, on PostgreSQL, its node id on the schema. */
+interface NodeLocks {
+  release(): Promise<void>;
+}
+
 /** Opens the store, wires the services and starts the HTTP API and the gateway. */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const dirLock = lockDataDir(config.node.dataDir);
-  let store: Store;
+  let opened: { store: Store; locks: NodeLocks };
   try {
-    store = await openDataDir(config, log);
+    opened = await openDataDir(config, log, dirLock);
   } catch (err) {
     dirLock.release();
     throw err;
   }
-  return startOnStore(config, log, store, dirLock);
+  return startOnStore(config, log, opened.store, opened.locks);
 }
 
 /**
  * Checks the (locked) data directory and opens its store: a directory whose
- * marker says it holds a store must still have a database with Parley's schema.
+ * marker says it holds a store must still have a database with Parley's schema
+ * (SQLite: `<data_dir>/parley.db`; PostgreSQL: the schema `store.postgres_url`
+ * names). On PostgreSQL the node also takes its node lock on the schema, so two
+ * processes never run one node id (message ids embed it) against one store.
  */
-async function openDataDir(config: Config, log: Logger): Promise<Store> {
+async function openDataDir(config: Config, log: Logger, dirLock: DataDirLock): Promise<{ store: Store; locks: NodeLocks }> {
   const dir = config.node.dataDir;
-  assertStorePresent(dir);
+  assertConfiguredStore(config);
   const mustExist = storeMarker(dir) !== undefined;
+  if (config.store.driver === 'postgres') {
+    prepareDataDir(config);
+    const url = config.store.postgresUrl;
+    const nodeLock = await lockNode(url, config.node.id, (err) =>
+      log.error({ error: err.message }, 'lost the node lock connection to PostgreSQL: another process could now start with this node.id'),
+    );
+    const locks: NodeLocks = {
+      async release() {
+        await nodeLock.release();
+        dirLock.release();
+      },
+    };
+    try {
+      const store = await openPostgresStore({ url, sync: config.store.sync, poolSize: config.store.postgresPoolSize, mustExist, log });
+      log.info({ store: store.label }, 'store: PostgreSQL');
+      return { store, locks };
+    } catch (err) {
+      await nodeLock.release();
+      throw err;
+    }
+  }
+  assertStorePresent(dir);
   prepareDataDir(config);
-  return openEmbeddedStore({ dataDir: dir, sync: config.store.sync, mustExist, log });
+  const store = await openEmbeddedStore({ dataDir: dir, sync: config.store.sync, mustExist, log });
+  return { store, locks: { release: async () => dirLock.release() } };
 }
 
-async function startOnStore(config: Config, log: Logger, store: Store, dirLock: DataDirLock): Promise<RunningServer> {
+async function startOnStore(config: Config, log: Logger, store: Store, locks: NodeLocks): Promise<RunningServer> {
   const services = await createServices(config, store, log);
   const { cache, queue, webhooks, presence, fanout, send, tokens, channels } = services;
+  let cluster: ClusterRuntime | undefined;
+  try {
+    cluster = await attachCluster(config, services, store, log);
+  } catch (err) {
+    await webhooks?.close();
+    await store.close();
+    await locks.release();
+    throw err;
+  }
   const metrics = new GatewayMetrics(config.gateway.maxOutboundBytes);
 
   let ws: WsGateway | undefined;
@@ -90,6 +143,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
         store.probeWrite(READINESS_LOCK_WAIT_MS).catch((err: unknown) => {
           throw new ProbeFailure(store.health.describe() ?? (err as Error).message);
         }),
+      ...(cluster ? { cluster: { busConnected: () => cluster.bus.connected, slotMapCurrent: () => cluster.slots.mapCurrent } } : {}),
     });
   const routeAddresses = (requestHost: string | undefined): RouteResponse => ({
     tcp_addr: config.api.externalTcpAddr || (tcp ? `${hostFor(tcp.address, requestHost)}:${tcp.address.port}` : ''),
@@ -114,6 +168,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     pendingAcks: () => registry.pendingAcks(),
     webhooks,
     routeAddresses,
+    cluster,
   });
 
   const app = await buildApp({
@@ -175,12 +230,19 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     await registry.closeAll();
     await ws?.close();
     await app.close();
+    await cluster?.stop();
     await store.close();
-    dirLock.release();
+    await locks.release();
     throw err;
   }
   const wsGateway = ws;
   const tcpGateway = tcp;
+  if (cluster) {
+    const api = app.server.address() as AddressInfo;
+    cluster.apiAddr = `${hostFor(api, undefined)}:${api.port}`;
+    cluster.members.beat();
+    cluster.startRegistry();
+  }
   ops.start();
 
   return {
@@ -191,6 +253,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
     queue,
     ops,
     webhooks,
+    cluster,
     addresses: { api: app.server.address() as AddressInfo, ws: wsGateway.address, tcp: tcpGateway.address },
     connections: () => registry.counts(),
     /**
@@ -211,9 +274,12 @@ async function startOnStore(config: Config, log: Logger, store: Store, dirLock: 
       await tcpGateway.close();
       await app.close();
       await queue.drain();
+      // Slots are handed over at once (the others need not wait for the leases to run out).
+      await cluster?.stop();
+      await queue.drain();
       await webhooks?.close();
       await store.close();
-      dirLock.release();
+      await locks.release();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { openMemoryStore, type Store } from '@parley/store';
+import { openMemoryStore, openPostgresStore, type Store } from '@parley/store';
+import { storeEnv, type StoreDriver } from '../../../test-support/stores.ts';
 import type { HttpRequest, HttpTarget } from '../../../test-support/http.ts';
 import { testEnv } from '../../../test-support/parley.ts';
 import { createApi } from '../src/api/index.ts';
@@ -31,13 +32,15 @@ export function injector(app: FastifyInstance): HttpTarget {
 
 /**
  * The business API wired as the server wires it (same services, same routes,
- * same error handler) over a store in memory, without gateways or listeners:
+ * same error handler) over a store in memory (or, with `driver` postgres, in a
+ * fresh PostgreSQL schema dropped on close), without gateways or listeners:
  * for route tests where a real socket is not the point.
  */
-export async function startTestApp(extraEnv: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(extraEnv: Record<string, string> = {}, driver: StoreDriver = 'sqlite'): Promise<TestApp> {
   const config = loadConfig(undefined, testEnv('/nonexistent', extraEnv));
   const log = createLogger('silent');
-  const store = await openMemoryStore();
+  const pg = driver === 'postgres' ? storeEnv(driver, 'parley_app') : undefined;
+  const store = pg ? await openPostgresStore({ url: pg.url, poolSize: 4 }) : await openMemoryStore();
   const services = await createServices(config, store, log);
   const routeAddresses = () => ({ tcp_addr: '127.0.0.1:5100', ws_addr: 'ws://127.0.0.1:5200', wss_addr: '' });
   const readiness = () =>
@@ -56,6 +59,7 @@ export async function startTestApp(extraEnv: Record<string, string> = {}): Promi
       await app.close();
       await services.queue.drain();
       await store.close();
+      await pg?.drop();
     },
   };
 }

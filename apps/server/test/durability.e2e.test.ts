@@ -1,10 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { connectRpc, post, rawMessageIds, spawnServer, storeToken, tempDir, testEnv } from './helpers.ts';
+import { STORE_DRIVERS, storeEnv } from '../../../test-support/stores.ts';
 
-describe('durability', () => {
+describe.each(STORE_DRIVERS)('durability (store: %s)', (driver) => {
+  const store = storeEnv(driver);
+  afterAll(() => store.drop());
+
   it('keeps every acknowledged message, with its id and seq, across a SIGKILL', async () => {
     const dataDir = tempDir();
-    const first = await spawnServer(testEnv(dataDir));
+    const first = await spawnServer(testEnv(dataDir, store.env));
     await storeToken(first.api, 'alice', 'a-token');
     await storeToken(first.api, 'bob', 'b-token');
     const alice = await connectRpc(first.ws, 'alice', 'a-token');
@@ -28,7 +32,8 @@ describe('durability', () => {
     await first.exited;
     expect(acked.size).toBe(killAfter);
 
-    const second = await spawnServer(testEnv(dataDir));
+    // The new process takes the data directory and (PostgreSQL) the node lock the killed one held.
+    const second = await spawnServer(testEnv(dataDir, store.env));
     try {
       const sync = await post(second.api, '/channel/messagesync', {
         login_uid: 'alice',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonRpcClient } from '@parley/protocol/jsonrpc';
 import { connectRpc, post, rawMessageIds, spawnServer, storeToken, tempDir, testEnv, type SpawnedServer } from './helpers.ts';
+import { STORE_DRIVERS, storeEnv } from '../../../test-support/stores.ts';
 
 const payloadOf = (text: string) => ({ type: 1, content: text });
 
@@ -16,14 +17,15 @@ async function send(client: JsonRpcClient, params: Record<string, unknown>): Pro
   return r.result as SendResult;
 }
 
-describe('the real server over JSON-RPC and HTTP', () => {
+describe.each(STORE_DRIVERS)('the real server over JSON-RPC and HTTP (store: %s)', (driver) => {
+  const store = storeEnv(driver);
   let srv: SpawnedServer;
   let alice: JsonRpcClient;
   let aliceWeb2: JsonRpcClient;
   let bob: JsonRpcClient;
 
   beforeAll(async () => {
-    srv = await spawnServer(testEnv(tempDir()));
+    srv = await spawnServer(testEnv(tempDir(), store.env));
     await storeToken(srv.api, 'alice', 'alice-secret-1', 1);
     await storeToken(srv.api, 'alice', 'alice-secret-2', 2);
     await storeToken(srv.api, 'bob', 'bob-secret', 1);
@@ -36,6 +38,7 @@ describe('the real server over JSON-RPC and HTTP', () => {
     for (const c of [alice, aliceWeb2, bob]) c?.close();
     srv?.proc.kill('SIGTERM');
     await srv?.exited;
+    await store.drop();
   });
 
   it('delivers a person message with an exact 64-bit id to the peer and the sender’s other device', async () => {

@@ -1,26 +1,27 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-
-/** SQL type for byte strings in each dialect. */
-export type Dialect = 'sqlite' | 'postgres';
+import type { Dialect } from './dialect.ts';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
+  // PostgreSQL text compares by the database's collation unless told otherwise; "C" compares
+  // bytes as SQLite does, so key order (read-back, fingerprints, directory pages) is the same.
+  const text = dialect === 'postgres' ? sql.raw('text collate "C"') : 'text';
   return {
     '0001_core': {
       async up(db: Kysely<unknown>) {
         await db.schema
           .createTable('devices')
-          .addColumn('uid', 'text', (c) => c.notNull())
+          .addColumn('uid', text, (c) => c.notNull())
           .addColumn('device_flag', 'integer', (c) => c.notNull())
           .addColumn('device_level', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('device_id', 'text', (c) => c.notNull().defaultTo(''))
-          .addColumn('token_sha256', 'text', (c) => c.notNull())
+          .addColumn('device_id', text, (c) => c.notNull().defaultTo(''))
+          .addColumn('token_sha256', text, (c) => c.notNull())
           .addColumn('updated_at', 'bigint', (c) => c.notNull())
           .addPrimaryKeyConstraint('devices_pk', ['uid', 'device_flag'])
           .execute();
         await db.schema
           .createTable('channels')
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
           .addColumn('ban', 'integer', (c) => c.notNull().defaultTo(0))
           .addColumn('disband', 'integer', (c) => c.notNull().defaultTo(0))
@@ -33,9 +34,9 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
         await db.schema
           .createTable('memberships')
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
-          .addColumn('uid', 'text', (c) => c.notNull())
+          .addColumn('uid', text, (c) => c.notNull())
           .addColumn('join_seq', 'bigint', (c) => c.notNull().defaultTo(1))
           .addColumn('read_seq', 'bigint', (c) => c.notNull().defaultTo(0))
           .addColumn('deleted_to_seq', 'bigint', (c) => c.notNull().defaultTo(0))
@@ -48,24 +49,24 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('memberships_by_uid').on('memberships').columns(['uid', 'activated_at']).execute();
         await db.schema
           .createTable('member_lists')
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
-          .addColumn('list', 'text', (c) => c.notNull())
-          .addColumn('uid', 'text', (c) => c.notNull())
+          .addColumn('list', text, (c) => c.notNull())
+          .addColumn('uid', text, (c) => c.notNull())
           .addPrimaryKeyConstraint('member_lists_pk', ['channel_id', 'channel_type', 'list', 'uid'])
           .execute();
         await db.schema
           .createTable('messages')
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
           .addColumn('message_seq', 'bigint', (c) => c.notNull())
           .addColumn('message_id', 'bigint', (c) => c.notNull())
-          .addColumn('client_msg_no', 'text', (c) => c.notNull())
-          .addColumn('from_uid', 'text', (c) => c.notNull())
+          .addColumn('client_msg_no', text, (c) => c.notNull())
+          .addColumn('from_uid', text, (c) => c.notNull())
           .addColumn('setting', 'integer', (c) => c.notNull())
           .addColumn('flags', 'integer', (c) => c.notNull())
           .addColumn('expire', 'bigint', (c) => c.notNull())
-          .addColumn('topic', 'text', (c) => c.notNull())
+          .addColumn('topic', text, (c) => c.notNull())
           .addColumn('created_at', 'bigint', (c) => c.notNull())
           .addColumn('payload', sql.raw(bytes), (c) => c.notNull())
           .addPrimaryKeyConstraint('messages_pk', ['channel_id', 'channel_type', 'message_seq'])
@@ -79,19 +80,19 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
         await db.schema
           .createTable('channel_log')
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
           .addColumn('tail_seq', 'bigint', (c) => c.notNull())
           .addPrimaryKeyConstraint('channel_log_pk', ['channel_id', 'channel_type'])
           .execute();
         await db.schema
           .createTable('system_uids')
-          .addColumn('uid', 'text', (c) => c.primaryKey())
+          .addColumn('uid', text, (c) => c.primaryKey())
           .execute();
         await db.schema
           .createTable('meta')
-          .addColumn('key', 'text', (c) => c.primaryKey())
-          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('key', text, (c) => c.primaryKey())
+          .addColumn('value', text, (c) => c.notNull())
           .execute();
       },
     },
@@ -108,8 +109,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       async up(db: Kysely<unknown>) {
         await db.schema
           .createTable('cmd_bindings')
-          .addColumn('uid', 'text', (c) => c.notNull())
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('uid', text, (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
           .addColumn('start_seq', 'bigint', (c) => c.notNull())
           .addColumn('ack_seq', 'bigint', (c) => c.notNull().defaultTo(0))
@@ -119,18 +120,18 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
         await db.schema
           .createTable('message_events')
-          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', text, (c) => c.notNull())
           .addColumn('channel_type', 'integer', (c) => c.notNull())
-          .addColumn('client_msg_no', 'text', (c) => c.notNull())
+          .addColumn('client_msg_no', text, (c) => c.notNull())
           .addColumn('event_seq', 'bigint', (c) => c.notNull())
-          .addColumn('event_id', 'text', (c) => c.notNull())
-          .addColumn('event_key', 'text', (c) => c.notNull())
-          .addColumn('event_type', 'text', (c) => c.notNull())
-          .addColumn('from_uid', 'text', (c) => c.notNull())
+          .addColumn('event_id', text, (c) => c.notNull())
+          .addColumn('event_key', text, (c) => c.notNull())
+          .addColumn('event_type', text, (c) => c.notNull())
+          .addColumn('from_uid', text, (c) => c.notNull())
           .addColumn('message_id', 'bigint', (c) => c.notNull())
-          .addColumn('visibility', 'text', (c) => c.notNull())
+          .addColumn('visibility', text, (c) => c.notNull())
           .addColumn('occurred_at', 'bigint', (c) => c.notNull())
-          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('payload', text, (c) => c.notNull())
           .addColumn('created_at', 'bigint', (c) => c.notNull())
           .addPrimaryKeyConstraint('message_events_pk', ['channel_id', 'channel_type', 'client_msg_no', 'event_seq'])
           .execute();
@@ -139,6 +140,28 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .on('message_events')
           .columns(['channel_id', 'channel_type', 'client_msg_no', 'event_id'])
           .unique()
+          .execute();
+      },
+    },
+    '0004_cluster': {
+      // Cluster mode (PostgreSQL): who owns each physical slot, under which epoch, until when;
+      // the nodes of the cluster. SQLite keeps the same tables so the repositories run on both.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('slot_leases')
+          .addColumn('slot', 'integer', (c) => c.primaryKey())
+          .addColumn('owner', 'integer')
+          .addColumn('epoch', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('cluster_nodes')
+          .addColumn('node_id', 'integer', (c) => c.primaryKey())
+          .addColumn('addresses', text, (c) => c.notNull())
+          .addColumn('started_at', 'bigint', (c) => c.notNull())
+          .addColumn('last_seen', 'bigint', (c) => c.notNull())
+          .addColumn('state_revision', 'bigint', (c) => c.notNull().defaultTo(0))
           .execute();
       },
     },

@@ -16,6 +16,8 @@ export interface Database {
   cmd_bindings: CmdBindingsTable;
   message_events: MessageEventsTable;
   meta: { key: string; value: string };
+  slot_leases: SlotLeasesTable;
+  cluster_nodes: ClusterNodesTable;
 }
 
 /** A whole row of a table as read back (64-bit ids may come as decimal text), inferred from its table below. */
@@ -125,4 +127,28 @@ export interface MessageEventsTable {
   /** Raw JSON text of the event payload ('null' when absent). */
   payload: string;
   created_at: number;
+}
+
+/** Ownership of one physical slot (cluster mode): granted until `expires_at`, numbered by `epoch`. */
+export interface SlotLeasesTable {
+  slot: number;
+  /** Owning node id; null once released. */
+  owner: number | null;
+  /** Raised by every acquisition; an append fenced with an older epoch fails. */
+  epoch: Generated<number | string>;
+  /** Unix ms by the database's clock; 0 when released. */
+  expires_at: Generated<number | string>;
+  updated_at: number;
+}
+
+/** A node of the cluster as it last announced itself. */
+export interface ClusterNodesTable {
+  node_id: number;
+  /** JSON object of the node's addresses (as the node gives them). */
+  addresses: string;
+  started_at: number;
+  /** Unix ms by the database's clock. */
+  last_seen: number;
+  /** The node's own state revision (it raises it when its state changes). */
+  state_revision: Generated<number | string>;
 }

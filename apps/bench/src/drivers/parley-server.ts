@@ -37,10 +37,12 @@ export interface ParleyServer {
 }
 
 /**
- * Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`). Resolves on its `listening` line.
- * With `perfFile`, `perf record` samples the server (kernel and native frames too) from then until it stops.
+/**
+ * Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`), `env` adds `PARLEY_*` settings (a cluster
+ * node's). Resolves on its `listening` line. With `perfFile`, `perf record` samples the server (kernel and native
+ * frames too) from then until it stops.
  */
-export function startParley(nodeArgs: readonly string[] = [], perfFile?: string): Promise<ParleyServer> {
+export function startParley(nodeArgs: readonly string[] = [], env: Record<string, string> = {}, perfFile?: string): Promise<ParleyServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const [cmd, args] = pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start']);
   const proc = spawnTracked(cmd, args, {
@@ -56,6 +58,7 @@ export function startParley(nodeArgs: readonly string[] = [], perfFile?: string)
       PARLEY_API_CREDENTIAL_RATE_PER_UID: '1000000',
       // Thousands of clients connect at once; each may wait for its CONNECT.
       PARLEY_GATEWAY_MAX_PENDING_CONNECTIONS: '1000000',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

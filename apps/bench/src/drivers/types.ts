@@ -3,8 +3,11 @@
  * same code against mosquitto (MQTT) and Parley (JSON-RPC or WKProto).
  */
 
-/** The targets of a run: the peer, Parley through its two protocols, and the calibration loop (S1 only). */
-export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto' | 'ref-im';
+/**
+ * The targets of a run: the peer, Parley through its two protocols, the calibration loop (S1 only) and a
+ * three-node Parley cluster (its own scenario).
+ */
+export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto' | 'ref-im' | 'parley-cluster';
 
 /** Where a message goes: one user's inbox (1:1) or a group every member receives. */
 export interface Destination {

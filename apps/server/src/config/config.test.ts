@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, redactedValues } from './config.ts';
 import { parseDuration } from './duration.ts';
 
 function tomlFile(text: string): string {
@@ -130,6 +130,42 @@ describe('API access settings', () => {
       /port 70000 is out of range \(0-65535\)/,
     );
     expect(problems(() => loadConfig(tomlFile('[node]\nid = 1\nname = \n'), {}))[0]).toMatch(/parley\.toml:3:\d+: /);
+  });
+
+  it('refuses an inconsistent cluster config and reads a consistent one', () => {
+    expect(loadConfig(undefined, {}).cluster).toMatchObject({
+      enabled: false,
+      natsServers: ['nats://127.0.0.1:4222'],
+      slotLeaseTtlMs: 6000,
+    });
+    const onSqlite = problems(() => loadConfig(undefined, { PARLEY_CLUSTER_ENABLED: 'true', PARLEY_CLUSTER_ID: 'c1' }));
+    expect(onSqlite).toEqual([expect.stringMatching(/cluster.enabled needs store.driver = "postgres"/)]);
+    const pg = { PARLEY_STORE_DRIVER: 'postgres', PARLEY_STORE_POSTGRES_URL: 'postgres://u:pw@db:5432/im' };
+    expect(problems(() => loadConfig(undefined, { ...pg, PARLEY_CLUSTER_ENABLED: 'true' }))).toEqual([
+      expect.stringMatching(/cluster.enabled needs cluster.id/),
+    ]);
+    expect(problems(() => loadConfig(undefined, { ...pg, PARLEY_CLUSTER_ENABLED: 'true', PARLEY_CLUSTER_ID: 'a.b' }))[0]).toMatch(
+      /cluster.id: 1-64 characters/,
+    );
+    const badUrl = problems(() => loadConfig(undefined, { PARLEY_CLUSTER_NATS_URL: 'http://u:hunter2@x:4222' }));
+    expect(badUrl).toEqual(['cluster.nats_url: each server must be a nats:// or tls:// URL']);
+    expect(problems(() => loadConfig(undefined, { PARLEY_CLUSTER_SLOT_LEASE_TTL: '1s' }))).toEqual([
+      'cluster.slot_lease_ttl must be at least 2s',
+    ]);
+    const c = loadConfig(undefined, {
+      ...pg,
+      PARLEY_CLUSTER_ENABLED: 'true',
+      PARLEY_CLUSTER_ID: 'prod-1',
+      PARLEY_CLUSTER_NATS_URL: 'nats://a:4222, nats://b:4222',
+      PARLEY_CLUSTER_FORWARD_TIMEOUT: '3s',
+    });
+    expect(c.cluster).toMatchObject({
+      enabled: true,
+      id: 'prod-1',
+      natsServers: ['nats://a:4222', 'nats://b:4222'],
+      forwardTimeoutMs: 3000,
+    });
+    expect(redactedValues(c)['cluster.nats_url']).toBe('[redacted]');
   });
 
   it('shows the effective node name', () => {

@@ -1,4 +1,6 @@
+import { parsePostgresUrl } from '@parley/store/postgres-url';
 import { accessProblems, describeKeys, parseApiKeys, readTlsPair, type ApiKey, type TlsFiles } from './api-access.ts';
+import { clusterProblems, natsServersOf } from './cluster-values.ts';
 import { parseDuration } from './duration.ts';
 import { envName, OPTIONS, type ConfigValues, type OptionSpec } from './options.ts';
 import { coerce, ConfigError, parseHostPort, readFile, typed, type HostPort } from './values.ts';
@@ -39,9 +41,30 @@ export interface Config {
   message: { personWhitelistEnabled: boolean; systemDeviceId: string };
   /** RECV redelivery: first resend after `retryIntervalMs` (then doubling), at most `retryMaxCount` resends. */
   delivery: { retryIntervalMs: number; retryMaxCount: number; pendingAckMaxPerSession: number };
-  store: { sync: ConfigValues['store']['sync']; batchMaxRows: number };
+  store: {
+    driver: ConfigValues['store']['driver'];
+    sync: ConfigValues['store']['sync'];
+    batchMaxRows: number;
+    /** '' unless `driver` is postgres; holds the password (never log it). */
+    postgresUrl: string;
+    postgresPoolSize: number;
+  };
   log: { level: ConfigValues['log']['level'] };
-  cluster: { id: string; initialSlotCount: number; hashSlotCount: number; slotReplicaN: number; channelReplicaN: number };
+  cluster: {
+    id: string;
+    initialSlotCount: number;
+    hashSlotCount: number;
+    slotReplicaN: number;
+    channelReplicaN: number;
+    /** Cluster mode (`cluster.enabled`): PostgreSQL store, NATS bus, slot leases. */
+    enabled: boolean;
+    /** NATS servers (`cluster.nats_url`, split at commas; never logged: it may hold credentials). */
+    natsServers: string[];
+    slotLeaseTtlMs: number;
+    nodeTimeoutMs: number;
+    presenceTtlMs: number;
+    forwardTimeoutMs: number;
+  };
   observability: {
     debugApiEnable: boolean;
     metricsEnable: boolean;
@@ -93,6 +116,26 @@ function webhookProblems(w: ConfigValues['webhook']): string[] {
   return problems;
 }
 
+/** `store.*` keys that only mean something together: each is carried out or refused. */
+function storeProblems(s: ConfigValues['store']): string[] {
+  if (s.driver === 'postgres') {
+    if (s.postgres_url === '') return ['store.postgres_url is required when store.driver is "postgres"'];
+    try {
+      parsePostgresUrl(s.postgres_url);
+    } catch (err) {
+      return [(err as Error).message];
+    }
+    return [];
+  }
+  const problems: string[] = [];
+  if (s.postgres_url !== '')
+    problems.push('store.postgres_url is set but store.driver is "sqlite": set store.driver = "postgres" or remove it');
+  const poolDefault = OPTIONS.get('store.postgres_pool_size')!.default;
+  if (s.postgres_pool_size !== poolDefault)
+    problems.push('store.postgres_pool_size is set but store.driver is "sqlite": it applies to PostgreSQL only');
+  return problems;
+}
+
 /** Env variables that are not config keys but are still ours. */
 const OTHER_ENV = new Set(['PARLEY_CONFIG']);
 
@@ -135,6 +178,8 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   values.set('api.keys', parsedKeys.keys);
   const v = typed(values);
   problems.push(...webhookProblems(v.webhook));
+  problems.push(...storeProblems(v.store));
+  problems.push(...clusterProblems(v));
   problems.push(...parsedKeys.problems.map((p) => `${rawKeys!.where}: ${p}`));
   const keys = v.api.keys;
   const listenAddr = v.api.listen_addr === '' ? (keys.length > 0 ? '0.0.0.0:5001' : '127.0.0.1:5001') : v.api.listen_addr;
@@ -191,7 +236,13 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       retryMaxCount: v.delivery.retry_max_count,
       pendingAckMaxPerSession: v.delivery.pending_ack_max_per_session,
     },
-    store: { sync: v.store.sync, batchMaxRows: v.store.batch_max_rows },
+    store: {
+      driver: v.store.driver,
+      sync: v.store.sync,
+      batchMaxRows: v.store.batch_max_rows,
+      postgresUrl: v.store.postgres_url,
+      postgresPoolSize: v.store.postgres_pool_size,
+    },
     log: { level: v.log.level },
     cluster: {
       id: v.cluster.id,
@@ -199,6 +250,12 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       hashSlotCount: v.cluster.hash_slot_count,
       slotReplicaN: v.cluster.slot_replica_n,
       channelReplicaN: v.cluster.channel_replica_n,
+      enabled: v.cluster.enabled,
+      natsServers: natsServersOf(v.cluster.nats_url),
+      slotLeaseTtlMs: ms(v.cluster.slot_lease_ttl),
+      nodeTimeoutMs: ms(v.cluster.node_timeout),
+      presenceTtlMs: ms(v.cluster.presence_ttl),
+      forwardTimeoutMs: ms(v.cluster.forward_timeout),
     },
     observability: {
       debugApiEnable: v.observability.debug_api_enable,

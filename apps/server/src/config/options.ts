@@ -41,7 +41,10 @@ export const ConfigSchema = Type.Object({
   node: Type.Object({
     id: int(1, 1, 1023, 'Node id, 1-1023; the Snowflake worker bits of every message id this node allocates.'),
     name: str('', 'Human-readable node name; defaults to `node-<id>`.'),
-    data_dir: str('./data', 'Data directory; the embedded store lives in `<data_dir>/parley.db`.'),
+    data_dir: str(
+      './data',
+      'Data directory; the embedded store lives in `<data_dir>/parley.db` (with `store.driver = "postgres"`, only the directory\'s marker files).',
+    ),
   }),
   api: Type.Object({
     listen_addr: addr(
@@ -163,10 +166,24 @@ export const ConfigSchema = Type.Object({
     ),
   }),
   store: Type.Object({
+    driver: oneOf(
+      [Type.Literal('sqlite'), Type.Literal('postgres')],
+      'sqlite',
+      'Where messages and state are stored: `sqlite` = the embedded file `<data_dir>/parley.db` (one node); `postgres` = the PostgreSQL database and schema `store.postgres_url` names (needed by cluster mode; `node.data_dir` then keeps only the directory markers).',
+    ),
+    postgres_url: secret(
+      'With `store.driver = "postgres"` (required then, refused otherwise): a standard connection string, `postgres://user:password@host:5432/database`. The tables live in the schema named by `search_path` in its `options` parameter, e.g. `?options=-c%20search_path%3Dparley` (URL-encoded `-c search_path=parley`; `public` when absent; a lower-case name, created if missing), so several clusters or test runs can share one database. Accepted parameters: options, sslmode, sslcert, sslkey, sslrootcert, application_name, connect_timeout.',
+    ),
+    postgres_pool_size: int(
+      10,
+      1,
+      100,
+      'With `store.driver = "postgres"`: most connections this node opens to PostgreSQL (plus one for its node lock). Refused with `sqlite` when not the default.',
+    ),
     sync: oneOf(
       [Type.Literal('full'), Type.Literal('normal')],
       'full',
-      'SQLite synchronous mode. `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only.',
+      'Commit durability. SQLite: `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only. PostgreSQL: `full` waits for the server to flush each commit to its WAL (`synchronous_commit = on`, or whatever the server is set to); `normal` sets `synchronous_commit = off` (survives a Parley crash, not a database server crash).',
     ),
     batch_max_rows: int(512, 1, 10000, 'Most messages committed in one group-commit transaction.'),
   }),
@@ -209,6 +226,29 @@ export const ConfigSchema = Type.Object({
       'Nodes assigned to each slot (owner plus standbys); must equal the plan `replicas` of an imported dir.',
     ),
     channel_replica_n: int(1, 1, 1023, 'Message replica count per channel; must equal the plan `channel_replicas` of an imported dir.'),
+    enabled: bool(
+      false,
+      'Run as one node of a cluster: several nodes share one PostgreSQL store (`store.driver = "postgres"`) and talk over NATS (`cluster.nats_url`); needs a non-empty `cluster.id` and a `node.id` no other live node uses. False = a single node on its embedded SQLite file, no NATS.',
+    ),
+    nats_url: secret(
+      'NATS server(s) the nodes talk over, comma-separated (`nats://host:4222`, `tls://host:4222`); subjects are prefixed with `parley.<cluster.id>.`, so several clusters can share one NATS. Empty = `nats://127.0.0.1:4222`. Only read when `cluster.enabled`.',
+    ),
+    slot_lease_ttl: duration(
+      '6s',
+      'How long a slot owner holds its lease in PostgreSQL without renewing it (it renews every third of this). After a node dies its slots are taken over once their leases run out, so this bounds the pause of sends to its slots. At least 2s.',
+    ),
+    node_timeout: duration(
+      '3s',
+      'A node whose heartbeat (sent every third of this over NATS) has not been heard for this long is treated as gone: its presence is dropped and its share of slots is rebalanced. At least 300ms.',
+    ),
+    presence_ttl: duration(
+      '30s',
+      "How long another node's report that a uid is online on it stays valid without being refreshed (each node re-announces its online uids every third of this).",
+    ),
+    forward_timeout: duration(
+      '10s',
+      'Longest a send waits for the owner of its slot (forwarding over NATS, and a failover in progress) before it is answered with a system error; the client then retries with the same client_msg_no.',
+    ),
   }),
   log: Type.Object({
     level: oneOf(

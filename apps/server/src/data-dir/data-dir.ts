@@ -9,8 +9,10 @@ import {
   MIGRATION_MARKER_FILE,
   MigrationMarker,
   STARTED_MARKER_FILE,
+  StoreLocation,
   type StartedMarker,
 } from '@parley/shared';
+import { parsePostgresUrl } from '@parley/store/postgres-url';
 import type { Config } from '../config/config.ts';
 import { versionInfo } from '@parley/shared/version';
 
@@ -46,6 +48,55 @@ function markerMismatches(marker: MigrationMarker, config: Config): string[] {
     .map(([key, want, got]) => `${key} is ${JSON.stringify(got)} but the migration marker requires ${JSON.stringify(want)}`);
 }
 
+/** Where the config puts the store (no credentials). */
+export function configuredStore(config: Config): StoreLocation {
+  if (config.store.driver === 'sqlite') return { driver: 'sqlite' };
+  const { host, port, database, schema } = parsePostgresUrl(config.store.postgresUrl);
+  return { driver: 'postgres', host, port, database, schema };
+}
+
+function describeStore(s: StoreLocation): string {
+  return s.driver === 'sqlite' ? 'SQLite (parley.db in the data directory)' : `PostgreSQL database "${s.database}" schema "${s.schema}"`;
+}
+
+/**
+ * A directory's store (from its data-format file or migration marker; absent =
+ * SQLite) must be the one the config opens: the same driver, database and
+ * schema (the host may change, e.g. after a failover). Otherwise the node would
+ * silently start on an empty store.
+ */
+function storeMismatch(recorded: StoreLocation | undefined, config: Config, file: string): string | undefined {
+  const want = recorded ?? { driver: 'sqlite' as const };
+  const got = configuredStore(config);
+  const same =
+    want.driver === got.driver &&
+    (want.driver === 'sqlite' || (got.driver === 'postgres' && want.database === got.database && want.schema === got.schema));
+  return same ? undefined : `the config opens ${describeStore(got)} but ${file} says this directory's store is ${describeStore(want)}`;
+}
+
+/**
+ * Refuses to open a store other than the one the directory records (its
+ * data-format file or migration marker; an existing `parley.db` means SQLite),
+ * before anything is opened or created.
+ */
+export function assertConfiguredStore(config: Config): void {
+  const dir = config.node.dataDir;
+  const problems: string[] = [];
+  for (const name of [DATA_FORMAT_FILE, MIGRATION_MARKER_FILE]) {
+    const file = join(dir, name);
+    if (!existsSync(file)) continue;
+    const doc = readJson(file) as { store?: unknown } | null;
+    const recorded = doc && typeof doc === 'object' && Value.Check(StoreLocation, doc.store) ? doc.store : undefined;
+    const mismatch = storeMismatch(recorded, config, file);
+    if (mismatch) problems.push(mismatch);
+  }
+  if (problems.length === 0 && !existsSync(join(dir, DATA_FORMAT_FILE)) && existsSync(join(dir, 'parley.db'))) {
+    const mismatch = storeMismatch(undefined, config, join(dir, 'parley.db'));
+    if (mismatch) problems.push(mismatch);
+  }
+  if (problems.length > 0) throw new DataDirError(problems);
+}
+
 /**
  * Checks the data directory before the store opens. A new directory gets a
  * data-format file. A directory imported by `parleyctl` (it has a migration
@@ -71,9 +122,20 @@ export function prepareDataDir(config: Config): { imported: boolean; firstStart:
     if (format.data_format > DATA_FORMAT_VERSION) {
       throw new DataDirError([`${dir} holds data format ${format.data_format}; this server reads up to ${DATA_FORMAT_VERSION}`]);
     }
-  } else if (!existsSync(join(dir, 'parley.db'))) {
+    const mismatch = storeMismatch(format.store, config, formatFile);
+    if (mismatch) throw new DataDirError([mismatch]);
+  } else if (existsSync(join(dir, 'parley.db'))) {
+    const mismatch = storeMismatch(undefined, config, join(dir, 'parley.db'));
+    if (mismatch) throw new DataDirError([mismatch]);
+  } else {
     mkdirSync(dir, { recursive: true });
-    const format: DataFormat = { data_format: DATA_FORMAT_VERSION, created_by: tool, created_at: new Date().toISOString() };
+    const store = configuredStore(config);
+    const format: DataFormat = {
+      data_format: DATA_FORMAT_VERSION,
+      created_by: tool,
+      created_at: new Date().toISOString(),
+      ...(store.driver === 'postgres' ? { store } : {}),
+    };
     writeFileSync(formatFile, `${JSON.stringify(format, null, 2)}\n`, { flag: 'wx' });
   }
   const markerFile = join(dir, MIGRATION_MARKER_FILE);
@@ -81,6 +143,8 @@ export function prepareDataDir(config: Config): { imported: boolean; firstStart:
   const marker = readJson(markerFile);
   if (!Value.Check(MigrationMarker, marker)) throw new DataDirError([`${markerFile} is not a migration marker`]);
   const problems = markerMismatches(marker, config);
+  const mismatch = storeMismatch(marker.store, config, markerFile);
+  if (mismatch) problems.push(mismatch);
   if (problems.length > 0) throw new DataDirError(problems);
   const startedFile = join(dir, STARTED_MARKER_FILE);
   if (existsSync(startedFile)) return { imported: true, firstStart: false };

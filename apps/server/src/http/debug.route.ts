@@ -36,7 +36,9 @@ export const debugRoutes: FastifyPluginAsyncTypebox<{ ops: Ops }> = async (app, 
   const route = { config: { errorShape: 'error' as const, bindMessage: 'invalid query' } };
 
   app.get('/debug/config', { ...route, schema: { response: { 200: DebugConfig, ...errors } } }, async () => debugConfig(config));
-  app.get('/debug/cluster', { ...route, schema: { response: { 200: DebugCluster, ...errors } } }, async () => debugCluster(config));
+  app.get('/debug/cluster', { ...route, schema: { response: { 200: DebugCluster, ...errors } } }, async () =>
+    ops.inputs.cluster ? ops.inputs.cluster.debug() : debugCluster(config),
+  );
 
   const diagSchema = { querystring: DiagnosticsQuery, response: { 200: DiagnosticsResult, ...errors } };
   app.get('/debug/diagnostics/trace/:trace_id', { ...route, schema: { ...diagSchema, params: DiagnosticsTraceParams } }, async (request) =>

@@ -8,6 +8,8 @@ import type { ChannelRepository } from '@parley/store';
 export class SystemUidService {
   private readonly persisted = new Set<string>();
   private readonly cacheOnly = new Set<string>();
+  /** Cluster mode: told when the persisted set changed, so other nodes read it again. */
+  onPersistedChange: (() => void) | undefined;
 
   constructor(private readonly repo: ChannelRepository) {}
 
@@ -22,6 +24,14 @@ export class SystemUidService {
   async add(uids: readonly string[]): Promise<void> {
     await this.repo.addSystemUids(uids);
     for (const uid of uids) this.persisted.add(uid);
+    this.onPersistedChange?.();
+  }
+
+  /** Reads the persisted set again (another node changed it). */
+  async reload(): Promise<void> {
+    const fresh = await this.repo.listSystemUids();
+    this.persisted.clear();
+    for (const uid of fresh) this.persisted.add(uid);
   }
 
   async remove(uids: readonly string[]): Promise<void> {
@@ -30,6 +40,7 @@ export class SystemUidService {
       this.persisted.delete(uid);
       this.cacheOnly.delete(uid);
     }
+    this.onPersistedChange?.();
   }
 
   addToCache(uids: readonly string[]): void {

@@ -19,6 +19,9 @@ export interface AuthResult {
  * time, so a copy of the database leaks no usable token.
  */
 export class TokenService {
+  /** Cluster mode: told of every revocation, so other nodes close their matching sessions too. */
+  onQuit: ((uid: string, deviceFlags: readonly number[]) => void) | undefined;
+
   constructor(
     private readonly devices: DeviceRepository,
     private readonly presence: Presence,
@@ -37,7 +40,13 @@ export class TokenService {
   async quit(uid: string, deviceFlag: number): Promise<void> {
     const flags = deviceFlag === -1 ? ALL_DEVICE_FLAGS : [deviceFlag];
     await this.devices.revoke(uid, flags);
-    for (const session of this.presence.sessionsOfDevices(uid, flags)) {
+    this.kickLocal(uid, flags);
+    this.onQuit?.(uid, flags);
+  }
+
+  /** Tells this node's sessions of `uid` with one of `deviceFlags` (DISCONNECT) and closes them. */
+  kickLocal(uid: string, deviceFlags: readonly number[]): void {
+    for (const session of this.presence.sessionsOfDevices(uid, deviceFlags)) {
       session.kick(ReasonCode.ConnectKick, 'login in other device');
     }
   }

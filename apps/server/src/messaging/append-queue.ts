@@ -1,4 +1,4 @@
-import type { LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
+import type { AppendFence, LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
 
 /** A message ready to be sequenced: everything but its seq. */
 export type NewMessage = Omit<StoredMessage, 'messageSeq'>;
@@ -86,6 +86,12 @@ export class AppendQueue {
   readonly stats: AppendStats = { batches: 0, rows: 0, lastCommitMs: 0 };
   /** Set by the operations collector; unset costs nothing. */
   onCommit: CommitObserver | undefined;
+  /**
+   * Cluster mode: the slot lease fence of a channel, read when its batch
+   * commits. A batch is then committed per slot, each part fenced with its
+   * slot's epoch, so a part whose slot was taken over fails alone.
+   */
+  fenceOf: ((channelId: string) => AppendFence) | undefined;
 
   constructor(
     private readonly messages: MessageRepository,
@@ -133,6 +139,17 @@ export class AppendQueue {
     return this.tails.get(key) ?? loaded;
   }
 
+  /**
+   * Drops the remembered tails of the channels `which` selects, so their next
+   * append reads the tail from the store (cluster mode: a slot changed owner).
+   */
+  forgetTails(which: (channelId: string, channelType: number) => boolean): void {
+    for (const key of [...this.tails.keys()]) {
+      const colon = key.indexOf(':');
+      if (which(key.slice(colon + 1), Number(key.slice(0, colon)))) this.tails.delete(key);
+    }
+  }
+
   /** Resolves once everything queued so far is committed or failed. */
   async drain(): Promise<void> {
     while (this.queue.length > 0 || this.flushing) await new Promise((r) => setImmediate(r));
@@ -163,16 +180,36 @@ export class AppendQueue {
     this.lastCommitStart = now;
     const batch = this.queue.splice(0, this.maxRows);
     try {
-      await this.commit(batch);
-    } catch (err) {
-      for (const p of batch) p.reject(err);
+      for (const [fence, part] of this.partition(batch)) {
+        try {
+          await this.commit(part, fence);
+        } catch (err) {
+          // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
+          for (const p of part) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
+          for (const p of part) p.reject(err);
+        }
+      }
     } finally {
       this.flushing = false;
       if (this.queue.length > 0) this.schedule();
     }
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
+  /** The batch as one part with no fence, or (cluster mode) one part per slot with its fence. */
+  private partition(batch: Pending[]): Array<[AppendFence | undefined, Pending[]]> {
+    const fenceOf = this.fenceOf;
+    if (!fenceOf) return [[undefined, batch]];
+    const parts = new Map<number, [AppendFence, Pending[]]>();
+    for (const p of batch) {
+      const fence = fenceOf(p.message.channelId);
+      const part = parts.get(fence.slot);
+      if (part) part[1].push(p);
+      else parts.set(fence.slot, [fence, [p]]);
+    }
+    return [...parts.values()];
+  }
+
+  private async commit(batch: Pending[], fence: AppendFence | undefined): Promise<void> {
     const started = performance.now();
     const nextTail = new Map<string, number>();
     for (const p of batch) {
@@ -219,7 +256,7 @@ export class AppendQueue {
       }
     }
 
-    if (rows.length > 0) await this.messages.appendBatch(rows, [...marks.values()]);
+    if (rows.length > 0) await this.messages.appendBatch(rows, [...marks.values()], fence);
     for (const [key, tail] of nextTail) this.tails.set(key, tail);
     this.trimTails();
 

@@ -17,6 +17,8 @@ export interface ChannelState {
  */
 export class ChannelCache {
   private readonly entries = new Map<string, Promise<ChannelState>>();
+  /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
+  onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
 
   constructor(
     private readonly channels: ChannelRepository,
@@ -43,6 +45,12 @@ export class ChannelCache {
   }
 
   invalidate(channelId: string, channelType: number): void {
+    this.entries.delete(`${channelType}:${channelId}`);
+    this.onInvalidate?.(channelId, channelType);
+  }
+
+  /** Drops an entry because another node changed the channel (not passed on again). */
+  drop(channelId: string, channelType: number): void {
     this.entries.delete(`${channelType}:${channelId}`);
   }
 

@@ -4,6 +4,22 @@ import type { Delivery } from './delivery.ts';
 import type { MessagingEvents } from './events.ts';
 import type { Presence, SessionHandle } from './presence.ts';
 
+/** A session on some node of a cluster: `session` is its id on node `node`. */
+export interface SenderRef {
+  node: number;
+  session: number;
+}
+
+/**
+ * Where RECVs for recipients with sessions on other nodes go (cluster mode):
+ * `nodesOf` names the nodes holding a uid's sessions, `send` hands one node
+ * every recipient it holds for one delivery.
+ */
+export interface RemoteFanout {
+  nodesOf(uid: string): readonly number[] | undefined;
+  send(node: number, uids: string[], delivery: Delivery, exclude: SenderRef | undefined): void;
+}
+
 /** Figures the operations surface reads. */
 export interface FanoutStats {
   messages: number;
@@ -17,6 +33,8 @@ export interface FanoutStats {
  */
 export class Fanout {
   readonly stats: FanoutStats = { messages: 0, deliveries: 0 };
+  /** Set in cluster mode: recipients on other nodes. */
+  remote: RemoteFanout | undefined;
 
   constructor(
     private readonly presence: Presence,
@@ -24,32 +42,67 @@ export class Fanout {
     private readonly events: MessagingEvents = {},
   ) {}
 
-  async deliver(delivery: Delivery, sender?: SessionHandle): Promise<void> {
+  /**
+   * `sender` is the sending session when it is on this node; `senderRef` names
+   * it when the send was forwarded here from another node.
+   */
+  async deliver(delivery: Delivery, sender?: SessionHandle, senderRef?: SenderRef): Promise<void> {
     this.stats.messages++;
     const offline = this.events.recipientsOffline && delivery.messageSeq > 0 && !delivery.syncOnce ? [] : undefined;
+    const remote = this.remote && new Map<number, string[]>();
     if (delivery.channelType === ChannelType.Person) {
       const pair = personParticipants(delivery.channelId);
       if (pair) {
-        this.push(pair[0], delivery, sender, offline);
-        if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender, offline);
+        this.push(pair[0], delivery, sender, offline, remote);
+        if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender, offline, remote);
       }
     } else {
       const state = await this.cache.get(delivery.channelId, delivery.channelType);
-      for (const uid of state.subscribers) this.push(uid, delivery, sender, offline);
+      for (const uid of state.subscribers) this.push(uid, delivery, sender, offline, remote);
     }
+    if (remote) this.sendRemote(remote, delivery, senderRef);
     if (offline && offline.length > 0) this.events.recipientsOffline!(delivery, offline);
   }
 
   /** Delivers to exactly these uids (request-scoped sends). */
-  deliverTo(uids: readonly string[], delivery: Delivery, sender?: SessionHandle): void {
+  deliverTo(uids: readonly string[], delivery: Delivery, sender?: SessionHandle, senderRef?: SenderRef): void {
     this.stats.messages++;
-    for (const uid of uids) this.push(uid, delivery, sender, undefined);
+    const remote = this.remote && new Map<number, string[]>();
+    for (const uid of uids) this.push(uid, delivery, sender, undefined, remote);
+    if (remote) this.sendRemote(remote, delivery, senderRef);
   }
 
-  private push(uid: string, delivery: Delivery, sender: SessionHandle | undefined, offline: string[] | undefined): void {
+  /** A delivery another node sent here: these uids' sessions on this node, except the sending session. */
+  deliverLocal(uids: readonly string[], delivery: Delivery, excludeSessionId: number | undefined): void {
+    for (const uid of uids) {
+      const sessions = this.presence.sessionsOf(uid);
+      if (!sessions) continue;
+      for (const s of sessions) {
+        if (s.id === excludeSessionId) continue;
+        s.deliver(delivery);
+        this.stats.deliveries++;
+      }
+    }
+  }
+
+  private push(
+    uid: string,
+    delivery: Delivery,
+    sender: SessionHandle | undefined,
+    offline: string[] | undefined,
+    remote: Map<number, string[]> | undefined,
+  ): void {
+    const elsewhere = remote && this.remote!.nodesOf(uid);
+    if (elsewhere) {
+      for (const node of elsewhere) {
+        const list = remote.get(node);
+        if (list) list.push(uid);
+        else remote.set(node, [uid]);
+      }
+    }
     const sessions = this.presence.sessionsOf(uid);
     if (!sessions) {
-      offline?.push(uid);
+      if (!elsewhere) offline?.push(uid);
       return;
     }
     for (const s of sessions) {
@@ -57,5 +110,9 @@ export class Fanout {
       s.deliver(delivery);
       this.stats.deliveries++;
     }
+  }
+
+  private sendRemote(remote: Map<number, string[]>, delivery: Delivery, senderRef: SenderRef | undefined): void {
+    for (const [node, uids] of remote) this.remote!.send(node, uids, delivery, senderRef);
   }
 }

@@ -24,6 +24,8 @@ export interface SessionHandle {
 export class Presence {
   private readonly byUid = new Map<string, Set<SessionHandle>>();
   private total = 0;
+  /** Cluster mode: told when a uid's first session here opens (`online`) or its last one closes. */
+  onUidChange: ((uid: string, online: boolean) => void) | undefined;
 
   constructor(private readonly events: MessagingEvents = {}) {}
 
@@ -36,6 +38,7 @@ export class Presence {
     if (!set) {
       set = new Set();
       this.byUid.set(session.uid, set);
+      this.onUidChange?.(session.uid, true);
     }
     if (!set.has(session)) {
       set.add(session);
@@ -48,8 +51,16 @@ export class Presence {
     const set = this.byUid.get(session.uid);
     if (!set?.delete(session)) return;
     this.total--;
-    if (set.size === 0) this.byUid.delete(session.uid);
+    if (set.size === 0) {
+      this.byUid.delete(session.uid);
+      this.onUidChange?.(session.uid, false);
+    }
     this.events.sessionChanged?.(session, false, set.size, this.total);
+  }
+
+  /** Every uid with a session on this node. */
+  uids(): IterableIterator<string> {
+    return this.byUid.keys();
   }
 
   sessionsOf(uid: string): ReadonlySet<SessionHandle> | undefined {

@@ -4,7 +4,7 @@ import type { Refusal } from '../errors.ts';
 import type { AppendQueue } from './append-queue.ts';
 import { Delivery } from './delivery.ts';
 import type { MessagingEvents } from './events.ts';
-import type { Fanout } from './fanout.ts';
+import type { Fanout, SenderRef } from './fanout.ts';
 import { checkSendPermission, type PermissionDeps } from './permission.ts';
 import type { SessionHandle } from './presence.ts';
 import type { Snowflake } from './snowflake.ts';
@@ -28,6 +28,17 @@ export interface SendCommand {
   session?: SessionHandle;
   /** Request-scoped recipients (HTTP send): exactly these uids, as a command. */
   subscribers?: readonly string[];
+  /** The sending session on another node, for a send forwarded here (cluster mode). */
+  origin?: SenderRef;
+}
+
+/**
+ * Cluster mode: decides where a send is sequenced. `route` runs `local` when
+ * this node owns the channel's slot, else forwards the send to the owner and
+ * returns the owner's outcome (after its durable commit).
+ */
+export interface SendRouter {
+  route(cmd: SendCommand, local: (cmd: SendCommand) => Promise<SendOutcome>): Promise<SendOutcome>;
 }
 
 /**
@@ -88,6 +99,9 @@ export interface SendStats {
 export class SendService {
   private readonly personDirectory = new Set<string>();
   readonly stats: SendStats = { sends: 0, acks: 0, ackErrors: 0, fanoutErrors: 0 };
+  /** Set in cluster mode. */
+  router: SendRouter | undefined;
+  private readonly local = (cmd: SendCommand) => this.decide(cmd);
 
   constructor(
     private readonly deps: PermissionDeps & {
@@ -103,7 +117,7 @@ export class SendService {
   async send(cmd: SendCommand): Promise<SendOutcome> {
     this.stats.sends++;
     try {
-      const outcome = await this.decide(cmd);
+      const outcome = this.router ? await this.router.route(cmd, this.local) : await this.decide(cmd);
       if (outcome.reason === ReasonCode.Success) this.stats.acks++;
       else this.stats.ackErrors++;
       return outcome;
@@ -163,7 +177,7 @@ export class SendService {
       );
 
     if (cmd.noPersist) {
-      this.fanout(delivery(0), cmd.session);
+      this.fanout(delivery(0), cmd);
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
 
@@ -191,7 +205,7 @@ export class SendService {
     if (result.kind === 'appended') {
       const d = delivery(result.messageSeq);
       this.deps.events?.messageCommitted?.(d);
-      this.fanout(d, cmd.session);
+      this.fanout(d, cmd);
     }
     return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
   }
@@ -227,7 +241,7 @@ export class SendService {
         cmd.noPersist,
       );
     if (cmd.noPersist) {
-      this.deps.fanout.deliverTo(uids, delivery(0), cmd.session);
+      this.deps.fanout.deliverTo(uids, delivery(0), cmd.session, cmd.origin);
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
     const result = await this.deps.queue.append(
@@ -250,13 +264,13 @@ export class SendService {
     if (result.kind === 'appended') {
       const d = delivery(result.messageSeq);
       this.deps.events?.messageCommitted?.(d);
-      this.deps.fanout.deliverTo(uids, d, cmd.session);
+      this.deps.fanout.deliverTo(uids, d, cmd.session, cmd.origin);
     }
     return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
   }
 
-  private fanout(delivery: Delivery, session: SessionHandle | undefined): void {
-    this.deps.fanout.deliver(delivery, session).catch((err: unknown) => {
+  private fanout(delivery: Delivery, cmd: SendCommand): void {
+    this.deps.fanout.deliver(delivery, cmd.session, cmd.origin).catch((err: unknown) => {
       this.stats.fanoutErrors++;
       this.deps.onFanoutError(err);
     });

@@ -14,6 +14,8 @@ import type { Registry } from 'prom-client';
 import { DiagnosticsStore } from './diagnostics.ts';
 import { createMetrics } from './metrics.ts';
 import type { SnapshotContext } from './snapshot.ts';
+import type { ClusterNodeFigures } from '../cluster/cluster.ts';
+import type { DebugCluster } from '@parley/shared';
 
 /**
  * Append-queue capacity for pressure scoring, in group-commit batches:
@@ -40,6 +42,8 @@ export interface OpsInputs {
   cache: ChannelCache;
   presence: Presence;
   routeAddresses(host: string | undefined): RouteResponse;
+  /** Cluster mode: the snapshot's node figures and `/debug/cluster`. */
+  cluster?: { nodeFigures(): ClusterNodeFigures; debug(): Promise<DebugCluster> } | undefined;
 }
 
 /** Restore maintenance: while `active`, bench routes answer 503 (no restore feature sets it yet). */
@@ -98,6 +102,7 @@ export function createOps(inputs: OpsInputs): Ops {
       nodeName: config.node.name,
       metricsEnabled: config.observability.metricsEnable,
       threads: config.observability.uvThreadpoolSize,
+      ...(inputs.cluster ? { cluster: () => inputs.cluster!.nodeFigures() } : {}),
     },
     diagnostics,
     metrics: config.observability.metricsEnable ? createMetrics(inputs) : undefined,

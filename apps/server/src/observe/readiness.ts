@@ -15,6 +15,8 @@ export interface ReadinessProbes {
   storeReadable(): Promise<void>;
   /** Resolves when the store can take its write lock, i.e. can commit messages. */
   storeWritable(): Promise<void>;
+  /** Cluster mode: the bus (NATS) is connected and the slot map is current. */
+  cluster?: { busConnected(): boolean; slotMapCurrent(): boolean };
 }
 
 /**
@@ -23,11 +25,16 @@ export interface ReadinessProbes {
  * - `routes`: clients can be routed here, i.e. the gateway listeners accept connections;
  * - `slots`: the metadata (channels, tokens, memberships) can be read;
  * - `channels`: the channel logs can take appends, i.e. the store can commit.
+ * In cluster mode two more parts must hold:
+ * - `bus`: the node is connected to NATS (forwarding, deliveries, presence);
+ * - `slot_map`: the slot map (lease owners) was read from the store within one lease TTL.
  */
 export const READY_PART_REASONS: Readonly<Record<string, string>> = {
   routes: 'routes not ready',
   slots: 'slots not ready',
   channels: 'channel not ready',
+  bus: 'cluster bus not connected',
+  slot_map: 'slot map not current',
 };
 
 /** The verdict / alert text of a part that is down (`<part> not ready` for parts outside the contract). */
@@ -58,7 +65,11 @@ export async function checkReadiness(probes: ReadinessProbes): Promise<Readiness
   const routes = probes.gatewaysListening();
   const slotsDown = await failure(probes.storeReadable);
   const channelsDown = slotsDown === undefined ? await failure(probes.storeWritable) : '';
-  const parts = { routes, slots: slotsDown === undefined, channels: channelsDown === undefined };
+  const parts: Record<string, boolean> = { routes, slots: slotsDown === undefined, channels: channelsDown === undefined };
+  if (probes.cluster) {
+    parts.bus = probes.cluster.busConnected();
+    parts.slot_map = probes.cluster.slotMapCurrent();
+  }
   const details: Record<string, string | undefined> = { slots: slotsDown, channels: channelsDown };
   const down = Object.entries(parts).filter(([, up]) => !up);
   if (down.length === 0) return { ready: true, parts };

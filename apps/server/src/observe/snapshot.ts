@@ -22,6 +22,8 @@ export interface SnapshotContext {
   metricsEnabled: boolean;
   /** libuv threadpool size, reported as `threads`. */
   threads: number;
+  /** Cluster mode: controller leader, slot counts and state revision for the node section. */
+  cluster?: () => { controller_leader: number; slot_count: number; hash_slot_count: number; state_revision: number };
 }
 
 /** Node-specific meanings of Go-shaped fields, repeated in every snapshot. */
@@ -30,6 +32,13 @@ export const SNAPSHOT_NOTES = [
   'resources.threads = libuv threadpool size (UV_THREADPOOL_SIZE, default 4)',
   'cluster_snapshot unavailable: single-node deployment, no cluster runtime',
   'pressure runtime/event_loop: inflight = event-loop utilization of the single JS thread, wait_p99_ms = event-loop delay p99',
+];
+
+/** The notes of a node in cluster mode: the snapshot stays node-local. */
+export const CLUSTER_SNAPSHOT_NOTES = [
+  ...SNAPSHOT_NOTES.filter((n) => !n.startsWith('cluster_snapshot')),
+  'cluster_snapshot unavailable: the snapshot is node-local (no cluster fan-out); the slot map is at /debug/cluster',
+  'node.controller_leader = the lowest live node id (slot ownership is decided by leases in PostgreSQL, not by a controller)',
 ];
 
 function sectionsOf(w: SampleWindow<Sample>, ctx: SnapshotContext, limit: number) {
@@ -109,7 +118,7 @@ export function buildSnapshot(ctx: SnapshotContext, q: SnapshotQuery, now = new 
     scope: 'local_node',
     generated_at: now.toISOString(),
     window_seconds: Math.round(spanSec),
-    node: { id: ctx.nodeId, name: ctx.nodeName, ready: last.ready.ready, ready_parts: last.ready.parts },
+    node: { id: ctx.nodeId, name: ctx.nodeName, ready: last.ready.ready, ready_parts: last.ready.parts, ...ctx.cluster?.() },
     verdict: verdictOf(last.ready.parts, s.items, s.traffic.sendack_error_rate),
     resources: {
       cpu_percent: spanSec > 0 ? round(((last.runtime.cpuMicros - first.runtime.cpuMicros) / 1e6 / spanSec) * 100, 2) : 0,
@@ -123,7 +132,7 @@ export function buildSnapshot(ctx: SnapshotContext, q: SnapshotQuery, now = new 
       collector: { available: true, sample_count: w.count, warming_up: false },
       cluster_snapshot: { available: false, sample_count: 0, warming_up: false },
       metrics: { enabled: ctx.metricsEnabled, required: false },
-      notes: SNAPSHOT_NOTES,
+      notes: ctx.cluster ? CLUSTER_SNAPSHOT_NOTES : SNAPSHOT_NOTES,
     },
   };
   const wanted = new Set(TOP_VIEW_SECTIONS[q.view]);

@@ -40,6 +40,8 @@ export const ERROR_CODES = [
   'rate_limited',
   // the server's side (503, 500): the kind only, never the details
   'store_unavailable',
+  // cluster mode: the owner of a channel's slot could not be reached in time (503)
+  'cluster_unavailable',
   'internal_error',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

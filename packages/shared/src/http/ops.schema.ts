@@ -25,11 +25,51 @@ export const DebugConfig = Type.Object({
 });
 export type DebugConfig = Static<typeof DebugConfig>;
 
-/** `GET /debug/cluster`: a single node has no slots to report. */
+/** One node of a cluster as `/debug/cluster` lists it (live = heard within `cluster.node_timeout`). */
+export const DebugClusterNode = Type.Object({
+  node_id: Int(),
+  name: Str(),
+  api_addr: Str({ description: 'host:port of its HTTP API as the node reports it' }),
+  live: Type.Boolean(),
+  slots: Type.Array(Int(), { description: 'physical slots it holds' }),
+});
+export type DebugClusterNode = Static<typeof DebugClusterNode>;
+
+/**
+ * `GET /debug/cluster`: the slot map. A single node has no slots to report;
+ * in cluster mode every physical slot with its owner (`leader_id`, 0 = none
+ * live), lease epoch and time to expiry, and its hash-slot range, plus the
+ * live nodes.
+ */
 export const DebugCluster = Type.Object({
   node_id: Int(),
-  state_revision: Int(),
-  slots: Type.Array(Type.Object({ slot_id: Int(), leader_id: Int(), replicas: Type.Array(Int()) }, { additionalProperties: true })),
+  state_revision: Int({ description: 'grows with every change of slot ownership (the sum of lease epochs)' }),
+  cluster_id: Opt(Str()),
+  controller_leader: Opt(
+    Int({ description: 'the lowest live node id (leases in PostgreSQL decide ownership; there is no controller process)' }),
+  ),
+  slot_count: Opt(Int()),
+  hash_slot_count: Opt(Int()),
+  slot_map_current: Opt(Type.Boolean({ description: 'the slot map was read from the store within one lease TTL' })),
+  bus_connected: Opt(Type.Boolean()),
+  nodes: Opt(Type.Array(DebugClusterNode)),
+  remote_presence: Opt(Type.Record(Type.String(), Int(), { description: 'uids online on each other node, by node id' })),
+  router: Opt(
+    Type.Record(Type.String(), Int(), { description: 'sends forwarded, served for others, retried, refused for want of an owner' }),
+  ),
+  slots: Type.Array(
+    Type.Object(
+      {
+        slot_id: Int(),
+        leader_id: Int(),
+        replicas: Type.Array(Int()),
+        epoch: Opt(Int()),
+        expires_in_ms: Opt(Int()),
+        hash_slots: Opt(Type.Object({ from: Int(), to: Int() })),
+      },
+      { additionalProperties: true },
+    ),
+  ),
 });
 export type DebugCluster = Static<typeof DebugCluster>;
 

@@ -25,10 +25,30 @@ export const DATA_FORMAT_VERSION = 1;
 
 const Tool = Type.Object({ name: Type.String(), version: Type.String(), commit: Type.String() });
 
+/**
+ * Where a data directory's store lives: SQLite in the directory itself (also
+ * what an absent `store` means), or a PostgreSQL schema (`store.postgres_url`;
+ * the database and schema identify it, the host is only reported). Never a
+ * user name or password.
+ */
+export const StoreLocation = Type.Union([
+  Type.Object({ driver: Type.Literal('sqlite') }),
+  Type.Object({
+    driver: Type.Literal('postgres'),
+    host: Type.String(),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    database: Type.String({ minLength: 1 }),
+    schema: Type.String({ minLength: 1 }),
+  }),
+]);
+export type StoreLocation = Static<typeof StoreLocation>;
+
 export const DataFormat = Type.Object({
   data_format: Type.Integer({ minimum: 1 }),
   created_by: Tool,
   created_at: Type.String(),
+  /** Absent: SQLite (`<data_dir>/parley.db`). */
+  store: Type.Optional(StoreLocation),
 });
 export type DataFormat = Static<typeof DataFormat>;
 
@@ -62,6 +82,8 @@ export const MigrationMarker = Type.Object({
   derived: Type.Optional(Type.Record(Type.String(), Type.Integer())),
   imported_at: Type.String(),
   tool: Tool,
+  /** Where the import wrote the store; absent: SQLite in this directory. */
+  store: Type.Optional(StoreLocation),
 });
 export type MigrationMarker = Static<typeof MigrationMarker>;
 

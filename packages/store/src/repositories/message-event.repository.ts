@@ -1,5 +1,7 @@
 import { sql, type InferResult } from 'kysely';
 import type { Db } from '../db.ts';
+import type { Dialect } from '../dialect.ts';
+import { isUniqueViolation } from '../errors.ts';
 
 export interface MessageEvent {
   channelId: string;
@@ -18,8 +20,11 @@ export interface MessageEvent {
   createdAt: number;
 }
 
+/** Attempts of one append when concurrent writers (several connections or nodes) took the same event seq. */
+const APPEND_ATTEMPTS = 5;
+
 /** Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. */
-export function createMessageEventRepository(db: Db) {
+export function createMessageEventRepository(db: Db, dialect: Dialect = 'sqlite') {
   const columns = [
     'channel_id',
     'channel_type',
@@ -53,48 +58,63 @@ export function createMessageEventRepository(db: Db) {
     createdAt: Number(r.created_at),
   });
 
+  const appendOnce = (e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> =>
+    db.transaction().execute(async (trx) => {
+      // PostgreSQL: appenders of one message (other connections, other nodes) queue on a
+      // transaction-scoped advisory lock, so the max(event_seq) read below is never raced.
+      // SQLite has one writer at a time already.
+      if (dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`${e.channelType}:${e.channelId}:${e.clientMsgNo}`}, 0))`.execute(trx);
+      const found = await selectEvents(trx)
+        .where('channel_id', '=', e.channelId)
+        .where('channel_type', '=', e.channelType)
+        .where('client_msg_no', '=', e.clientMsgNo)
+        .where('event_id', '=', e.eventId)
+        .executeTakeFirst();
+      if (found) return toEvent(found);
+      const top = await trx
+        .selectFrom('message_events')
+        .select((eb) => eb.fn.max('event_seq').as('top'))
+        .where('channel_id', '=', e.channelId)
+        .where('channel_type', '=', e.channelType)
+        .where('client_msg_no', '=', e.clientMsgNo)
+        .executeTakeFirst();
+      const stored: MessageEvent = { ...e, eventSeq: Number(top?.top ?? 0) + 1, createdAt: Date.now() };
+      await trx
+        .insertInto('message_events')
+        .values({
+          channel_id: stored.channelId,
+          channel_type: stored.channelType,
+          client_msg_no: stored.clientMsgNo,
+          event_seq: stored.eventSeq,
+          event_id: stored.eventId,
+          event_key: stored.eventKey,
+          event_type: stored.eventType,
+          from_uid: stored.fromUid,
+          message_id: stored.messageId,
+          visibility: stored.visibility,
+          occurred_at: stored.occurredAt,
+          payload: stored.payload,
+          created_at: stored.createdAt,
+        })
+        .execute();
+      return stored;
+    });
+
   return {
     /**
      * Appends an event unless one with its id exists; returns the stored event
      * (the earlier one on a repeat).
      */
     async append(e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> {
-      return db.transaction().execute(async (trx) => {
-        const found = await selectEvents(trx)
-          .where('channel_id', '=', e.channelId)
-          .where('channel_type', '=', e.channelType)
-          .where('client_msg_no', '=', e.clientMsgNo)
-          .where('event_id', '=', e.eventId)
-          .executeTakeFirst();
-        if (found) return toEvent(found);
-        const top = await trx
-          .selectFrom('message_events')
-          .select((eb) => eb.fn.max('event_seq').as('top'))
-          .where('channel_id', '=', e.channelId)
-          .where('channel_type', '=', e.channelType)
-          .where('client_msg_no', '=', e.clientMsgNo)
-          .executeTakeFirst();
-        const stored: MessageEvent = { ...e, eventSeq: Number(top?.top ?? 0) + 1, createdAt: Date.now() };
-        await trx
-          .insertInto('message_events')
-          .values({
-            channel_id: stored.channelId,
-            channel_type: stored.channelType,
-            client_msg_no: stored.clientMsgNo,
-            event_seq: stored.eventSeq,
-            event_id: stored.eventId,
-            event_key: stored.eventKey,
-            event_type: stored.eventType,
-            from_uid: stored.fromUid,
-            message_id: stored.messageId,
-            visibility: stored.visibility,
-            occurred_at: stored.occurredAt,
-            payload: stored.payload,
-            created_at: stored.createdAt,
-          })
-          .execute();
-        return stored;
-      });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await appendOnce(e);
+        } catch (err) {
+          // Another writer appended to the same message between our read and insert: read again.
+          if (attempt >= APPEND_ATTEMPTS || !isUniqueViolation(err)) throw err;
+        }
+      }
     },
 
     /** Events of one message with `event_seq > after`, oldest first, at most `limit`. */

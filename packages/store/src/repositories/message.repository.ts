@@ -1,5 +1,7 @@
 import { sql, type InferResult } from 'kysely';
 import type { Db } from '../db.ts';
+import type { Dialect } from '../dialect.ts';
+import { StaleEpochError, type AppendFence } from '../errors.ts';
 import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
 import { markLastSends, type LastSendMark } from './membership.repository.ts';
 
@@ -75,7 +77,7 @@ function toStored(r: MessageSelect): StoredMessage {
 }
 
 /** The message log of every channel, keyed by `(channel, message_seq)`. */
-export function createMessageRepository(db: Db) {
+export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
   return {
     /** The committed tail of a channel: its highest seq, or the recorded floor when higher. */
     async loadTail(channelId: string, channelType: number): Promise<number> {
@@ -141,9 +143,40 @@ export function createMessageRepository(db: Db) {
     /**
      * Commits a batch of messages and each sender's latest-send mark in one
      * transaction: either all of it is durable or none of it.
+     *
+     * With a `fence` (or several, one per physical slot in the batch), the same
+     * transaction first checks that each slot's lease still has that epoch (on
+     * PostgreSQL holding a share lock on the lease rows until commit, so a
+     * takeover waits for this batch and a batch after a takeover sees the new
+     * epoch); otherwise nothing is written and it rejects with
+     * `StaleEpochError` naming the first stale fence. A `(channel, seq)` taken
+     * by another writer rejects with the driver's unique violation
+     * (`isUniqueViolation`).
      */
-    async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
+    async appendBatch(
+      rows: readonly StoredMessage[],
+      marks: readonly LastSendMark[],
+      fence?: AppendFence | readonly AppendFence[],
+    ): Promise<void> {
+      const fences: readonly AppendFence[] = fence === undefined ? [] : Array.isArray(fence) ? fence : [fence as AppendFence];
       await db.transaction().execute(async (trx) => {
+        if (fences.length > 0) {
+          let q = trx
+            .selectFrom('slot_leases')
+            .select(['slot', 'epoch'])
+            .where(
+              'slot',
+              'in',
+              fences.map((f) => f.slot),
+            )
+            .orderBy('slot');
+          if (dialect === 'postgres') q = q.forShare();
+          const leases = new Map((await q.execute()).map((l) => [Number(l.slot), Number(l.epoch)]));
+          for (const f of fences) {
+            const epoch = leases.get(f.slot);
+            if (epoch !== f.epoch) throw new StaleEpochError(f, epoch);
+          }
+        }
         for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
           await trx
             .insertInto('messages')

@@ -113,7 +113,15 @@ export async function openMemoryStore(): Promise<Store> {
 
 function storeOn(db: Db, health: WriteHealth, writer?: SqliteWriter): Store {
   const repositories = createRepositories(db);
-  if (writer) repositories.messages.appendBatch = (rows, marks) => writer.appendBatch(rows, marks);
+  if (writer) {
+    // Unfenced appends (every single-node send) go to the writer thread. A fenced
+    // append (slot leases are a cluster feature, and cluster mode runs on PostgreSQL)
+    // keeps the in-transaction lease check on this connection; SQLite serialises the
+    // two writers with its own lock.
+    const fenced = repositories.messages.appendBatch;
+    repositories.messages.appendBatch = (rows, marks, fence) =>
+      fence === undefined || (Array.isArray(fence) && fence.length === 0) ? writer.appendBatch(rows, marks) : fenced(rows, marks, fence);
+  }
   return {
     ...repositories,
     health,

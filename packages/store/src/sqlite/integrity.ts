@@ -69,6 +69,8 @@ export interface StoreCheckReport {
   problems: string[];
   /** Duration of the check, ms. */
   took_ms: number;
+  /** What was checked and what could not be (PostgreSQL). */
+  notes?: string[];
 }
 
 /**

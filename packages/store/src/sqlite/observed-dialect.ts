@@ -7,7 +7,7 @@ const WRITE = /^\s*(commit|insert|update|delete|replace)\b/i;
 /** One connection whose statements report failures (and, while failing, successful writes) to `health`. */
 class ObservedConnection implements DatabaseConnection {
   constructor(
-    private readonly inner: DatabaseConnection,
+    readonly inner: DatabaseConnection,
     private readonly health: WriteHealth,
     private readonly inTransaction: () => boolean,
   ) {}
@@ -46,13 +46,16 @@ export function observedDialect(inner: Dialect, health: WriteHealth, inTransacti
         if (!o) wrapped.set(c, (o = new ObservedConnection(c, health, inTransaction)));
         return o;
       };
+      // Released as the driver's own object (PostgreSQL's returns its pool client through it); begin, commit
+      // and rollback run through the observed one, so their failures are seen too.
+      const own = (c: DatabaseConnection) => (c instanceof ObservedConnection ? c.inner : c);
       return {
         init: () => driver.init(),
         acquireConnection: async () => observe(await driver.acquireConnection()),
         beginTransaction: (c, settings) => driver.beginTransaction(c, settings),
         commitTransaction: (c) => driver.commitTransaction(c),
         rollbackTransaction: (c) => driver.rollbackTransaction(c),
-        releaseConnection: (c) => driver.releaseConnection(c),
+        releaseConnection: (c) => driver.releaseConnection(own(c)),
         destroy: () => driver.destroy(),
       };
     },

@@ -65,24 +65,31 @@ export class WriteHealth {
   private readonly counts = new Map<StoreFailureKind, number>();
   private lastReport = 0;
 
+  /**
+   * `dbFile` names the store in reports (a PostgreSQL store passes its URL
+   * without password); `classify` and `diagnose` default to SQLite's codes and
+   * the files' state.
+   */
   constructor(
     private readonly dbFile: string,
     private readonly log: HealthLog,
+    private readonly classify: (err: unknown) => StoreFailureKind | undefined = failureKind,
+    private readonly diagnose: (dbFile: string) => string = diagnoseStoreFiles,
   ) {}
 
   /** Records a failed statement; errors that are not the store's are ignored. */
   failed(err: unknown): void {
-    const kind = failureKind(err);
+    const kind = this.classify(err);
     if (!kind) return;
-    const e = err as Error & { code: string };
+    const e = err as Error & { code?: string };
     const now = Date.now();
     const seen = this.counts.get(kind) ?? 0;
     this.counts.set(kind, seen + 1);
-    this.failing = { since: this.failing?.since ?? now, kind, code: e.code, message: e.message };
+    this.failing = { since: this.failing?.since ?? now, kind, code: e.code ?? 'none', message: e.message };
     if (seen === 0) {
       this.lastReport = now;
       this.log.error(
-        { kind, code: e.code, error: e.message, cause: diagnoseStoreFiles(this.dbFile), path: this.dbFile },
+        { kind, code: e.code, error: e.message, cause: this.diagnose(this.dbFile), path: this.dbFile },
         'store writes failing',
       );
     } else if (now - this.lastReport >= REPEAT_MS) {

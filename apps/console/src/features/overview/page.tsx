@@ -4,6 +4,7 @@ import { useControls } from '../../app/controls.ts';
 import { useI18n } from '../../i18n/i18n.tsx';
 import { downloadSnapshots } from '../snapshots/download.ts';
 import { ActiveAlertsCard } from './components/active-alerts.tsx';
+import { ClusterCard } from './components/cluster-card.tsx';
 import { HotPressureCard } from './components/hot-pressure.tsx';
 import { NodeTable } from './components/node-table.tsx';
 import { SourcesNote } from './components/sources-note.tsx';
@@ -14,7 +15,7 @@ import { nodeLabel } from './view-model.ts';
 /** `/overview`: the cluster verdict and where the pressure is. */
 export function OverviewPage() {
   const { t } = useI18n();
-  const { views, now } = useNodeViews('overview');
+  const { views, now, nodesQuery } = useNodeViews('overview');
   const { rangeSec } = useControls();
   return (
     <Stack gap="sm" data-page="overview">
@@ -33,6 +34,7 @@ export function OverviewPage() {
         }
       />
       <NodeTable views={views} />
+      <ClusterCard views={views} configured={nodesQuery.data ?? []} />
       <Grid gap="sm">
         <Grid.Col span={{ base: 12, md: 6 }}>
           <HotPressureCard views={views} />

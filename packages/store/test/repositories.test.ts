@@ -1,0 +1,328 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  isUniqueViolation,
+  openEmbeddedStore,
+  openPostgresStore,
+  StaleEpochError,
+  type Dialect,
+  type LastSendMark,
+  type Store,
+  type StoredMessage,
+} from '../src/index.ts';
+import { createTestSchema, postgresReachable, type TestSchema } from '../src/testing.ts';
+
+/**
+ * The repositories' behaviour, the same on both engines: each suite runs once
+ * on a real SQLite file and once on the real PostgreSQL server in a schema of
+ * its own (dropped after).
+ */
+const pgUp = await postgresReachable();
+
+interface Harness {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+async function openStore(dialect: Dialect): Promise<Harness> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-repo-'));
+    const store = await openEmbeddedStore({ dataDir: dir, sync: 'normal' });
+    return {
+      store,
+      async cleanup() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema: TestSchema = createTestSchema('parley_repo');
+  const store = await openPostgresStore({ url: schema.url, sync: 'full', poolSize: 4 });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      await schema.drop();
+    },
+  };
+}
+
+function message(channelId: string, seq: number, id: bigint, extra: Partial<StoredMessage> = {}): StoredMessage {
+  return {
+    channelId,
+    channelType: 2,
+    messageSeq: seq,
+    messageId: id,
+    clientMsgNo: `c${seq}`,
+    fromUid: 'alice',
+    setting: 0,
+    flags: 0,
+    expire: 0,
+    topic: '',
+    createdAt: 1_700_000_000_000 + seq,
+    payload: new Uint8Array([seq & 0xff, 0, 255]),
+    ...extra,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) => {
+  const skip = dialect === 'postgres' && !pgUp;
+  let h: Harness;
+  let store: Store;
+  beforeAll(async () => {
+    if (skip) return;
+    h = await openStore(dialect);
+    store = h.store;
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+  });
+
+  it.skipIf(skip)('devices: upsert, read back, revoke', async () => {
+    await store.devices.upsert({ uid: 'u1', deviceFlag: 1, deviceLevel: 0, deviceId: 'd', tokenSha256: 'ab'.repeat(32) });
+    await store.devices.upsert({ uid: 'u1', deviceFlag: 1, deviceLevel: 1, deviceId: 'd2', tokenSha256: 'cd'.repeat(32) });
+    expect(await store.devices.get('u1', 1)).toEqual({
+      uid: 'u1',
+      deviceFlag: 1,
+      deviceLevel: 1,
+      deviceId: 'd2',
+      tokenSha256: 'cd'.repeat(32),
+    });
+    await store.devices.revoke('u1', [1, 2]);
+    expect((await store.devices.get('u1', 1))?.tokenSha256).toBe('');
+    expect(await store.devices.get('u1', 2)).toBeUndefined();
+  });
+
+  it.skipIf(skip)('channels: flags, sticky disband, member lists in byte order, system uids', async () => {
+    await store.channels.upsert('g1', 2, { ban: 1 });
+    await store.channels.upsert('g1', 2, { disband: 1 });
+    await store.channels.upsert('g1', 2, { disband: 0, large: 1 });
+    expect(await store.channels.get('g1', 2)).toEqual({
+      channelId: 'g1',
+      channelType: 2,
+      ban: 1,
+      disband: 1,
+      large: 1,
+      sendBan: 0,
+      allowStranger: 0,
+    });
+    const many = Array.from({ length: 1200 }, (_, i) => `m${String(i).padStart(4, '0')}`);
+    await store.channels.addMembers('g1', 2, 'allow', ['b', 'B', 'a', 'é', 'A', ...many]);
+    await store.channels.addMembers('g1', 2, 'allow', ['a']);
+    await store.channels.removeMembers('g1', 2, 'allow', many.slice(0, 1100));
+    // Byte order, as SQLite compares: upper case before lower case, non-ASCII last.
+    expect(await store.channels.listMembers('g1', 2, 'allow')).toEqual(['A', 'B', 'a', 'b', ...many.slice(1100), 'é']);
+    await store.channels.clearMembers('g1', 2, 'allow');
+    expect(await store.channels.listMembers('g1', 2, 'allow')).toEqual([]);
+    await store.channels.addSystemUids(['sys2', 'sys1', 'sys1']);
+    await store.channels.removeSystemUids(['sys2']);
+    expect(await store.channels.listSystemUids()).toEqual(['sys1']);
+  });
+
+  it.skipIf(skip)('memberships: join boundaries, tombstones, directory pages, read and hide positions', async () => {
+    await store.memberships.addMembers('g2', 2, ['u1', 'u2', 'u3'], 5);
+    await store.memberships.addMembers('g2', 2, ['u1'], 9); // live: unchanged
+    expect((await store.memberships.get('g2', 2, 'u1'))?.joinSeq).toBe(5);
+    await store.memberships.removeMembers('g2', 2, ['u2']);
+    expect((await store.memberships.get('g2', 2, 'u2'))?.removed).toBe(true);
+    expect((await store.memberships.listLiveUids('g2', 2)).sort()).toEqual(['u1', 'u3']);
+    await store.memberships.addMembers('g2', 2, ['u2'], 12); // rejoin: new boundary
+    expect(await store.memberships.get('g2', 2, 'u2')).toMatchObject({ joinSeq: 12, removed: false, readSeq: 0 });
+
+    await store.memberships.raiseReadSeq('g2', 2, 'u1', 7);
+    await store.memberships.raiseReadSeq('g2', 2, 'u1', 3);
+    expect((await store.memberships.get('g2', 2, 'u1'))?.readSeq).toBe(7);
+    await store.memberships.hideUpTo('g2', 2, 'u1', 6);
+    await store.memberships.hideUpTo('g2', 2, 'u1', 4);
+    expect(await store.memberships.get('g2', 2, 'u1')).toMatchObject({ deletedToSeq: 6, activatedAt: 0 });
+
+    for (const [ch, at] of [
+      ['pa', 30],
+      ['pB', 30],
+      ['pc', 10],
+      ['pd', 20],
+    ] as const) {
+      await store.memberships.ensurePersonMembers(ch, 1, ['dir', 'other']);
+      await store.memberships.activate(ch, 1, 'dir', at);
+    }
+    const all = await store.memberships.pageByUid('dir', undefined, 10);
+    expect(all.map((m) => m.channelId)).toEqual(['pB', 'pa', 'pd', 'pc']);
+    const first = await store.memberships.pageByUid('dir', undefined, 2);
+    const last = first.at(-1)!;
+    const next = await store.memberships.pageByUid('dir', { activatedAt: last.activatedAt, channelId: last.channelId, channelType: 1 }, 2);
+    expect(next.map((m) => m.channelId)).toEqual(['pd', 'pc']);
+    await store.memberships.removeAll('g2', 2);
+    expect(await store.memberships.listLiveUids('g2', 2)).toEqual([]);
+  });
+
+  it.skipIf(skip)('messages: 64-bit ids exact, tails, ranges, idempotency keys, last-send marks', async () => {
+    const big = 9_223_372_036_854_775_807n; // 2^63 - 1: no JS number holds it
+    const near = 9_007_199_254_740_993n; // 2^53 + 1
+    await store.memberships.addMembers('g3', 2, ['alice'], 1);
+    const marks: LastSendMark[] = [{ channelId: 'g3', channelType: 2, uid: 'alice', seq: 3 }];
+    await store.messages.appendBatch([message('g3', 1, big), message('g3', 2, near), message('g3', 3, 42n, { clientMsgNo: '' })], marks);
+    expect((await store.memberships.get('g3', 2, 'alice'))?.lastSendSeq).toBe(3);
+    expect(await store.messages.loadTail('g3', 2)).toBe(3);
+    const byId = await store.messages.byIds('g3', 2, [big, near]);
+    expect(byId.map((m) => m.messageId).sort()).toEqual([near, big]);
+    const one = byId.find((m) => m.messageId === big)!;
+    expect({ ...one, payload: [...one.payload] }).toEqual({ ...message('g3', 1, big), payload: [1, 0, 255] });
+
+    const hits = await store.messages.findByIdempotencyKeys([
+      { channelId: 'g3', channelType: 2, fromUid: 'alice', clientMsgNo: 'c2' },
+      { channelId: 'g3', channelType: 2, fromUid: 'bob', clientMsgNo: 'c2' },
+      { channelId: 'g3', channelType: 2, fromUid: 'alice', clientMsgNo: '' },
+    ]);
+    expect(hits).toEqual([
+      { channelId: 'g3', channelType: 2, fromUid: 'alice', clientMsgNo: 'c2', messageId: near, messageSeq: 2, payload: expect.anything() },
+    ]);
+
+    const newest = await store.messages.range('g3', 2, 1, 3, 2, true);
+    expect(newest.messages.map((m) => m.messageSeq)).toEqual([2, 3]);
+    expect(newest.more).toBe(true);
+    const oldest = await store.messages.range('g3', 2, 1, 3, 5, false);
+    expect(oldest.messages.map((m) => m.messageSeq)).toEqual([1, 2, 3]);
+    expect(oldest.more).toBe(false);
+    expect((await store.messages.bySeqs('g3', 2, [3, 9])).map((m) => m.messageId)).toEqual([42n]);
+    expect((await store.messages.byClientMsgNo('g3', 2, 'c1', 10)).map((m) => m.messageSeq)).toEqual([1]);
+
+    // A batch is all or nothing: a repeated seq fails it and writes nothing.
+    const clash = await store.messages.appendBatch([message('g3', 4, 4n), message('g3', 1, 5n)], []).catch((e: unknown) => e);
+    expect(isUniqueViolation(clash)).toBe(true);
+    expect(await store.messages.loadTail('g3', 2)).toBe(3);
+    expect(await store.messages.bySeqs('g3', 2, [4])).toEqual([]);
+  });
+
+  it.skipIf(skip)('events: numbered per message, idempotent by id, concurrent appends take distinct seqs', async () => {
+    const base = {
+      channelId: 'g4',
+      channelType: 2,
+      clientMsgNo: 'm1',
+      eventKey: 'k',
+      eventType: 'stream.delta',
+      fromUid: 'alice',
+      messageId: 2n ** 62n,
+      visibility: 'public',
+      occurredAt: 1,
+      payload: '{"a":1}',
+    };
+    const first = await store.events.append({ ...base, eventId: 'e0' });
+    expect(first.eventSeq).toBe(1);
+    expect((await store.events.append({ ...base, eventId: 'e0', payload: 'null' })).payload).toBe('{"a":1}');
+    const many = await Promise.all(Array.from({ length: 8 }, (_, i) => store.events.append({ ...base, eventId: `e${i + 1}` })));
+    expect(many.map((e) => e.eventSeq).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    const listed = await store.events.list('g4', 2, 'm1', 0, 100);
+    expect(listed.map((e) => e.eventSeq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(listed[0]!.messageId).toBe(2n ** 62n);
+  });
+
+  it.skipIf(skip)('command bindings: bind, ack never lowers, unbind and rebind', async () => {
+    await store.cmdBindings.bind(['u1', 'u2'], 'x____cmd', 2, 4);
+    await store.cmdBindings.bind(['u1'], 'x____cmd', 2, 9); // live: unchanged
+    await store.cmdBindings.ack('u1', 'x____cmd', 2, 6);
+    await store.cmdBindings.ack('u1', 'x____cmd', 2, 5);
+    expect(await store.cmdBindings.listLive('u1', 10)).toEqual([{ channelId: 'x____cmd', channelType: 2, startSeq: 4, ackSeq: 6 }]);
+    await store.cmdBindings.unbind(['u1'], 'x____cmd', 2);
+    expect(await store.cmdBindings.listLive('u1', 10)).toEqual([]);
+    await store.cmdBindings.bind(['u1'], 'x____cmd', 2, 11);
+    expect(await store.cmdBindings.listLive('u1', 10)).toEqual([{ channelId: 'x____cmd', channelType: 2, startSeq: 11, ackSeq: 0 }]);
+  });
+
+  it.skipIf(skip)(
+    'slot leases: acquire only when free or expired (raising the epoch), renew and release only by owner and epoch',
+    async () => {
+      const a = await store.leases.acquire(1, 101, 60_000);
+      expect(a).toMatchObject({ slot: 1, owner: 101, epoch: 1 });
+      expect(await store.leases.acquire(1, 102, 60_000)).toBeUndefined();
+      expect(await store.leases.acquire(1, 101, 60_000)).toBeUndefined(); // even its own live lease
+      const renewed = await store.leases.renew(1, 101, 1, 120_000);
+      expect(renewed!.expiresAt).toBeGreaterThan(a!.expiresAt);
+      expect(await store.leases.renew(1, 102, 1, 60_000)).toBeUndefined();
+      expect(await store.leases.renew(1, 101, 2, 60_000)).toBeUndefined();
+
+      // Expiry: another node takes over with the next epoch; the old owner can neither renew nor release.
+      const short = await store.leases.acquire(2, 101, 30);
+      expect(short!.epoch).toBe(1);
+      await sleep(80);
+      const taken = await store.leases.acquire(2, 102, 60_000);
+      expect(taken).toMatchObject({ slot: 2, owner: 102, epoch: 2 });
+      expect(await store.leases.renew(2, 101, 1, 60_000)).toBeUndefined();
+      expect(await store.leases.release(2, 101, 1)).toBe(false);
+
+      expect(await store.leases.release(1, 101, 1)).toBe(true);
+      expect(await store.leases.get(1)).toEqual({ slot: 1, owner: undefined, epoch: 1, expiresAt: 0 });
+      expect(await store.leases.acquire(1, 103, 60_000)).toMatchObject({ owner: 103, epoch: 2 });
+
+      const { now, leases } = await store.leases.list();
+      expect(leases.map((l) => [l.slot, l.owner, l.epoch])).toEqual([
+        [1, 103, 2],
+        [2, 102, 2],
+      ]);
+      expect(leases.every((l) => l.expiresAt > now)).toBe(true);
+      expect(Math.abs(now - Date.now())).toBeLessThan(60_000);
+      await expect(store.leases.acquire(3, 1, 0)).rejects.toThrow(RangeError);
+    },
+  );
+
+  it.skipIf(skip)('slot leases: of many nodes racing for a free slot exactly one wins', async () => {
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => store.leases.acquire(7, 200 + i, 60_000)));
+    const winners = results.filter((r) => r !== undefined);
+    expect(winners).toHaveLength(1);
+    expect(winners[0]!.epoch).toBe(1);
+  });
+
+  it.skipIf(skip)('append fence: a batch under the current epoch commits; a stale or missing lease fails the whole batch', async () => {
+    const lease = (await store.leases.acquire(20, 1, 60_000))!;
+    await store.messages.appendBatch([message('f1', 1, 1001n)], [], { slot: 20, epoch: lease.epoch });
+    expect(await store.messages.loadTail('f1', 2)).toBe(1);
+    await store.leases.release(20, 1, lease.epoch);
+    const next = (await store.leases.acquire(20, 2, 60_000))!;
+    const stale = store.messages.appendBatch([message('f1', 2, 1002n), message('f1', 3, 1003n)], [], { slot: 20, epoch: lease.epoch });
+    await expect(stale).rejects.toBeInstanceOf(StaleEpochError);
+    await expect(stale).rejects.toMatchObject({ currentEpoch: next.epoch, fence: { slot: 20, epoch: lease.epoch } });
+    expect(await store.messages.loadTail('f1', 2)).toBe(1);
+    await expect(store.messages.appendBatch([message('f1', 2, 1002n)], [], { slot: 21, epoch: 1 })).rejects.toMatchObject({
+      name: 'StaleEpochError',
+      currentEpoch: undefined,
+    });
+    await store.messages.appendBatch([message('f1', 2, 1002n)], [], { slot: 20, epoch: next.epoch });
+    expect(await store.messages.loadTail('f1', 2)).toBe(2);
+    // One fence per physical slot of a batch: all must hold.
+    const other = (await store.leases.acquire(22, 2, 60_000))!;
+    const both = [
+      { slot: 20, epoch: next.epoch },
+      { slot: 22, epoch: other.epoch },
+    ];
+    await store.messages.appendBatch([message('f1', 3, 1003n), message('f2', 1, 2001n)], [], both);
+    await expect(
+      store.messages.appendBatch([message('f1', 4, 1004n)], [], [both[0]!, { slot: 22, epoch: other.epoch + 1 }]),
+    ).rejects.toMatchObject({ name: 'StaleEpochError', fence: { slot: 22 }, currentEpoch: other.epoch });
+    expect(await store.messages.loadTail('f1', 2)).toBe(3);
+  });
+
+  it.skipIf(skip)('cluster nodes: heartbeats by the database clock, restarts, removal', async () => {
+    await store.clusterNodes.heartbeat(2, { api: 'http://127.0.0.1:5002' }, 1, true);
+    await store.clusterNodes.heartbeat(1, { api: 'http://127.0.0.1:5001' }, 3, true);
+    const before = (await store.clusterNodes.list()).nodes.find((n) => n.nodeId === 1)!;
+    await sleep(5);
+    await store.clusterNodes.heartbeat(1, { api: 'http://127.0.0.1:5011' }, 4);
+    const { now, nodes } = await store.clusterNodes.list();
+    expect(nodes.map((n) => n.nodeId)).toEqual([1, 2]);
+    expect(nodes[0]).toMatchObject({ addresses: { api: 'http://127.0.0.1:5011' }, stateRevision: 4, startedAt: before.startedAt });
+    expect(nodes[0]!.lastSeen).toBeGreaterThan(before.lastSeen);
+    expect(now).toBeGreaterThanOrEqual(nodes[0]!.lastSeen);
+    await store.clusterNodes.remove(2);
+    expect((await store.clusterNodes.list()).nodes.map((n) => n.nodeId)).toEqual([1]);
+  });
+
+  it.skipIf(skip)('readiness probes: ping and a committed write probe', async () => {
+    await store.ping();
+    await store.probeWrite(200);
+    await store.probeWrite(200);
+    expect(store.health.failing).toBeUndefined();
+  });
+});
