@@ -36,12 +36,16 @@ export interface ParleyServer {
 }
 
 /**
- * Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`), `env`
- * adds `PARLEY_*` settings (a cluster node's). Resolves on its `listening` line.
+ * Starts Parley on core 0 (or, with `pin` false, wherever the scheduler puts
+ * it: cluster nodes share the machine with PostgreSQL and NATS); `nodeArgs` go
+ * to node (e.g. `--cpu-prof`), `env` adds `PARLEY_*` settings (a cluster
+ * node's). Resolves on its `listening` line.
  */
-export function startParley(nodeArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<ParleyServer> {
+export function startParley(nodeArgs: readonly string[] = [], env: Record<string, string> = {}, pin = true): Promise<ParleyServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-  const [cmd, args] = pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start']);
+  const [cmd, args] = pin
+    ? pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start'])
+    : [process.execPath, [...nodeArgs, PARLEY_BIN, 'start']];
   const proc = spawnTracked(cmd, args, {
     env: {
       PATH: process.env.PATH ?? '',

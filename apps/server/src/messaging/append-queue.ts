@@ -146,15 +146,18 @@ export class AppendQueue {
     this.flushing = true;
     const batch = this.queue.splice(0, this.maxRows);
     try {
-      for (const [fence, part] of this.partition(batch)) {
-        try {
-          await this.commit(part, fence);
-        } catch (err) {
-          // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
-          for (const p of part) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
-          for (const p of part) p.reject(err);
-        }
-      }
+      // Parts hold disjoint channels (one slot each): they commit side by side, each in its own transaction.
+      await Promise.all(
+        this.partition(batch).map(async ([fence, part]) => {
+          try {
+            await this.commit(part, fence);
+          } catch (err) {
+            // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
+            for (const p of part) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
+            for (const p of part) p.reject(err);
+          }
+        }),
+      );
     } finally {
       this.flushing = false;
       if (this.queue.length > 0) this.schedule();
