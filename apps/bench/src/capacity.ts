@@ -7,9 +7,9 @@
 import { makeResult, type ScenarioResult } from './result.ts';
 import { runFanout, fanoutUsers } from './scenarios/fanout.ts';
 import { runOneToOne, oneToOneUsers } from './scenarios/one-to-one.ts';
-import { startTarget } from './targets.ts';
+import { runsScenario, startTarget } from './targets.ts';
 import { gitRevision, machine } from './context.ts';
-import type { BenchOptions } from './run.ts';
+import { targetOptions, type BenchOptions } from './run.ts';
 import type { Driver, TargetName } from './drivers/types.ts';
 
 /** sendack p99 a step must stay under, ms. */
@@ -43,7 +43,7 @@ async function withTarget(
 ): Promise<ScenarioResult[]> {
   let driver: Driver | undefined;
   try {
-    driver = await startTarget(name, { parleyNodeArgs: o.parleyNodeArgs, log: o.log });
+    driver = await startTarget(name, targetOptions(o, 'capacity'));
     await driver.provisionUsers(users);
     return await fn(driver);
   } catch (e) {
@@ -72,10 +72,12 @@ export async function runCapacity(o: BenchOptions): Promise<Record<string, unkno
     const one = await withTarget(target, o, oneToOneUsers(o.pairs), (d) =>
       runOneToOne(d, { ...o, pairs: o.pairs, rates: twice(ONE_TO_ONE_STEPS), continueWhile: holds }),
     );
-    o.log(`capacity ${target}: groups ${GROUP_STEPS.join(',')} msg/s`);
-    const groups = await withTarget(target, o, fanoutUsers(o.groups, o.members), (d) =>
-      runFanout(d, { ...o, groups: o.groups, members: o.members, rates: twice(GROUP_STEPS), continueWhile: holds }),
-    );
+    o.log(`capacity ${target}: groups ${runsScenario(target, 'S2') ? GROUP_STEPS.join(',') : '(not run)'} msg/s`);
+    const groups = !runsScenario(target, 'S2')
+      ? []
+      : await withTarget(target, o, fanoutUsers(o.groups, o.members), (d) =>
+          runFanout(d, { ...o, groups: o.groups, members: o.members, rates: twice(GROUP_STEPS), continueWhile: holds }),
+        );
     const steps = [...one, ...groups].map((r) => ({
       scenario: r.scenario,
       valid: r.valid,

@@ -14,8 +14,8 @@ export function spawnTracked(cmd: string, args: readonly string[], options: Spaw
   return child;
 }
 
-/** Sends SIGTERM, then SIGKILL after `graceMs`; resolves once the child has exited. */
-export function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
+/** Sends `signal` (SIGTERM), then SIGKILL after `graceMs`; resolves once the child has exited. */
+export function stopChild(child: ChildProcess, graceMs = 3000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -23,7 +23,7 @@ export function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
       clearTimeout(timer);
       resolve();
     });
-    child.kill('SIGTERM');
+    child.kill(signal);
   });
 }
 

@@ -2,7 +2,7 @@
  * `parley-bench`: the side-by-side benchmark of Parley against mosquitto.
  * Prints progress on stderr, then the table and one JSON document on stdout.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { installCleanup } from './children.ts';
 import { pinSelf, pinningPlan } from './pinning.ts';
@@ -11,6 +11,7 @@ import { runBench, SCENARIOS, type BenchOptions } from './run.ts';
 import { runCapacity } from './capacity.ts';
 import { CLUSTER_P99_MS, runClusterBench } from './cluster.ts';
 import { ALL_TARGETS } from './targets.ts';
+import { DEFAULT_REF_IM_DIR } from './drivers/ref-im.ts';
 import type { TargetName } from './drivers/types.ts';
 
 /** The time a default run should take, s; longer runs say so in the output. */
@@ -18,15 +19,19 @@ const TIME_BOUND_S = 120;
 
 const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, about 2 minutes)
   --scenarios S4,S1,S2,S3   which scenarios, in this order
-  --targets mosquitto,parley-jsonrpc,parley-wkproto
+  --targets mosquitto,parley-jsonrpc,parley-wkproto,ref-im   (ref-im: the calibration loop, S1 only)
   --seconds N               seconds per measured open-loop phase (3)
   --warmup N                seconds of unmeasured warm-up before S1 and S2 (1)
   --storm N                 S4 connections (2000)          --storm-concurrency N (50)
+  --storm-rate N            S4 connects started per second (1000)
   --pairs N                 S1 pairs (500)                 --rates 2000,5000
   --groups N --members N    S2 groups × members (5 × 200)  --group-rate N msg/s (50)
   --sync-messages N         S3 messages (10000)            --sync-users N (100)
   --body-bytes N            payload bytes (64)
   --cpu-prof DIR            run Parley under node --cpu-prof, profiles written to DIR
+  --perf DIR                sample each Parley server with perf record (kernel and native frames;
+                            node --perf-basic-prof names the JS ones) into DIR/<target>-<scenario>-*.perf.data
+  --ref-im DIR              the calibration loop's folder (target ref-im; default: tools/ref-im of the shared folder)
   --json FILE               also write the JSON document to FILE
   --capacity                the staircase instead (1:1 2k…12k, groups 50…300 msg/s)
   --cluster                 the cluster scenario instead: --cluster-nodes (3) nodes on PostgreSQL + NATS,
@@ -41,6 +46,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '1' },
     storm: { type: 'string', default: '2000' },
     'storm-concurrency': { type: 'string', default: '50' },
+    'storm-rate': { type: 'string', default: '1000' },
     pairs: { type: 'string', default: '500' },
     rates: { type: 'string', default: '2000,5000' },
     groups: { type: 'string', default: '5' },
@@ -50,6 +56,8 @@ const { values } = parseArgs({
     'sync-users': { type: 'string', default: '100' },
     'body-bytes': { type: 'string', default: '64' },
     'cpu-prof': { type: 'string' },
+    perf: { type: 'string' },
+    'ref-im': { type: 'string', default: DEFAULT_REF_IM_DIR },
     json: { type: 'string' },
     capacity: { type: 'boolean', default: false },
     cluster: { type: 'boolean', default: false },
@@ -83,6 +91,7 @@ const options: BenchOptions = {
   bodyBytes: num('body-bytes', values['body-bytes']),
   stormCount: num('storm', values.storm),
   stormConcurrency: num('storm-concurrency', values['storm-concurrency']),
+  stormRate: num('storm-rate', values['storm-rate']),
   pairs: num('pairs', values.pairs),
   rates: values.rates.split(',').map((r) => num('rates', r)),
   groups: num('groups', values.groups),
@@ -90,8 +99,14 @@ const options: BenchOptions = {
   groupRate: num('group-rate', values['group-rate']),
   syncMessages: num('sync-messages', values['sync-messages']),
   syncUsers: num('sync-users', values['sync-users']),
-  parleyNodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [],
+  parleyNodeArgs: [
+    ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : []),
+    ...(values.perf ? ['--perf-basic-prof'] : []),
+  ],
+  refImDir: values['ref-im'],
+  perfDir: values.perf,
 };
+if (values.perf) mkdirSync(values.perf, { recursive: true });
 
 installCleanup();
 if (pinningPlan().warning) log(`warning: ${pinningPlan().warning}`);

@@ -54,6 +54,8 @@ export interface OpenLoopResult {
   /** Run-queue wait of the server's and the generator's main threads, ms (noise from other processes). */
   serverWaitMs: number;
   generatorWaitMs: number;
+  /** The server's CPU by kind (user, sys, per thread group), ms. */
+  serverBreakdownMs: Record<string, number>;
   /** First error of a refused or failed send, if any. */
   firstError?: string;
 }
@@ -118,6 +120,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     wallMs: cpu.wallMs,
     serverWaitMs: cpu.serverWaitMs,
     generatorWaitMs: cpu.generatorWaitMs,
+    serverBreakdownMs: cpu.serverBreakdownMs,
     firstError,
   };
 }

@@ -3,7 +3,7 @@
  * work" is independent of how busy the machine is (wall-clock throughput is not).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 let ticks: number | undefined;
 
@@ -19,14 +19,44 @@ export function clockTicks(): number {
   return ticks;
 }
 
-/** User + system CPU time of a process (all its threads), in milliseconds; resolution 1000/CLK_TCK ms. */
-export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** User and system CPU of a `/proc/…/stat` line, ms. */
+function userSys(stat: string): { user: number; sys: number } {
   // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  return ((utime + stime) * 1000) / clockTicks();
+  return { user: (Number(rest[11]) * 1000) / clockTicks(), sys: (Number(rest[12]) * 1000) / clockTicks() };
+}
+
+/** User + system CPU time of a process (all its threads), in milliseconds; resolution 1000/CLK_TCK ms. */
+export function cpuMs(pid: number): number {
+  const { user, sys } = userSys(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return user + sys;
+}
+
+/**
+ * CPU of a process split by kind, ms: user and system time of the whole
+ * process, and per thread group (`main` = the main thread; the others by
+ * their kernel name, e.g. `libuv-worker`, `V8 DefaultWorke`, or `node` for
+ * worker threads): where a process's CPU goes besides its event loop.
+ */
+export function cpuBreakdown(pid: number): Record<string, number> {
+  const total = userSys(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  const out: Record<string, number> = { user: total.user, sys: total.sys };
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const t = userSys(stat);
+      out[`thread:${name}`] = (out[`thread:${name}`] ?? 0) + t.user + t.sys;
+    }
+  } catch {
+    // A thread ended while being read: the totals above still hold.
+  }
+  return out;
+}
+
+/** `b - a` per key (keys of `b`). */
+function minus(b: Record<string, number>, a: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Math.round(v - (a[k] ?? 0))]));
 }
 
 /** Resident set size of a process (`VmRSS` of `/proc/<pid>/status`), in KiB. */
@@ -56,6 +86,8 @@ export interface CpuReading {
   wallMs: number;
   serverWaitMs: number;
   generatorWaitMs: number;
+  /** The server's CPU by kind (user, sys, per thread group), ms. */
+  serverBreakdownMs: Record<string, number>;
 }
 
 /** A CPU meter over one measured phase of a server process and of this generator process. */
@@ -67,6 +99,7 @@ export interface CpuMeter {
 /** Starts measuring `pid` (the server) and this process (the generator) from now. */
 export function startCpuMeter(pid: number): CpuMeter {
   const server0 = cpuMs(pid);
+  const breakdown0 = cpuBreakdown(pid);
   const gen0 = process.cpuUsage();
   const wait0 = runQueueWaitMs(pid);
   const genWait0 = runQueueWaitMs('self');
@@ -80,6 +113,7 @@ export function startCpuMeter(pid: number): CpuMeter {
         wallMs: performance.now() - wall0,
         serverWaitMs: runQueueWaitMs(pid) - wait0,
         generatorWaitMs: runQueueWaitMs('self') - genWait0,
+        serverBreakdownMs: minus(cpuBreakdown(pid), breakdown0),
       };
     },
   };

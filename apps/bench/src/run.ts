@@ -6,7 +6,7 @@
 import { gitRevision, machine } from './context.ts';
 import { makeResult, type ScenarioResult } from './result.ts';
 import { compareSentinel, sentinelMs } from './sentinel.ts';
-import { orderFor, startTarget } from './targets.ts';
+import { orderFor, runsScenario, startTarget } from './targets.ts';
 import { runFanout, fanoutUsers } from './scenarios/fanout.ts';
 import { runOfflineSync, offlineUsers } from './scenarios/offline-sync.ts';
 import { runOneToOne, oneToOneUsers } from './scenarios/one-to-one.ts';
@@ -31,7 +31,18 @@ export interface BenchOptions {
   syncMessages: number;
   syncUsers: number;
   parleyNodeArgs: string[];
+  /** The calibration loop's folder. */
+  refImDir: string;
+  /** `--perf DIR`: Parley servers sampled by `perf record`. */
+  perfDir?: string;
+  /** S4 connects started per second (paced, at most `stormConcurrency` in flight). */
+  stormRate: number;
   log: (line: string) => void;
+}
+
+/** What starting a target needs from the options. */
+export function targetOptions(o: BenchOptions, perfTag: string) {
+  return { parleyNodeArgs: o.parleyNodeArgs, refImDir: o.refImDir, perfDir: o.perfDir, perfTag, log: o.log };
 }
 
 interface ScenarioSpec {
@@ -46,7 +57,9 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   S4: {
     ids: () => ['S4'],
     users: (o) => stormUsers(o.stormCount),
-    run: async (d, o) => [await runStorm(d, { ...o, count: o.stormCount, concurrency: o.stormConcurrency, settleMs: 1500 })],
+    run: async (d, o) => [
+      await runStorm(d, { ...o, count: o.stormCount, concurrency: o.stormConcurrency, rate: o.stormRate, settleMs: 1500 }),
+    ],
   },
   S1: {
     ids: (o) => o.rates.map((r) => `S1@${r}`),
@@ -71,12 +84,16 @@ export async function runOne(name: string, target: TargetName, o: BenchOptions):
   let driver: Driver | undefined;
   try {
     const t0 = performance.now();
-    driver = await startTarget(target, { parleyNodeArgs: o.parleyNodeArgs, log: o.log });
+    driver = await startTarget(target, targetOptions(o, name));
     const t1 = performance.now();
     await driver.provisionUsers(spec.users(o));
     const t2 = performance.now();
     const results = await spec.run(driver, o);
-    for (const r of results) Object.assign(r.counts, { setupStartS: (t1 - t0) / 1000, setupUsersS: (t2 - t1) / 1000 });
+    // Alerts the server raised over the scenario (a fresh node under the bench's load should raise none that are critical).
+    const alerts = (await driver.alerts?.().catch(() => undefined)) ?? {};
+    for (const r of results) Object.assign(r.counts, { setupStartS: (t1 - t0) / 1000, setupUsersS: (t2 - t1) / 1000 }, alerts);
+    const critical = Object.keys(alerts).filter((k) => k.startsWith('alerts.critical:'));
+    if (critical.length > 0) o.log(`  ${target} ${name}: critical alerts raised: ${critical.map((k) => k.slice(16)).join(', ')}`);
     o.log(
       `  ${target} ${name}: start ${((t1 - t0) / 1000).toFixed(1)} s, users ${((t2 - t1) / 1000).toFixed(1)} s, scenario ${((performance.now() - t2) / 1000).toFixed(1)} s`,
     );
@@ -111,11 +128,13 @@ export async function runBench(o: BenchOptions): Promise<RunOutcome> {
   const results: ScenarioResult[] = [];
   const durability: Record<string, string> = {};
   for (const [i, name] of o.scenarios.entries()) {
-    o.log(`${name}: ${orderFor(i, o.targets).join(' → ')}`);
-    for (const target of orderFor(i, o.targets)) results.push(...(await runOne(name, target, o)));
+    const order = orderFor(i, o.targets).filter((t) => runsScenario(t, name));
+    o.log(`${name}: ${order.join(' → ')}`);
+    for (const target of order) results.push(...(await runOne(name, target, o)));
   }
   durability.mosquitto = 'QoS 1 publish and subscriptions; PUBACK sent from memory (persistence false)';
   durability.parley = 'SENDACK / send result after the group commit is fsynced (store.sync=full, the default)';
+  if (o.targets.includes('ref-im')) durability['ref-im'] = 'result after its WAL transaction is fsynced (synchronous=FULL)';
   const afterMs = sentinelMs();
   o.log(`sentinel after: ${afterMs.toFixed(1)} ms`);
   return {

@@ -24,3 +24,12 @@ export class StaleEpochError extends Error {
     this.name = 'StaleEpochError';
   }
 }
+
+/**
+ * A unique-key violation (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE): from
+ * `appendBatch`, a `(channel, message_seq)` another writer already took, so cached tails are stale.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

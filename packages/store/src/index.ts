@@ -15,7 +15,7 @@ export type { MessageEvent, MessageEventRepository } from './repositories/messag
 export type { IdempotencyKey, IdempotentHit, MessageRepository, StoredMessage } from './repositories/message.repository.ts';
 export type { SlotLease, SlotLeaseRepository } from './repositories/slot-lease.repository.ts';
 export type { ClusterNode, ClusterNodeRepository } from './repositories/cluster-node.repository.ts';
-export { StaleEpochError, type AppendFence } from './errors.ts';
+export { isUniqueViolation, StaleEpochError, type AppendFence } from './errors.ts';
 export type { Dialect } from './dialect.ts';
 export { tokenDigest } from './token-digest.ts';
 export { openEmbeddedStore, openMemoryStore } from './sqlite/embedded.ts';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  isUniqueViolation,
   openEmbeddedStore,
   openPostgresStore,
   StaleEpochError,
@@ -190,7 +191,8 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect((await store.messages.byClientMsgNo('g3', 2, 'c1', 10)).map((m) => m.messageSeq)).toEqual([1]);
 
     // A batch is all or nothing: a repeated seq fails it and writes nothing.
-    await expect(store.messages.appendBatch([message('g3', 4, 4n), message('g3', 1, 5n)], [])).rejects.toThrow();
+    const clash = await store.messages.appendBatch([message('g3', 4, 4n), message('g3', 1, 5n)], []).catch((e: unknown) => e);
+    expect(isUniqueViolation(clash)).toBe(true);
     expect(await store.messages.loadTail('g3', 2)).toBe(3);
     expect(await store.messages.bySeqs('g3', 2, [4])).toEqual([]);
   });
@@ -289,6 +291,17 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     });
     await store.messages.appendBatch([message('f1', 2, 1002n)], [], { slot: 20, epoch: next.epoch });
     expect(await store.messages.loadTail('f1', 2)).toBe(2);
+    // One fence per physical slot of a batch: all must hold.
+    const other = (await store.leases.acquire(22, 2, 60_000))!;
+    const both = [
+      { slot: 20, epoch: next.epoch },
+      { slot: 22, epoch: other.epoch },
+    ];
+    await store.messages.appendBatch([message('f1', 3, 1003n), message('f2', 1, 2001n)], [], both);
+    await expect(
+      store.messages.appendBatch([message('f1', 4, 1004n)], [], [both[0]!, { slot: 22, epoch: other.epoch + 1 }]),
+    ).rejects.toMatchObject({ name: 'StaleEpochError', fence: { slot: 22 }, currentEpoch: other.epoch });
+    expect(await store.messages.loadTail('f1', 2)).toBe(3);
   });
 
   it.skipIf(skip)('cluster nodes: heartbeats by the database clock, restarts, removal', async () => {

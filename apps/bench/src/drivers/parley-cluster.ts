@@ -54,6 +54,7 @@ export async function startParleyClusterDriver(count: number, nodeArgs: readonly
         Array.from({ length: count }, (_, i) =>
           startParley(
             nodeArgs,
+            undefined,
             {
               PARLEY_NODE_ID: String(i + 1),
               PARLEY_STORE_DRIVER: 'postgres',

@@ -5,6 +5,7 @@
  * scenarios need (tokens, groups, offline sync).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,9 +40,15 @@ export interface ParleyServer {
  * Starts Parley on core 0 (or, with `pin` false, wherever the scheduler puts
  * it: cluster nodes share the machine with PostgreSQL and NATS); `nodeArgs` go
  * to node (e.g. `--cpu-prof`), `env` adds `PARLEY_*` settings (a cluster
- * node's). Resolves on its `listening` line.
+ * node's). Resolves on its `listening` line. With `perfFile`, `perf record`
+ * samples the server (kernel and native frames too) from then until it stops.
  */
-export function startParley(nodeArgs: readonly string[] = [], env: Record<string, string> = {}, pin = true): Promise<ParleyServer> {
+export function startParley(
+  nodeArgs: readonly string[] = [],
+  perfFile?: string,
+  env: Record<string, string> = {},
+  pin = true,
+): Promise<ParleyServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const [cmd, args] = pin
     ? pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start'])
@@ -80,6 +87,7 @@ export function startParley(nodeArgs: readonly string[] = [], env: Record<string
       const ev = listeningEventIn(out);
       if (!ev) return;
       clearTimeout(timer);
+      const perf = perfFile ? startPerfRecord(proc.pid!, perfFile) : undefined;
       resolve({
         proc,
         pid: proc.pid!,
@@ -88,6 +96,7 @@ export function startParley(nodeArgs: readonly string[] = [], env: Record<string
         tcp: `tcp://${ev.tcp}`,
         logTail: () => err,
         async stop() {
+          if (perf) await stopChild(perf, 10_000, 'SIGINT');
           await stopChild(proc);
           rmSync(dataDir, { recursive: true, force: true });
         },
@@ -96,12 +105,58 @@ export function startParley(nodeArgs: readonly string[] = [], env: Record<string
   });
 }
 
-/** POSTs JSON to the Parley HTTP API; throws on a non-200 answer. */
-export async function postJson(api: string, path: string, body: unknown): Promise<unknown> {
-  const res = await fetch(api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${text.slice(0, 300)}`);
-  return text === '' ? undefined : JSON.parse(text);
+/** `perf record` of `pid` (call graphs, 499 Hz) into `file`, itself on the generator's core 1. */
+function startPerfRecord(pid: number, file: string): ChildProcess {
+  const [cmd, args] = pinned(1, 'perf', ['record', '-F', '499', '-g', '-p', String(pid), '-o', file, '--quiet']);
+  return spawnTracked(cmd, args, { stdio: 'ignore' });
+}
+
+/** Kept-alive connections to the API: the generator pays for TCP set-up once, not per request. */
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/**
+ * POSTs JSON to the Parley HTTP API; throws on a non-200 answer. Through
+ * `node:http` rather than `fetch`, whose stream machinery cost the generator
+ * most of its core in S3.
+ */
+export function postJson(api: string, path: string, body: unknown): Promise<unknown> {
+  const data = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      api + path,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': data.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`POST ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text === '' ? undefined : JSON.parse(text));
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** GETs JSON from the Parley HTTP API; throws on a non-200 answer. */
+export function getJson(api: string, path: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request(api + path, { agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
+        else resolve(JSON.parse(text));
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Stores every uid's token (`POST /user/token`, 32 requests in flight). */

@@ -3,13 +3,17 @@
  * TCP; users, groups and offline sync go through the HTTP API.
  */
 import { connectJsonRpc } from './jsonrpc-conn.ts';
-import { startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
+import { getJson, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
 import { connectWkproto } from './wkproto-conn.ts';
 import type { Connection, Driver, OnMessage } from './types.ts';
 
 /** Starts a fresh Parley and returns its driver for `protocol`. */
-export async function startParleyDriver(protocol: 'jsonrpc' | 'wkproto', nodeArgs: readonly string[] = []): Promise<Driver> {
-  const server = await startParley(nodeArgs);
+export async function startParleyDriver(
+  protocol: 'jsonrpc' | 'wkproto',
+  nodeArgs: readonly string[] = [],
+  perfFile?: string,
+): Promise<Driver> {
+  const server = await startParley(nodeArgs, perfFile);
   return {
     name: protocol === 'jsonrpc' ? 'parley-jsonrpc' : 'parley-wkproto',
     pid: server.pid,
@@ -27,6 +31,17 @@ export async function startParleyDriver(protocol: 'jsonrpc' | 'wkproto', nodeArg
     async catchUp(uid, fromUid, expected, onMessage) {
       const rows = await syncChannel(server.api, uid, fromUid, onMessage);
       if (rows < expected) throw new Error(`sync of ${uid} returned ${rows} of ${expected} rows`);
+    },
+    async alerts() {
+      const snap = (await getJson(server.api, '/top/v1/snapshot')) as {
+        alerts: { active: Array<{ severity: string; message: string }>; recent: Array<{ severity: string; message: string }> };
+      };
+      const out: Record<string, number> = {};
+      for (const a of [...snap.alerts.active, ...snap.alerts.recent]) {
+        const key = `alerts.${a.severity}:${a.message}`;
+        out[key] = (out[key] ?? 0) + 1;
+      }
+      return out;
     },
     stop: () => server.stop(),
   };

@@ -3,8 +3,11 @@
  * same code against mosquitto (MQTT) and Parley (JSON-RPC or WKProto).
  */
 
-/** The three targets of a run: the peer and Parley through its two protocols. */
-export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto' | 'parley-cluster';
+/**
+ * The targets of a run: the peer, Parley through its two protocols, the calibration loop (S1 only),
+ * and a Parley cluster (`--cluster` only).
+ */
+export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto' | 'ref-im' | 'parley-cluster';
 
 /** Where a message goes: one user's inbox (1:1) or a group every member receives. */
 export interface Destination {
@@ -46,6 +49,11 @@ export interface Driver {
    * /channel/messagesync pages; MQTT: reconnecting its persistent session), calling `onMessage` per row.
    */
   catchUp(uid: string, fromUid: string, expected: number, onMessage: OnMessage): Promise<void>;
+  /**
+   * Alerts the server raised since it started, by severity (Parley: its
+   * `/top/v1/snapshot`, active and recent); undefined where it has none.
+   */
+  alerts?(): Promise<Record<string, number>>;
   /** Stops the server and removes its temp files. */
   stop(): Promise<void>;
 }

@@ -38,3 +38,8 @@ export interface ScenarioOptions {
   bodyBytes: number;
   log: (line: string) => void;
 }
+
+/** The server's CPU breakdown as result counts (`serverCpu.user`, `serverCpu.thread:main`, …), ms. */
+export function serverCpuCounts(breakdown: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [`serverCpu.${k}`, v]));
+}

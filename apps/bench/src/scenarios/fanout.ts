@@ -7,7 +7,7 @@
 import { PhaseLedgers, type Ledger } from '../ledger.ts';
 import { runOpenLoop, type Stream } from '../open-loop.ts';
 import { achievedGate, fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
-import { closeAll, connectAll, type ScenarioOptions } from './common.ts';
+import { closeAll, connectAll, serverCpuCounts, type ScenarioOptions } from './common.ts';
 import type { Driver } from '../drivers/types.ts';
 
 /** Parameters of S2. */
@@ -102,6 +102,7 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
           wallMs: r.wallMs,
           serverWaitMs: r.serverWaitMs,
           generatorWaitMs: r.generatorWaitMs,
+          ...serverCpuCounts(r.serverBreakdownMs),
         },
       });
       results.push(result);

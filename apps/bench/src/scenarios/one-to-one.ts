@@ -6,7 +6,7 @@
 import { PhaseLedgers, type Ledger } from '../ledger.ts';
 import { runOpenLoop, type Faults, type Stream } from '../open-loop.ts';
 import { achievedGate, fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
-import { closeAll, connectAll, type ScenarioOptions } from './common.ts';
+import { closeAll, connectAll, serverCpuCounts, type ScenarioOptions } from './common.ts';
 import type { Driver } from '../drivers/types.ts';
 
 /** Parameters of S1. */
@@ -104,6 +104,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
             wallMs: r.wallMs,
             serverWaitMs: r.serverWaitMs,
             generatorWaitMs: r.generatorWaitMs,
+            ...serverCpuCounts(r.serverBreakdownMs),
           },
         }),
       );

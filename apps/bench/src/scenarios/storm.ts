@@ -1,6 +1,9 @@
 /**
- * S4 — connection storm: `count` authenticated connections opened as fast as
- * the server accepts them (closed loop, `concurrency` connects in flight).
+ * S4 — connection storm: `count` authenticated connections, started at a
+ * fixed pace of `rate` per second with at most `concurrency` connects in
+ * flight. Paced, not as fast as possible: in a closed loop the generator
+ * (one core, a full client stack per connect) saturates before a fast server
+ * does, and the figures would measure the generator.
  * Figures: connections/s, connect→ack p50/p99, server CPU per 1k connections,
  * RSS per connection (RSS growth over the idle server ÷ count, after a settle
  * pause: neither server can be told to collect garbage from outside).
@@ -15,6 +18,8 @@ import type { Connection, Driver } from '../drivers/types.ts';
 export interface StormOptions extends ScenarioOptions {
   count: number;
   concurrency: number;
+  /** Connects started per second. */
+  rate: number;
   /** Pause before each RSS reading so lazily freed memory settles, ms. */
   settleMs: number;
 }
@@ -36,7 +41,12 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
   o.log(`  ${driver.name} S4 storm of ${o.count} connections`);
   const meter = startCpuMeter(driver.pid);
   try {
+    const start = performance.now();
+    let started = 0;
     await pool(uids, o.concurrency, async (uid) => {
+      const due = start + (started++ * 1000) / o.rate;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
       const t0 = performance.now();
       try {
         conns.set(uid, await driver.connect(uid, () => undefined));
@@ -52,7 +62,7 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
     const rate = (conns.size * 1000) / cpu.wallMs;
     return makeResult({
       scenario: 'S4',
-      title: `S4 connection storm, ${o.count} authenticated connections`,
+      title: `S4 connection storm, ${o.count} authenticated connections at ${o.rate}/s`,
       target: driver.name,
       figures: [
         fig('connections_per_s', 'connections/s', 'conn/s', rate, 'higher'),

@@ -28,6 +28,14 @@ function vmSizeBytes(): number {
 }
 
 /**
+ * Shortest interval event-loop utilization is computed over, ms. Over a
+ * shorter one (the sample taken the moment the collector starts, or rise
+ * samples close together) the loop has had no chance to be idle and reads
+ * as fully busy; the previous figure is reported instead.
+ */
+const MIN_UTILIZATION_WINDOW_MS = 100;
+
+/**
  * Reads CPU, memory, event-loop delay and utilization and active resources.
  * Delay and utilization are per interval: each `read()` reports what happened
  * since the previous one.
@@ -35,8 +43,13 @@ function vmSizeBytes(): number {
 export class RuntimeSampler {
   private readonly delay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   private lastElu: EventLoopUtilization = performance.eventLoopUtilization();
+  private lastUtilization = 0;
 
+  /** Starts measuring from now: start-up work before this is not the running node's load. */
   start(): void {
+    this.lastElu = performance.eventLoopUtilization();
+    this.lastUtilization = 0;
+    this.delay.reset();
     this.delay.enable();
   }
 
@@ -48,7 +61,10 @@ export class RuntimeSampler {
     const cpu = process.cpuUsage();
     const mem = process.memoryUsage();
     const elu = performance.eventLoopUtilization(this.lastElu);
-    this.lastElu = performance.eventLoopUtilization();
+    if (elu.idle + elu.active >= MIN_UTILIZATION_WINDOW_MS) {
+      this.lastElu = performance.eventLoopUtilization();
+      this.lastUtilization = elu.utilization;
+    }
     const hasDelay = this.delay.count > 0;
     const reading: RuntimeReading = {
       cpuMicros: cpu.user + cpu.system,
@@ -58,7 +74,7 @@ export class RuntimeSampler {
       activeResources: process.getActiveResourcesInfo().length,
       loopDelayP99Ms: hasDelay ? this.delay.percentile(99) / 1e6 : 0,
       loopDelayMaxMs: hasDelay ? this.delay.max / 1e6 : 0,
-      loopUtilization: elu.utilization,
+      loopUtilization: this.lastUtilization,
     };
     this.delay.reset();
     return reading;

@@ -1,5 +1,6 @@
 import { sql, type InferResult } from 'kysely';
 import type { Db } from '../db.ts';
+import { isUniqueViolation } from '../errors.ts';
 
 export interface MessageEvent {
   channelId: string;
@@ -20,12 +21,6 @@ export interface MessageEvent {
 
 /** Attempts of one append when concurrent writers (several connections or nodes) took the same event seq. */
 const APPEND_ATTEMPTS = 5;
-
-/** A unique-key violation: PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE. */
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
 
 /** Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. */
 export function createMessageEventRepository(db: Db) {

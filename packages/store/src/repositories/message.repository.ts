@@ -144,20 +144,38 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
      * Commits a batch of messages and each sender's latest-send mark in one
      * transaction: either all of it is durable or none of it.
      *
-     * With a `fence`, the same transaction first checks that the slot's lease
-     * still has that epoch (on PostgreSQL holding a share lock on the lease row
-     * until commit, so a takeover waits for this batch and a batch after a
-     * takeover sees the new epoch); otherwise nothing is written and it rejects
-     * with `StaleEpochError`.
+     * With a `fence` (or several, one per physical slot in the batch), the same
+     * transaction first checks that each slot's lease still has that epoch (on
+     * PostgreSQL holding a share lock on the lease rows until commit, so a
+     * takeover waits for this batch and a batch after a takeover sees the new
+     * epoch); otherwise nothing is written and it rejects with
+     * `StaleEpochError` naming the first stale fence. A `(channel, seq)` taken
+     * by another writer rejects with the driver's unique violation
+     * (`isUniqueViolation`).
      */
-    async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[], fence?: AppendFence): Promise<void> {
+    async appendBatch(
+      rows: readonly StoredMessage[],
+      marks: readonly LastSendMark[],
+      fence?: AppendFence | readonly AppendFence[],
+    ): Promise<void> {
+      const fences: readonly AppendFence[] = fence === undefined ? [] : Array.isArray(fence) ? fence : [fence as AppendFence];
       await db.transaction().execute(async (trx) => {
-        if (fence) {
-          let q = trx.selectFrom('slot_leases').select('epoch').where('slot', '=', fence.slot);
+        if (fences.length > 0) {
+          let q = trx
+            .selectFrom('slot_leases')
+            .select(['slot', 'epoch'])
+            .where(
+              'slot',
+              'in',
+              fences.map((f) => f.slot),
+            )
+            .orderBy('slot');
           if (dialect === 'postgres') q = q.forShare();
-          const lease = await q.executeTakeFirst();
-          const epoch = lease ? Number(lease.epoch) : undefined;
-          if (epoch !== fence.epoch) throw new StaleEpochError(fence, epoch);
+          const leases = new Map((await q.execute()).map((l) => [Number(l.slot), Number(l.epoch)]));
+          for (const f of fences) {
+            const epoch = leases.get(f.slot);
+            if (epoch !== f.epoch) throw new StaleEpochError(f, epoch);
+          }
         }
         for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
           await trx

@@ -4,8 +4,11 @@ import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';
 import type { Store } from '../store.ts';
 import { STORE_FILE } from './integrity.ts';
-import { BUSY_TIMEOUT_MS, openMemorySqlite, openSqlite, type OpenOptions } from './open.ts';
+import type SqliteDatabase from 'better-sqlite3';
+import type { IdempotencyKey, IdempotentHit } from '../repositories/message.repository.ts';
+import { BUSY_TIMEOUT_MS, openMemorySqlite, openSqliteConnection, type OpenOptions } from './open.ts';
 import { WriteHealth, type HealthLog } from './write-health.ts';
+import { SqliteWriter } from './writer.ts';
 
 /** Longest a successful write probe is reused, ms. */
 const PROBE_REUSE_MS = 1000;
@@ -43,10 +46,57 @@ function writeProbe(db: Db, health: WriteHealth): (waitMs: number) => Promise<vo
 
 const SILENT: HealthLog = { error() {}, warn() {}, info() {} };
 
-/** The embedded store: `<dataDir>/parley.db`; `log` receives its write-failure reports. */
+/**
+ * The embedded store: `<dataDir>/parley.db`; `log` receives its write-failure
+ * reports. Messages are appended by a writer thread (`writer.ts`) and the WAL
+ * is checkpointed by another, so neither a commit's fsync nor a checkpoint
+ * runs on the event loop; this connection keeps the reads and the rare other
+ * writes.
+ */
 export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'readOnly'> & { log?: HealthLog }): Promise<Store> {
-  const health = new WriteHealth(join(options.dataDir, STORE_FILE), options.log ?? SILENT);
-  return storeOn(await openSqlite({ ...options, health }), health);
+  const file = join(options.dataDir, STORE_FILE);
+  const health = new WriteHealth(file, options.log ?? SILENT);
+  const { db, raw } = await openSqliteConnection({ ...options, health });
+  let writer: SqliteWriter;
+  try {
+    await sql.raw('pragma wal_autocheckpoint = 0').execute(db);
+    writer = await SqliteWriter.start(file, options.sync, health);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  const store = storeOn(db, health, writer);
+  store.messages.findByIdempotencyKeys = idempotencyLookup(raw);
+  return store;
+}
+
+/**
+ * The send path's idempotency look-up as one prepared statement run per key
+ * (each an index seek on `messages_by_client_msg_no`), instead of a query
+ * built and compiled per batch.
+ */
+function idempotencyLookup(raw: SqliteDatabase.Database) {
+  const stmt = raw.prepare<[string, number, string, string], { id_text: string; message_seq: number; payload: Uint8Array }>(
+    `select cast(message_id as text) as id_text, message_seq, payload from messages
+     where channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`,
+  );
+  return async (keys: readonly IdempotencyKey[]): Promise<IdempotentHit[]> => {
+    const hits: IdempotentHit[] = [];
+    for (const k of keys) {
+      const r = stmt.get(k.channelId, k.channelType, k.fromUid, k.clientMsgNo);
+      if (!r) continue;
+      hits.push({
+        channelId: k.channelId,
+        channelType: k.channelType,
+        fromUid: k.fromUid,
+        clientMsgNo: k.clientMsgNo,
+        messageId: BigInt(r.id_text),
+        messageSeq: Number(r.message_seq),
+        payload: r.payload,
+      });
+    }
+    return hits;
+  };
 }
 
 /** A store in memory with the current schema, for service and route tests: the same repositories, no file. */
@@ -54,14 +104,19 @@ export async function openMemoryStore(): Promise<Store> {
   return storeOn(await openMemorySqlite(), new WriteHealth(':memory:', SILENT));
 }
 
-function storeOn(db: Db, health: WriteHealth): Store {
+function storeOn(db: Db, health: WriteHealth, writer?: SqliteWriter): Store {
+  const repositories = createRepositories(db);
+  if (writer) repositories.messages.appendBatch = (rows, marks) => writer.appendBatch(rows, marks);
   return {
-    ...createRepositories(db),
+    ...repositories,
     health,
     async ping() {
       await db.selectFrom('meta').select('key').limit(1).execute();
     },
     probeWrite: writeProbe(db, health),
-    close: () => db.destroy(),
+    async close() {
+      await writer?.close();
+      await db.destroy();
+    },
   };
 }

@@ -142,9 +142,19 @@ async function openOn(raw: SqliteDatabase.Database, file: string, options: { hea
  * store for reading only (its schema must be current).
  */
 export async function openSqlite(options: OpenOptions): Promise<Db> {
+  return (await openSqliteConnection(options)).db;
+}
+
+/**
+ * `openSqlite`, also returning the better-sqlite3 handle under kysely, for the
+ * few statements the embedded store runs prepared and directly (the send
+ * path's idempotency look-up). Only code under `sqlite/` uses it.
+ */
+export async function openSqliteConnection(options: OpenOptions): Promise<{ db: Db; raw: SqliteDatabase.Database }> {
   if (!options.readOnly) mkdirSync(options.dataDir, { recursive: true });
   const file = join(options.dataDir, STORE_FILE);
-  return openOn(openChecked(file, options), file, options);
+  const raw = openChecked(file, options);
+  return { db: await openOn(raw, file, options), raw };
 }
 
 /** A fresh store in memory, with the current schema: for unit tests of services and repositories. */

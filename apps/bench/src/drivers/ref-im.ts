@@ -1,0 +1,114 @@
+/**
+ * The calibration loop as a target: the plainest durable IM loop Node can run
+ * (JSON-RPC over `ws`, one fsynced SQLite WAL transaction per event-loop turn,
+ * no permissions, conversations or idempotency), kept outside this repository
+ * (`--ref-im DIR`, by default `tools/ref-im` of the shared folder beside it).
+ * It runs S1 only, pinned like the other servers, so Parley's CPU per message
+ * can be read against what Node itself costs in the same run.
+ */
+import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import { pinned } from '../pinning.ts';
+import { spawnTracked, stopChild } from '../children.ts';
+import type { Connection, Destination, Driver, OnMessage } from './types.ts';
+
+/** Where the calibration loop lives unless `--ref-im` says otherwise: `<repo>/../shared/tools/ref-im`. */
+export const DEFAULT_REF_IM_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../../shared/tools/ref-im');
+
+/** Starts a fresh calibration loop (synchronous=FULL) on core 0 and returns its driver. */
+export async function startRefImDriver(dir: string): Promise<Driver> {
+  const script = join(dir, 'ref-im-server.mjs');
+  if (!existsSync(script)) throw new Error(`the calibration loop is not at ${dir} (ref-im-server.mjs missing); pass --ref-im DIR`);
+  // The loop imports `ws` and `better-sqlite3`: it runs from a temp folder whose node_modules is this
+  // repository's (the same packages, already built), so its own folder needs no install and stays untouched.
+  const work = mkdtempSync(join(tmpdir(), 'ref-im-bench-'));
+  copyFileSync(script, join(work, 'ref-im-server.mjs'));
+  symlinkSync(resolve(dirname(fileURLToPath(import.meta.url)), '../../../../node_modules'), join(work, 'node_modules'), 'dir');
+  const [cmd, args] = pinned(0, process.execPath, [join(work, 'ref-im-server.mjs')]);
+  const proc = spawnTracked(cmd, args, {
+    cwd: work,
+    env: { PATH: process.env.PATH ?? '', SYNC: 'FULL' },
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4096)));
+  const port = await new Promise<number>((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`ref-im did not listen within 10 s: ${err}`)), 10_000);
+    proc.on('message', (m: { type?: string; port?: number }) => {
+      if (m.type === 'listening' && typeof m.port === 'number') {
+        clearTimeout(timer);
+        res(m.port);
+      }
+    });
+    proc.on('exit', (code) => rej(new Error(`ref-im exited (${code}): ${err}`)));
+  });
+  const stop = async () => {
+    if (proc.connected) proc.send({ type: 'exit' });
+    await stopChild(proc);
+    rmSync(work, { recursive: true, force: true });
+  };
+  return {
+    name: 'ref-im',
+    pid: proc.pid!,
+    durability: 'result after its WAL transaction is fsynced (synchronous=FULL)',
+    provisionUsers: async () => undefined,
+    createGroup: () => Promise.reject(new Error('ref-im runs S1 only')),
+    connect: (uid, onMessage) => connectRefIm(`ws://127.0.0.1:${port}/?uid=${encodeURIComponent(uid)}&token=t`, uid, onMessage),
+    prepareOffline: () => Promise.reject(new Error('ref-im runs S1 only')),
+    catchUp: () => Promise.reject(new Error('ref-im runs S1 only')),
+    stop,
+  };
+}
+
+/** One user's connection to the loop: the uid rides in the URL; results carry reasonCode 0. */
+function connectRefIm(url: string, uid: string, onMessage: OnMessage): Promise<Connection> {
+  return new Promise((resolveConn, reject) => {
+    const socket = new WebSocket(url, { perMessageDeflate: false });
+    const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+    let nextId = 1;
+    const conn: Connection = {
+      send(to: Destination, body: string) {
+        const id = nextId++;
+        const done = new Promise<void>((res, rej) => waiting.set(id, { resolve: res, reject: rej }));
+        socket.send(
+          JSON.stringify({
+            method: 'send',
+            id,
+            params: { clientMsgNo: `${uid}-${id}`, channelId: to.id, channelType: to.kind === 'user' ? 1 : 2, payload: { b: body } },
+          }),
+        );
+        return done;
+      },
+      close: () => socket.close(),
+    };
+    socket.on('open', () => resolveConn(conn));
+    socket.on('error', (e) => reject(e));
+    socket.on('close', () => {
+      for (const w of waiting.values()) w.reject(new Error('connection closed'));
+      waiting.clear();
+    });
+    socket.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as {
+        id?: number;
+        method?: string;
+        result?: { reasonCode?: number };
+        params?: { messageId: string; messageSeq: number; payload: { b?: string } };
+      };
+      if (frame.method === 'recv' && frame.params) {
+        const p = frame.params;
+        socket.send(`{"method":"recvack","params":{"messageId":"${p.messageId}","messageSeq":${p.messageSeq}}}`);
+        onMessage(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
+        return;
+      }
+      if (typeof frame.id !== 'number') return;
+      const w = waiting.get(frame.id);
+      if (!w) return;
+      waiting.delete(frame.id);
+      if (frame.result?.reasonCode === 0) w.resolve();
+      else w.reject(new Error(`send refused: ${JSON.stringify(frame).slice(0, 200)}`));
+    });
+  });
+}

@@ -1,0 +1,35 @@
+/**
+ * The messages between the main thread and the SQLite writer thread
+ * (`writer-thread.ts`). Rows travel as one flat array per batch (one
+ * structured clone, no object per row): `MESSAGE_FIELDS` values per message,
+ * `MARK_FIELDS` per latest-send mark, in the order of the statements'
+ * placeholders.
+ */
+
+/** What the thread is started with. */
+export interface WriterInit {
+  file: string;
+  /** `full` fsyncs every commit (an acknowledged message is durable). */
+  sync: 'full' | 'normal';
+  busyTimeoutMs: number;
+  /** `writer` commits batches; `checkpointer` only copies the WAL back into the database. */
+  role: 'writer' | 'checkpointer';
+  /** Checkpointer: how often it looks at the WAL, ms. */
+  checkpointEveryMs: number;
+}
+
+/** Values per message: channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload. */
+export const MESSAGE_FIELDS = 12;
+/** Values per mark: seq, channel_id, channel_type, uid, seq. */
+export const MARK_FIELDS = 5;
+
+/** Main → writer. */
+export type WriterRequest = { kind: 'append'; id: number; messages: unknown[]; marks: unknown[] } | { kind: 'close' };
+
+/** Writer → main. */
+export type WriterReply =
+  | { kind: 'ready' }
+  | { kind: 'done'; id: number; commitMs: number }
+  | { kind: 'failed'; id: number; code: string | undefined; message: string }
+  | { kind: 'open-failed'; code: string | undefined; message: string }
+  | { kind: 'closed' };

@@ -1,0 +1,90 @@
+/**
+ * The SQLite writer thread: owns the connection that appends messages, so a
+ * commit and its fsync never block the event loop. Runs one batch at a time
+ * in a `BEGIN IMMEDIATE` transaction with statements prepared once. Started as
+ * `checkpointer`, the same file copies the WAL back into the database every
+ * `checkpointEveryMs` (PASSIVE: it never waits for or blocks the writer).
+ * Imports only node and better-sqlite3, so it runs compiled or under tsx.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import SqliteDatabase from 'better-sqlite3';
+import { MARK_FIELDS, MESSAGE_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
+
+const init = workerData as WriterInit;
+/** Rows per INSERT statement (12 values each, under SQLite's 32,766 variables). */
+const MAX_ROWS_PER_INSERT = 64;
+const port = parentPort!;
+const reply = (m: WriterReply) => port.postMessage(m);
+const codeOf = (err: unknown) => (err as { code?: unknown }).code;
+
+let db: SqliteDatabase.Database;
+try {
+  db = new SqliteDatabase(init.file, { fileMustExist: true });
+  db.pragma(`busy_timeout = ${init.busyTimeoutMs}`);
+  db.pragma(`synchronous = ${init.sync === 'full' ? 'FULL' : 'NORMAL'}`);
+  // Checkpoints are the checkpointer thread's, never part of a commit.
+  db.pragma('wal_autocheckpoint = 0');
+} catch (err) {
+  const code = codeOf(err);
+  reply({ kind: 'open-failed', code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+  process.exit(1);
+}
+
+if (init.role === 'checkpointer') runCheckpointer(db);
+else runWriter(db);
+
+function runWriter(db: SqliteDatabase.Database): void {
+  // One INSERT per batch of up to MAX_ROWS_PER_INSERT rows, its statement prepared once per row count.
+  const inserts: SqliteDatabase.Statement[] = [];
+  const insertOf = (rows: number) =>
+    (inserts[rows] ??= db.prepare(
+      `insert into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload)
+       values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+    ));
+  const mark = db.prepare(
+    'update memberships set last_send_seq = ? where channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
+  );
+  const append = db.transaction((messages: unknown[], marks: unknown[]) => {
+    const step = MAX_ROWS_PER_INSERT * MESSAGE_FIELDS;
+    for (let i = 0; i < messages.length; i += step) {
+      const values = i === 0 && messages.length <= step ? messages : messages.slice(i, i + step);
+      insertOf(values.length / MESSAGE_FIELDS).run(values);
+    }
+    for (let i = 0; i < marks.length; i += MARK_FIELDS) mark.run(marks.slice(i, i + MARK_FIELDS));
+  });
+  port.on('message', (m: WriterRequest) => {
+    if (m.kind === 'close') {
+      db.close();
+      reply({ kind: 'closed' });
+      port.close();
+      return;
+    }
+    const started = performance.now();
+    try {
+      append.immediate(m.messages, m.marks);
+      reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
+    } catch (err) {
+      const code = codeOf(err);
+      reply({ kind: 'failed', id: m.id, code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+    }
+  });
+  reply({ kind: 'ready' });
+}
+
+function runCheckpointer(db: SqliteDatabase.Database): void {
+  const timer = setInterval(() => {
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // Busy or failing: the next round tries again; the writer reports storage failures.
+    }
+  }, init.checkpointEveryMs);
+  port.on('message', (m: WriterRequest) => {
+    if (m.kind !== 'close') return;
+    clearInterval(timer);
+    db.close();
+    reply({ kind: 'closed' });
+    port.close();
+  });
+  reply({ kind: 'ready' });
+}

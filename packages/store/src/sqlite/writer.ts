@@ -1,0 +1,172 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { LastSendMark } from '../repositories/membership.repository.ts';
+import type { StoredMessage } from '../repositories/message.repository.ts';
+import { BUSY_TIMEOUT_MS } from './open.ts';
+import type { WriterInit, WriterReply, WriterRequest } from './writer-protocol.ts';
+import type { WriteHealth } from './write-health.ts';
+
+/**
+ * How often the checkpointer copies the WAL back into the database, ms (a
+ * PASSIVE checkpoint: it skips pages a reader still needs and never blocks the
+ * writer; with nothing new in the WAL it costs almost nothing).
+ */
+const CHECKPOINT_EVERY_MS = 1000;
+
+/** An error from the writer thread, with SQLite's code (`SQLITE_FULL`, …) so failure kinds still apply. */
+class WriterError extends Error {
+  constructor(
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SqliteError';
+  }
+}
+
+/**
+ * How to start the thread: the compiled `writer-thread.js` beside this file,
+ * or, when this module runs from its TypeScript source (tests, `npm run dev`),
+ * a bootstrap that registers tsx in the new thread and imports
+ * `writer-thread.ts` (a worker does not apply `--import` loaders on Node 20).
+ */
+function threadEntry(): { entry: URL | string; eval: boolean } {
+  if (!import.meta.url.endsWith('.ts')) return { entry: new URL('./writer-thread.js', import.meta.url), eval: false };
+  const tsxDir = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
+  const tsx = pathToFileURL(join(tsxDir, 'dist/esm/api/index.mjs')).href;
+  const thread = new URL('./writer-thread.ts', import.meta.url).href;
+  return {
+    entry: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(thread)}); })`,
+    eval: true,
+  };
+}
+
+/** One thread (writer or checkpointer) and its request/reply bookkeeping. */
+class Thread {
+  private readonly worker: Worker;
+  private readonly ready: Promise<void>;
+  private closed: (() => void) | undefined;
+  readonly waiting = new Map<number, { resolve(commitMs: number): void; reject(err: Error): void }>();
+
+  constructor(init: WriterInit) {
+    const start = threadEntry();
+    this.worker = new Worker(start.entry, { workerData: init, eval: start.eval });
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.on('message', (m: WriterReply) => {
+        if (m.kind === 'ready') resolve();
+        else if (m.kind === 'open-failed') reject(new WriterError(m.code, m.message));
+        else if (m.kind === 'done') this.settle(m.id)?.resolve(m.commitMs);
+        else if (m.kind === 'failed') this.settle(m.id)?.reject(new WriterError(m.code, m.message));
+        else if (m.kind === 'closed') this.closed?.();
+      });
+      this.worker.on('error', (err) => {
+        reject(err);
+        this.failAll(err);
+      });
+      this.worker.on('exit', (code) => {
+        const err = new WriterError('SQLITE_WRITER_EXIT', `the SQLite writer thread exited (code ${code})`);
+        reject(err);
+        this.failAll(err);
+        this.closed?.();
+      });
+    });
+  }
+
+  start(): Promise<void> {
+    return this.ready;
+  }
+
+  post(m: WriterRequest): void {
+    this.worker.postMessage(m);
+  }
+
+  async close(): Promise<void> {
+    const done = new Promise<void>((resolve) => (this.closed = resolve));
+    this.post({ kind: 'close' });
+    await done;
+    await this.worker.terminate();
+  }
+
+  private settle(id: number) {
+    const w = this.waiting.get(id);
+    this.waiting.delete(id);
+    return w;
+  }
+
+  private failAll(err: Error): void {
+    for (const w of this.waiting.values()) w.reject(err);
+    this.waiting.clear();
+  }
+}
+
+/**
+ * The embedded store's message writer: a worker thread owning the connection
+ * that appends messages, and a second one that checkpoints the WAL. The event
+ * loop only hands a batch over and later resolves its promise; the commit, its
+ * fsync (`sync: 'full'`) and checkpoints run on those threads. A batch's
+ * promise resolves only after its transaction is durable.
+ */
+export class SqliteWriter {
+  private nextId = 1;
+
+  private constructor(
+    private readonly writer: Thread,
+    private readonly checkpointer: Thread,
+    private readonly health: WriteHealth,
+  ) {}
+
+  /** Starts both threads on `file` (which must already hold the schema). */
+  static async start(file: string, sync: 'full' | 'normal', health: WriteHealth): Promise<SqliteWriter> {
+    const base = { file, sync, busyTimeoutMs: BUSY_TIMEOUT_MS, checkpointEveryMs: CHECKPOINT_EVERY_MS };
+    const writer = new Thread({ ...base, role: 'writer' });
+    const checkpointer = new Thread({ ...base, role: 'checkpointer' });
+    try {
+      await Promise.all([writer.start(), checkpointer.start()]);
+    } catch (err) {
+      await Promise.allSettled([writer.close(), checkpointer.close()]);
+      throw err;
+    }
+    return new SqliteWriter(writer, checkpointer, health);
+  }
+
+  /** Commits messages and latest-send marks in one transaction; resolves once durable. */
+  async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
+    const messages: unknown[] = [];
+    for (const m of rows) {
+      messages.push(
+        m.channelId,
+        m.channelType,
+        m.messageSeq,
+        m.messageId,
+        m.clientMsgNo,
+        m.fromUid,
+        m.setting,
+        m.flags,
+        m.expire,
+        m.topic,
+        m.createdAt,
+        m.payload,
+      );
+    }
+    const flat: unknown[] = [];
+    for (const k of marks) flat.push(k.seq, k.channelId, k.channelType, k.uid, k.seq);
+    const id = this.nextId++;
+    try {
+      await new Promise<number>((resolve, reject) => {
+        this.writer.waiting.set(id, { resolve, reject });
+        this.writer.post({ kind: 'append', id, messages, marks: flat });
+      });
+    } catch (err) {
+      this.health.failed(err);
+      throw err;
+    }
+    if (this.health.failing) this.health.succeeded();
+  }
+
+  /** Stops both threads after the batches already handed over are settled. */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.writer.close(), this.checkpointer.close()]);
+  }
+}
