@@ -117,9 +117,11 @@ if (values.cluster) {
   console.log(
     `cluster: ${doc.nodes} nodes, lifecycle ${doc.lifecycleSendsPerSec} sends/s at sendack p99 ≤ ${CLUSTER_P99_MS} ms (achieved ${Number(doc.achievedAtThatStep).toFixed(0)}/s)`,
   );
-  for (const s of doc.steps as Array<{ scenario: string; valid: boolean; sendackP99Ms: number | null; failedGates: string[] }>)
+  console.log(`  ${doc.tag} (sentinel ${JSON.stringify(doc.sentinel)}; load average ${JSON.stringify(doc.loadAverage)})`);
+  type Step = { scenario: string; valid: boolean; sendackP50Ms: number | null; sendackP99Ms: number | null; failedGates: string[] };
+  for (const s of doc.steps as Array<Step & { cpuMsPer1kMsgs?: Record<string, number> }>)
     console.log(
-      `  ${s.scenario.padEnd(10)} p99 ${String(s.sendackP99Ms).padStart(8)} ms  ${s.valid ? 'valid' : `invalid: ${s.failedGates.join('; ')}`}`,
+      `  ${s.scenario.padEnd(10)} p50 ${s.sendackP50Ms?.toFixed(1)} ms, p99 ${s.sendackP99Ms?.toFixed(1)} ms, CPU per 1k msgs ${JSON.stringify(s.cpuMsPer1kMsgs)}  ${s.valid ? 'valid' : `invalid: ${s.failedGates.join('; ')}`}`,
     );
   console.log(JSON.stringify(doc));
   if (values.json) writeFileSync(values.json, JSON.stringify(doc, null, 2));

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ChannelType, ReasonCode, type RouteResponse } from '@parley/shared';
@@ -239,7 +240,9 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
   const tcpGateway = tcp;
   if (cluster) {
     const api = app.server.address() as AddressInfo;
-    cluster.apiAddr = `${hostFor(api, undefined)}:${api.port}`;
+    // What the other nodes (and the console's cluster card) show: a wildcard listener is named by this host's name.
+    const host = WILDCARD.has(api.address) ? hostname() : hostFor(api, undefined);
+    cluster.apiAddr = `${host}:${api.port}`;
     cluster.members.beat();
     cluster.startRegistry();
   }

@@ -4,7 +4,9 @@
  * NATS (a cluster id of their own), production defaults otherwise. Users are
  * spread over the nodes by a hash of their uid, so about (n−1)/n of 1:1
  * messages cross nodes, and each channel is sequenced by the owner of its
- * slot, which may be a third node.
+ * slot, which may be a third node. The nodes are not pinned to a core (the
+ * generator still is, to core 1): three nodes, PostgreSQL and NATS share the
+ * machine's cores as the scheduler sees fit.
  */
 import { randomBytes } from 'node:crypto';
 import { crc32 } from '@parley/shared';
@@ -50,14 +52,19 @@ export async function startParleyClusterDriver(count: number, nodeArgs: readonly
     nodes.push(
       ...(await Promise.all(
         Array.from({ length: count }, (_, i) =>
-          startParley(nodeArgs, {
-            PARLEY_NODE_ID: String(i + 1),
-            PARLEY_STORE_DRIVER: 'postgres',
-            PARLEY_STORE_POSTGRES_URL: schema.url,
-            PARLEY_CLUSTER_ENABLED: 'true',
-            PARLEY_CLUSTER_ID: clusterId,
-            PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true',
-          }),
+          startParley(
+            nodeArgs,
+            undefined,
+            {
+              PARLEY_NODE_ID: String(i + 1),
+              PARLEY_STORE_DRIVER: 'postgres',
+              PARLEY_STORE_POSTGRES_URL: schema.url,
+              PARLEY_CLUSTER_ENABLED: 'true',
+              PARLEY_CLUSTER_ID: clusterId,
+              PARLEY_OBSERVABILITY_DEBUG_API_ENABLE: 'true',
+            },
+            false,
+          ),
         ),
       )),
     );

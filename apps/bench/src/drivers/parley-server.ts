@@ -37,14 +37,22 @@ export interface ParleyServer {
 }
 
 /**
-/**
- * Starts Parley on core 0; `nodeArgs` go to node (e.g. `--cpu-prof`), `env` adds `PARLEY_*` settings (a cluster
- * node's). Resolves on its `listening` line. With `perfFile`, `perf record` samples the server (kernel and native
- * frames too) from then until it stops.
+ * Starts Parley on core 0 (or, with `pin` false, wherever the scheduler puts
+ * it: cluster nodes share the machine with PostgreSQL and NATS); `nodeArgs` go
+ * to node (e.g. `--cpu-prof`), `env` adds `PARLEY_*` settings (a cluster
+ * node's). Resolves on its `listening` line. With `perfFile`, `perf record`
+ * samples the server (kernel and native frames too) from then until it stops.
  */
-export function startParley(nodeArgs: readonly string[] = [], env: Record<string, string> = {}, perfFile?: string): Promise<ParleyServer> {
+export function startParley(
+  nodeArgs: readonly string[] = [],
+  perfFile?: string,
+  env: Record<string, string> = {},
+  pin = true,
+): Promise<ParleyServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-  const [cmd, args] = pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start']);
+  const [cmd, args] = pin
+    ? pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start'])
+    : [process.execPath, [...nodeArgs, PARLEY_BIN, 'start']];
   const proc = spawnTracked(cmd, args, {
     env: {
       PATH: process.env.PATH ?? '',

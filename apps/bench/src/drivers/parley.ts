@@ -13,7 +13,7 @@ export async function startParleyDriver(
   nodeArgs: readonly string[] = [],
   perfFile?: string,
 ): Promise<Driver> {
-  const server = await startParley(nodeArgs, {}, perfFile);
+  const server = await startParley(nodeArgs, perfFile);
   return {
     name: protocol === 'jsonrpc' ? 'parley-jsonrpc' : 'parley-wkproto',
     pid: server.pid,

@@ -4,8 +4,8 @@
  */
 
 /**
- * The targets of a run: the peer, Parley through its two protocols, the calibration loop (S1 only) and a
- * three-node Parley cluster (its own scenario).
+ * The targets of a run: the peer, Parley through its two protocols, the calibration loop (S1 only),
+ * and a Parley cluster (`--cluster` only).
  */
 export type TargetName = 'mosquitto' | 'parley-jsonrpc' | 'parley-wkproto' | 'ref-im' | 'parley-cluster';
 

@@ -22,6 +22,8 @@ export interface OneToOneOptions extends ScenarioOptions {
   uidPrefix?: string;
   /** Only for the generator's own test. */
   faults?: Faults;
+  /** Called around each measured phase (the cluster scenario reads every process's CPU there). */
+  onPhase?: (rate: number, at: 'start' | 'end') => void;
 }
 
 /** The uids of S1 (senders then receivers), for provisioning. */
@@ -61,6 +63,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
       ledger = phases.open(`p${i}`);
       const streams = streamsOf(`p${i}`);
       o.log(`  ${driver.name} S1 @${rate}/s for ${o.phaseSeconds}s`);
+      o.onPhase?.(rate, 'start');
       const r = await runOpenLoop({
         serverPid: driver.pid,
         streams,
@@ -71,6 +74,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
         drainMs: o.drainMs ?? 5000,
         faults: o.faults,
       });
+      o.onPhase?.(rate, 'end');
       const v = ledger.verdict();
       results.push(
         makeResult({

@@ -88,8 +88,9 @@ export class AppendQueue {
   onCommit: CommitObserver | undefined;
   /**
    * Cluster mode: the slot lease fence of a channel, read when its batch
-   * commits. A batch is then committed per slot, each part fenced with its
-   * slot's epoch, so a part whose slot was taken over fails alone.
+   * commits. The batch's transaction checks the epoch of every slot it writes
+   * to; when one was taken over the whole batch fails, writing nothing, and
+   * each sender is routed again (to the new owner, or here once more).
    */
   fenceOf: ((channelId: string) => AppendFence) | undefined;
 
@@ -180,36 +181,30 @@ export class AppendQueue {
     this.lastCommitStart = now;
     const batch = this.queue.splice(0, this.maxRows);
     try {
-      for (const [fence, part] of this.partition(batch)) {
-        try {
-          await this.commit(part, fence);
-        } catch (err) {
-          // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
-          for (const p of part) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
-          for (const p of part) p.reject(err);
-        }
-      }
+      await this.commit(batch, this.fencesOf(batch));
+    } catch (err) {
+      // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
+      for (const p of batch) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
+      for (const p of batch) p.reject(err);
     } finally {
       this.flushing = false;
       if (this.queue.length > 0) this.schedule();
     }
   }
 
-  /** The batch as one part with no fence, or (cluster mode) one part per slot with its fence. */
-  private partition(batch: Pending[]): Array<[AppendFence | undefined, Pending[]]> {
+  /** Cluster mode: one fence per slot the batch writes to (checked together in its transaction); none otherwise. */
+  private fencesOf(batch: Pending[]): AppendFence[] | undefined {
     const fenceOf = this.fenceOf;
-    if (!fenceOf) return [[undefined, batch]];
-    const parts = new Map<number, [AppendFence, Pending[]]>();
+    if (!fenceOf) return undefined;
+    const bySlot = new Map<number, AppendFence>();
     for (const p of batch) {
       const fence = fenceOf(p.message.channelId);
-      const part = parts.get(fence.slot);
-      if (part) part[1].push(p);
-      else parts.set(fence.slot, [fence, [p]]);
+      bySlot.set(fence.slot, fence);
     }
-    return [...parts.values()];
+    return [...bySlot.values()];
   }
 
-  private async commit(batch: Pending[], fence: AppendFence | undefined): Promise<void> {
+  private async commit(batch: Pending[], fence: AppendFence[] | undefined): Promise<void> {
     const started = performance.now();
     const nextTail = new Map<string, number>();
     for (const p of batch) {

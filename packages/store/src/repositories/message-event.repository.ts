@@ -20,7 +20,7 @@ export interface MessageEvent {
   createdAt: number;
 }
 
-/** Attempts of one append when concurrent writers (several connections or nodes) took the same event seq. */
+/** Attempts of one append when another writer took the same event seq or id (not expected under the lock below). */
 const APPEND_ATTEMPTS = 5;
 
 /** Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. */
