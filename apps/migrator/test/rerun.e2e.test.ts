@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readPostgresImportMarks } from '@parley/store';
+import { createTestSchema, postgresReachable } from '@parley/store/testing';
 import { runToExit } from '../../../test-support/parley.ts';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { targetEnv } from './served.ts';
@@ -71,4 +73,53 @@ describe.runIf(hasFixture(NAME))('a killed export or import, run again with the 
     expect(ver.code, ver.stdout).toBe(0);
     expect(ver.report.status).toBe('offline_verified');
   }, 120_000);
+});
+
+const pgUp = hasFixture(NAME) ? await postgresReachable() : false;
+
+describe.runIf(hasFixture(NAME) && pgUp)('a killed import into PostgreSQL, run again with the same command', () => {
+  const root = tempRoot();
+  const schema = createTestSchema('parley_rerun');
+  const target = join(root, 'target');
+  const plan = writePlan(root, copyDatadir(NAME, root), {
+    target: {
+      cluster_id: 'parley-test',
+      created_at: '2026-05-01T00:00:00Z',
+      slot_count: 12,
+      hash_slot_count: 256,
+      replicas: 1,
+      channel_replicas: 1,
+      nodes: [{ node_id: 7, addr: '127.0.0.1:11110', data_dir: target }],
+      store: { driver: 'postgres', postgres_url: schema.url },
+    },
+  });
+  const archive = join(root, 'archive');
+  afterAll(() => schema.drop());
+
+  it('a node refuses the interrupted schema; the rerun drops it, imports again and verify passes', async () => {
+    expect((await parleyctl(['migrate', 'prepare', '--plan', plan, '--workspace', join(root, 'ws')])).code).toBe(0);
+    expect((await parleyctl(['migrate', 'export', '--plan', plan, '--workspace', join(root, 'ws'), '--archive', archive])).code).toBe(0);
+    const args = ['migrate', 'import', '--plan', plan, '--workspace', join(root, 'ws-import'), '--archive', archive];
+    const killed = await killWhen(args, /import: 2000 messages/);
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    // killed mid-run: the schema holds part of the rows and the partial mark; no node directory yet
+    const marks = await readPostgresImportMarks(schema.url);
+    expect(marks.partial).toBeDefined();
+    expect(marks.finished).toBeUndefined();
+    expect(existsSync(target)).toBe(false);
+    // A node pointed at the half-filled schema refuses it.
+    const refused = await runToExit(
+      targetEnv(join(root, 'other-node'), 7, 'parley-test', { PARLEY_STORE_DRIVER: 'postgres', PARLEY_STORE_POSTGRES_URL: schema.url }),
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/holds a parleyctl import that did not complete/);
+    const again = await parleyctl(args);
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.report.status).toBe('imported');
+    expect(again.stderr).toMatch(/discarding the interrupted import in schema parley_rerun_\w+/);
+    expect((await readPostgresImportMarks(schema.url)).partial).toBeUndefined();
+    const ver = await parleyctl(['migrate', 'verify', '--plan', plan, '--workspace', join(root, 'ws-verify'), '--archive', archive]);
+    expect(ver.code, ver.stdout).toBe(0);
+    expect(ver.report.status).toBe('offline_verified');
+  }, 180_000);
 });
