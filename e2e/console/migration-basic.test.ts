@@ -105,8 +105,9 @@ describe.runIf(tmp !== undefined)('migration wizard: basic-closed from preflight
 
     await page.reload();
     await page.waitForSelector('[data-testid="item-copy"][data-done="true"]');
+    // each item's state arrives with its own request after a reload: wait for every one of them
     for (const item of ['offline_verified', 'readyz', 'config', 'token'])
-      expect(await page.getAttribute(`[data-testid="item-${item}"]`, 'data-done')).toBe('true');
+      await page.waitForSelector(`[data-testid="item-${item}"][data-done="true"]`, { timeout: 15_000 });
     expect(await page.locator('[data-testid="item-copy"]').innerText()).toMatch(/Ada Ops/);
 
     const download = page.waitForEvent('download');
@@ -125,7 +126,7 @@ describe.runIf(tmp !== undefined)('migration wizard: basic-closed from preflight
     await page.close();
     page = await openConsole(browser, console_, 'en-US', '/migration/accept');
     await page.waitForSelector('[data-testid="item-copy"][data-done="true"]');
-    expect(await page.getAttribute('[data-testid="item-token"]', 'data-done')).toBe('true');
+    await page.waitForSelector('[data-testid="item-token"][data-done="true"]', { timeout: 15_000 });
     expect(await page.getAttribute('[data-testid="rollback"]', 'data-writes')).toBe('no');
     await shot(page, 'wizard-10-after-restart');
   }, 120_000);

@@ -10,6 +10,7 @@ import {
   DataFormat,
   MigrationMarker,
   StartedMarker,
+  type StoreLocation,
 } from '@parley/shared';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { readJsonFile } from './stages/common.ts';
@@ -35,6 +36,8 @@ export type DbInfo =
       migration: Pick<MigrationMarker, 'node_id' | 'selection_digest' | 'imported_at' | 'tool'> | null;
       cluster: ClusterMeta | null;
       started: StartedMarker | null;
+      /** Where its store is: SQLite in the directory, or a PostgreSQL database and schema (never credentials). */
+      store: StoreLocation;
     }
   | { kind: 'unknown'; dir: string; reason: string };
 
@@ -95,6 +98,7 @@ export function dbInfo(dir: string): DbInfo {
         : null,
       cluster: read(ClusterMeta, join(dir, CLUSTER_META_FILE)),
       started: read(StartedMarker, join(dir, STARTED_MARKER_FILE)),
+      store: format?.store ?? marker?.store ?? { driver: 'sqlite' },
     };
   }
   const files = readdirSync(dir);

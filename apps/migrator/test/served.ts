@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { openStoreReader, type StoreReader } from '@parley/store';
+import { openPostgresStoreReader, openStoreReader, type StoreReader } from '@parley/store';
 import { post } from '../../../test-support/http.ts';
 import { spawnServer, testEnv } from '../../../test-support/parley.ts';
 import { connectRpc } from '../../../test-support/realtime.ts';
@@ -27,16 +27,21 @@ export function targetEnv(target: string, nodeId: number, clusterId: string, ext
   return testEnv(target, { PARLEY_NODE_ID: String(nodeId), PARLEY_CLUSTER_ID: clusterId, ...extra });
 }
 
-/** Starts the real server (`parley start`, a child process) on an imported target. */
+/**
+ * Starts the real server (`parley start`, a child process) on an imported
+ * target; with `postgres`, on that PostgreSQL store (`env` = the
+ * `PARLEY_STORE_*` and `PARLEY_CLUSTER_*` keys the target needs).
+ */
 export async function startOn(
   target: string,
   nodeId: number,
   clusterId: string,
+  postgres?: { url: string; env: Record<string, string> },
 ): Promise<{ server: ServedTarget; api: string; ws: string }> {
-  const server = await spawnServer(targetEnv(target, nodeId, clusterId));
+  const server = await spawnServer(targetEnv(target, nodeId, clusterId, postgres?.env));
   let store: StoreReader;
   try {
-    store = await openStoreReader(target);
+    store = postgres ? await openPostgresStoreReader(postgres.url) : await openStoreReader(target);
   } catch (err) {
     await server.stop();
     throw err;

@@ -123,7 +123,7 @@ describe.runIf(present)('stage rules', () => {
     expect(v.report.errors.join('\n')).toMatch(/has been started/);
   }, 60_000);
 
-  it('refuses a multi-node target at prepare, writing nothing', async () => {
+  it('refuses a multi-node target without a PostgreSQL store at prepare, writing nothing', async () => {
     const r2 = tempRoot();
     const nodes = [1, 2, 3].map((id) => ({ node_id: id, addr: `127.0.0.1:${11110 + id}`, data_dir: join(r2, `t${id}`) }));
     const src = join(fixtureDir(NAME), 'datadir');
@@ -140,7 +140,7 @@ describe.runIf(present)('stage rules', () => {
     });
     const p = await prepare(plan2, join(r2, 'ws'));
     expect(p.code).toBe(1);
-    expect(p.report.errors.join('\n')).toMatch(/plan\.target\.nodes: 3 target nodes; this release writes one-node targets only/);
+    expect(p.report.errors.join('\n')).toMatch(/plan\.target\.nodes: 3 target nodes share one store: set plan\.target\.store/);
     expect(existsSync(join(r2, 'ws', 'archive_seal.json'))).toBe(false);
     for (const n of nodes) expect(existsSync(n.data_dir)).toBe(false);
   }, 60_000);

@@ -83,6 +83,17 @@ describe.skipIf(!postgresUp)('a node on PostgreSQL', { timeout: 60_000 }, () => 
     await expect(startServer(loadConfig(undefined, testEnv(d, store.env)), silent)).rejects.toThrow(/holds no Parley tables/);
   });
 
+  it('refuses to start when PostgreSQL does not answer, naming it without the password', async () => {
+    const url = 'postgres://postgres:s3cret@127.0.0.1:1/test?options=-c%20search_path%3Dnowhere';
+    const config = loadConfig(undefined, testEnv(dir(), { PARLEY_STORE_DRIVER: 'postgres', PARLEY_STORE_POSTGRES_URL: url }));
+    const err = (await startServer(config, silent).then(
+      () => new Error('started'),
+      (e: unknown) => e,
+    )) as Error;
+    expect(err.message).toMatch(/^store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/test.* refused:\n {2}- cannot connect: ECONNREFUSED/);
+    expect(err.message).not.toContain('s3cret');
+  });
+
   it('shares a schema with other node ids, never with a second process of its own node id', async () => {
     const store = fresh();
     const one = await startServer(loadConfig(undefined, testEnv(dir(), { ...store.env, PARLEY_NODE_ID: '1' })), silent);

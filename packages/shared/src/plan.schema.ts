@@ -28,6 +28,25 @@ export const PlanTargetNode = Type.Object(
   closed,
 );
 
+/**
+ * Where a target's store is written. Absent: SQLite, one `parley.db` in each
+ * node's `data_dir` (one node only). PostgreSQL: one store in the schema the
+ * URL's `search_path` names (as the server's `store.postgres_url`), shared by
+ * every target node; each `data_dir` then holds only the node's markers. The
+ * schema must not exist yet or be empty.
+ */
+export const PlanTargetStore = Type.Object(
+  {
+    driver: Type.Literal('postgres'),
+    postgres_url: Type.String({
+      minLength: 1,
+      description:
+        'postgres://user[:password]@host:port/database?options=-c%20search_path%3D<schema>; the nodes start with it as store.postgres_url',
+    }),
+  },
+  closed,
+);
+
 export const PlanTarget = Type.Object(
   {
     cluster_id: Type.String({ minLength: 1 }),
@@ -40,6 +59,7 @@ export const PlanTarget = Type.Object(
     replicas: Type.Integer({ minimum: 1 }),
     channel_replicas: Type.Integer({ minimum: 1 }),
     nodes: Type.Array(PlanTargetNode, { minItems: 1 }),
+    store: Type.Optional(PlanTargetStore),
   },
   closed,
 );
@@ -171,3 +191,5 @@ export const DEFAULT_SLOT_COUNT = 12;
 export const HASH_SLOT_COUNT = 256;
 /** The only `source_commit` this release reads: WuKongIM tag v2.2.5-20260422. */
 export const SUPPORTED_SOURCE_COMMIT = 'e3498a9dcdee908f621045eee971c5f5b960ee34';
+export type PlanTargetNode = Static<typeof PlanTargetNode>;
+export type PlanTargetStore = Static<typeof PlanTargetStore>;

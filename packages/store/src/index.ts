@@ -40,5 +40,12 @@ export { DEFAULT_POOL_SIZE, openPostgres, storeLabel, type PostgresOpenOptions }
 export { openPostgresStore, type PostgresStore } from './postgres/store.ts';
 export { lockNode, NodeLockedError, type NodeLock } from './postgres/node-lock.ts';
 export { postgresFailureKind } from './postgres/health.ts';
-export { openPostgresImportTarget, openPostgresStoreReader, postgresSchemaTables } from './postgres/migration-target.ts';
+export {
+  openPostgresImportTarget,
+  openPostgresStoreReader,
+  postgresSchemaTables,
+  readPostgresImportMarks,
+  type PostgresImportMarks,
+  type PostgresImportTarget,
+} from './postgres/migration-target.ts';
 export { checkPostgresStore } from './postgres/check.ts';

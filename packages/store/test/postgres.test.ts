@@ -13,6 +13,7 @@ import {
   parsePostgresUrl,
   postgresFailureKind,
   PostgresUrlError,
+  readPostgresImportMarks,
   StaleEpochError,
   StoreIntegrityError,
   type ImportRepository,
@@ -209,10 +210,21 @@ describe.skipIf(!pgUp)('the PostgreSQL store', () => {
       await target.cmdBindings([{ uid: 'u1', channel_id: 'abc____cmd', channel_type: 2, start_seq: 1, updated_at: 3 }]);
     };
     const s = fresh();
-    const target = await openPostgresImportTarget(s.url);
+    // An import killed half-way leaves its partial mark: only the same identity may discard it.
+    const killed = await openPostgresImportTarget(s.url, 'import-a');
+    await killed.transaction(async (r) => r.systemUids(['half']));
+    await killed.close();
+    expect(await readPostgresImportMarks(s.url)).toMatchObject({ partial: 'import-a' });
+    await expect(openPostgresImportTarget(s.url, 'import-b', 'import-b')).rejects.toThrow(/not empty/);
+    const target = await openPostgresImportTarget(s.url, 'import-a', 'import-a');
     await target.transaction(rows);
     const pgDigest = await target.seal();
+    await target.finish('{"done":true}');
     await target.close();
+    const marks = await readPostgresImportMarks(s.url);
+    expect(marks.partial).toBeUndefined();
+    expect(marks.finished).toBe('{"done":true}');
+    expect(marks.tables).toContain('messages');
 
     const dir = mkdtempSync(join(tmpdir(), 'parley-digest-'));
     try {
@@ -224,7 +236,7 @@ describe.skipIf(!pgUp)('the PostgreSQL store', () => {
       rmSync(dir, { recursive: true, force: true });
     }
 
-    await expect(openPostgresImportTarget(s.url)).rejects.toThrow(/not empty/);
+    await expect(openPostgresImportTarget(s.url, 'import-a', 'import-a')).rejects.toThrow(/not empty/);
     const reader = await openPostgresStoreReader(s.url);
     try {
       expect(await reader.contentDigest()).toEqual(pgDigest);

@@ -1,4 +1,27 @@
 import type { Plan } from '@parley/shared';
+import { parsePostgresUrl } from '@parley/store/postgres-url';
+
+/**
+ * The target's store: several nodes share one PostgreSQL store (`target.store`),
+ * so a multi-node target without one is refused; the URL must be one the
+ * server accepts. Checked at prepare and again by import and verify.
+ */
+export function targetStoreRefusals(plan: Plan): string[] {
+  const t = plan.target;
+  if (!t.store) {
+    return t.nodes.length > 1
+      ? [
+          `plan.target.nodes: ${t.nodes.length} target nodes share one store: set plan.target.store to {"driver": "postgres", "postgres_url": …} (SQLite targets have one node)`,
+        ]
+      : [];
+  }
+  try {
+    parsePostgresUrl(t.store.postgres_url);
+    return [];
+  } catch (err) {
+    return [`plan.target.${(err as Error).message}`];
+  }
+}
 
 /**
  * Plan members this release cannot carry out, refused at prepare with the
@@ -14,11 +37,7 @@ export function planRefusals(plan: Plan): string[] {
       'plan.metadata.conversation_lookup: not carried out by this release (conversations are always taken from the authoritative slot replica); remove it',
     );
   }
-  if (plan.target.nodes.length > 1) {
-    out.push(
-      `plan.target.nodes: ${plan.target.nodes.length} target nodes; this release writes one-node targets only (a multi-node target needs the cluster store)`,
-    );
-  }
+  out.push(...targetStoreRefusals(plan));
   if (plan.messages?.resolve_duplicate_chains === true && plan.messages.keep_latest_duplicates !== true) {
     out.push(
       'plan.messages.resolve_duplicate_chains: requires plan.messages.keep_latest_duplicates (a chain is resolved by keeping its newest row)',

@@ -6,6 +6,8 @@ import { policyOf } from '../policy.ts';
 import { openStageWorkspace } from './workspace.ts';
 import type { StageContext } from '../run-stage.ts';
 import { writeNode, type NodeResult } from '../target/write-node.ts';
+import { postgresLocation, writePostgresTarget } from '../target/write-cluster.ts';
+import { targetStoreRefusals } from '../prepare/plan-checks.ts';
 import { loadPlan, progress, rate, sha256, StageError, type ReportBase } from './common.ts';
 
 export interface ImportReport extends ReportBase {
@@ -22,8 +24,9 @@ export interface ImportReport extends ReportBase {
 
 /**
  * `migrate import`: from the plan and the complete archive alone (never the
- * prepare workspace), writes every target node's data directory; targets
- * stay stopped. Status `imported`.
+ * prepare workspace), writes every target node's data directory (with
+ * `target.store`: the one PostgreSQL store every node shares, and each node's
+ * markers); targets stay stopped. Status `imported`.
  */
 export async function runImport(
   planFile: string,
@@ -40,11 +43,8 @@ export async function runImport(
   report.selection_digest = manifest.selection_digest;
   report.retained_messages = manifest.retained_messages;
   const t = loaded.plan.target;
-  if (t.nodes.length > 1) {
-    throw new StageError([
-      `the target has ${t.nodes.length} nodes: multi-node targets need the cluster store (PostgreSQL), which this release does not write; nothing was imported`,
-    ]);
-  }
+  const refused = targetStoreRefusals(loaded.plan);
+  if (refused.length > 0) throw new StageError([...refused, 'nothing was imported']);
   const cluster: ClusterMeta = {
     cluster_id: t.cluster_id,
     nodes: t.nodes.map((n) => ({ node_id: n.node_id, addr: n.addr })),
@@ -59,7 +59,18 @@ export async function runImport(
     archive_manifest_sha256: sha256(readFileSync(join(archive, 'manifest.json'))),
     selection_digest: manifest.selection_digest,
   };
-  for (const n of t.nodes) {
+  if (t.store) {
+    const where = postgresLocation(t.store);
+    progress(`import: ${t.nodes.length} nodes → PostgreSQL ${where.host}:${where.port}/${where.database} schema ${where.schema}`);
+    const t0 = Date.now();
+    report.targets.push(
+      ...(await writePostgresTarget(t.store, t.nodes, cluster, identity, archiveRecords(archive), policyOf(loaded.plan))),
+    );
+    progress(
+      `import: schema ${where.schema}: ${manifest.retained_messages} messages (${rate(manifest.retained_messages, Date.now() - t0)}), content ${report.targets[0]!.content_sha256.slice(0, 12)}; nodes ${t.nodes.map((n) => n.node_id).join(', ')} written`,
+    );
+  }
+  for (const n of t.store ? [] : t.nodes) {
     progress(`import: node ${n.node_id} → ${n.data_dir}`);
     const t0 = Date.now();
     const result = await writeNode(n.data_dir, n.node_id, cluster, identity, archiveRecords(archive), policyOf(loaded.plan));

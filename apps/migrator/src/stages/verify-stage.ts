@@ -10,7 +10,9 @@ import {
   DataFormat,
   MigrationMarker,
 } from '@parley/shared';
-import { openStoreReader } from '@parley/store';
+import { openPostgresStoreReader, openStoreReader, type StoreReader } from '@parley/store';
+import { targetStoreRefusals } from '../prepare/plan-checks.ts';
+import { postgresLocation } from '../target/write-cluster.ts';
 import { archiveRecords, openArchive } from '../archive/manifest.ts';
 import { policyOf } from '../policy.ts';
 import { openStageWorkspace } from './workspace.ts';
@@ -33,7 +35,7 @@ export interface VerifyReport extends ReportBase {
 /**
  * `migrate verify`: from a fresh workspace, the plan and the archive, checks
  * every target's startup artifacts and compares its store with the archive
- * field by field. Status `offline_verified`; `cutover_ready` stays false
+ * field by field (a PostgreSQL target's one shared store once, read-only). Status `offline_verified`; `cutover_ready` stays false
  * (acceptance and client checks remain).
  */
 export async function runVerify(
@@ -62,10 +64,26 @@ export async function runVerify(
     created_at: t.created_at,
   };
   const problems: string[] = [];
+  const refused = targetStoreRefusals(loaded.plan);
+  if (refused.length > 0) throw new StageError(refused);
+  // A PostgreSQL target: one store every node shares, compared once; each node's directory holds only markers.
+  const pg = t.store ? postgresLocation(t.store) : undefined;
+  let shared: { digest: { sha256: string }; mismatches: Mismatch[]; checked: Record<string, number> } | undefined;
+  const compareStore = async (store: StoreReader, label: string) => {
+    const t0 = Date.now();
+    const digest = await store.contentDigest();
+    const { mismatches, checked } = await compareTarget(store.snapshot, archiveRecords(archive), policyOf(loaded.plan));
+    const fields = Object.values(checked).reduce((x, y) => x + y, 0);
+    progress(
+      `verify: ${label}: ${manifest.retained_messages} messages and ${fields} fields compared, ${mismatches.length} mismatches (${rate(manifest.retained_messages, Date.now() - t0)})`,
+    );
+    return { digest, mismatches, checked };
+  };
   for (const n of t.nodes) {
     const dir = n.data_dir;
     progress(`verify: node ${n.node_id} (${dir})`);
-    const need = [DATA_FORMAT_FILE, MIGRATION_MARKER_FILE, CLUSTER_META_FILE, 'parley.db'].filter((f) => !existsSync(join(dir, f)));
+    const files = [DATA_FORMAT_FILE, MIGRATION_MARKER_FILE, CLUSTER_META_FILE, ...(pg ? [] : ['parley.db'])];
+    const need = files.filter((f) => !existsSync(join(dir, f)));
     if (need.length > 0) {
       problems.push(`target ${dir}: missing ${need.join(', ')}`);
       continue;
@@ -87,21 +105,38 @@ export async function runVerify(
       problems.push(`target ${dir}: cluster metadata in the marker differs from the plan`);
     if (canonicalJson(readJsonFile(ClusterMeta, join(dir, CLUSTER_META_FILE))) !== canonicalJson(wantCluster))
       problems.push(`target ${dir}: cluster.json differs from the plan`);
-    const store = await openStoreReader(dir);
-    const t0 = Date.now();
-    try {
-      const digest = await store.contentDigest();
-      if (digest.sha256 !== marker.content_sha256) problems.push(`target ${dir}: store content differs from the marker's fingerprint`);
-      const { mismatches, checked } = await compareTarget(store.snapshot, archiveRecords(archive), policyOf(loaded.plan));
-      report.mismatches.push(...mismatches.map((m) => ({ ...m, node_id: n.node_id })));
-      report.targets.push({ node_id: n.node_id, data_dir: dir, content_sha256: digest.sha256, checked });
-      const fields = Object.values(checked).reduce((x, y) => x + y, 0);
-      progress(
-        `verify: node ${n.node_id}: ${manifest.retained_messages} messages and ${fields} fields compared, ${mismatches.length} mismatches (${rate(manifest.retained_messages, Date.now() - t0)})`,
-      );
-    } finally {
-      await store.close();
+    for (const [file, recorded] of [
+      [MIGRATION_MARKER_FILE, marker.store],
+      [DATA_FORMAT_FILE, format.store],
+    ] as const) {
+      if (canonicalJson(recorded ?? null) !== canonicalJson(pg ?? null))
+        problems.push(
+          `target ${dir}: ${file} names ${recorded ? `store ${canonicalJson(recorded)}` : 'no store'}, the plan ${pg ? 'its target.store' : 'none'}`,
+        );
     }
+    let result: NonNullable<typeof shared>;
+    if (pg) {
+      if (!shared) {
+        const store = await openPostgresStoreReader(t.store!.postgres_url);
+        try {
+          shared = await compareStore(store, `schema ${pg.schema}`);
+        } finally {
+          await store.close();
+        }
+        report.mismatches.push(...shared.mismatches.map((m) => ({ ...m, node_id: n.node_id })));
+      }
+      result = shared;
+    } else {
+      const store = await openStoreReader(dir);
+      try {
+        result = await compareStore(store, `node ${n.node_id}`);
+      } finally {
+        await store.close();
+      }
+      report.mismatches.push(...result.mismatches.map((m) => ({ ...m, node_id: n.node_id })));
+    }
+    if (result.digest.sha256 !== marker.content_sha256) problems.push(`target ${dir}: store content differs from the marker's fingerprint`);
+    report.targets.push({ node_id: n.node_id, data_dir: dir, content_sha256: result.digest.sha256, checked: result.checked });
   }
   if (report.mismatches.length > 0)
     problems.push(`${report.mismatches.length} field mismatches between the archive and the targets (listed in mismatches)`);

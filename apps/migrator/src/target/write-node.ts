@@ -10,6 +10,7 @@ import {
   type ClusterMeta,
   type DataFormat,
   MigrationMarker,
+  type StoreLocation,
 } from '@parley/shared';
 import { openImportTarget, openStoreReader, STORE_FILE } from '@parley/store';
 import type { Policy } from '../policy.ts';
@@ -78,20 +79,11 @@ async function checkExisting(dir: string, identity: ImportIdentity): Promise<Nod
 }
 
 /**
- * Writes one target node's data directory: built beside the target and
- * renamed into place once complete, so the target path only ever holds a
- * finished import. The store's schema comes from `@parley/store`'s migrations,
- * the same the server runs.
+ * The directory a node is built in (beside `dir`, renamed into place once
+ * complete), made new and holding the partial mark; an interrupted import of
+ * the same plan and archive found there is discarded first.
  */
-export async function writeNode(
-  dir: string,
-  nodeId: number,
-  cluster: ClusterMeta,
-  identity: ImportIdentity,
-  records: string,
-  policy: Policy,
-): Promise<NodeResult> {
-  if (existsSync(dir)) return await checkExisting(dir, identity);
+export function claimWorkDir(dir: string, identity: ImportIdentity): string {
   const work = partialDir(dir);
   if (existsSync(work)) {
     // an interrupted import of this tool: killed before its partial mark was written (empty), while building
@@ -114,6 +106,60 @@ export async function writeNode(
   mkdirSync(dirname(work), { recursive: true });
   mkdirSync(work, { mode: 0o700 });
   json(join(work, PARTIAL_MARK), identity);
+  return work;
+}
+
+/**
+ * Writes a node's markers into its work directory (data format, cluster
+ * metadata, migration marker; each naming `store` when it is not SQLite in
+ * the directory), removes the partial mark and renames it into place.
+ */
+export function finishWorkDir(
+  work: string,
+  dir: string,
+  nodeId: number,
+  cluster: ClusterMeta,
+  identity: ImportIdentity,
+  content: { sha256: string; derived: Record<string, number> },
+  store?: StoreLocation,
+): void {
+  const tool = { name: 'parleyctl', ...toolIdentity() };
+  const now = new Date().toISOString();
+  const format: DataFormat = { data_format: DATA_FORMAT_VERSION, created_by: tool, created_at: now, ...(store ? { store } : {}) };
+  json(join(work, DATA_FORMAT_FILE), format);
+  json(join(work, CLUSTER_META_FILE), cluster);
+  const marker: MigrationMarker = {
+    identity: 'parley-migration',
+    node_id: nodeId,
+    cluster,
+    ...identity,
+    content_sha256: content.sha256,
+    derived: content.derived,
+    imported_at: now,
+    tool,
+    ...(store ? { store } : {}),
+  };
+  json(join(work, MIGRATION_MARKER_FILE), marker);
+  rmSync(join(work, PARTIAL_MARK));
+  renameSync(work, dir);
+}
+
+/**
+ * Writes one target node's data directory: built beside the target and
+ * renamed into place once complete, so the target path only ever holds a
+ * finished import. The store's schema comes from `@parley/store`'s migrations,
+ * the same the server runs.
+ */
+export async function writeNode(
+  dir: string,
+  nodeId: number,
+  cluster: ClusterMeta,
+  identity: ImportIdentity,
+  records: string,
+  policy: Policy,
+): Promise<NodeResult> {
+  if (existsSync(dir)) return await checkExisting(dir, identity);
+  const work = claimWorkDir(dir, identity);
   const target = await openImportTarget(work);
   let digest: { sha256: string; rows: Record<string, number> };
   let derived: Record<string, number>;
@@ -124,23 +170,6 @@ export async function writeNode(
   } finally {
     await target.close();
   }
-  const tool = { name: 'parleyctl', ...toolIdentity() };
-  const now = new Date().toISOString();
-  const format: DataFormat = { data_format: DATA_FORMAT_VERSION, created_by: tool, created_at: now };
-  json(join(work, DATA_FORMAT_FILE), format);
-  json(join(work, CLUSTER_META_FILE), cluster);
-  const marker: MigrationMarker = {
-    identity: 'parley-migration',
-    node_id: nodeId,
-    cluster,
-    ...identity,
-    content_sha256: digest.sha256,
-    derived,
-    imported_at: now,
-    tool,
-  };
-  json(join(work, MIGRATION_MARKER_FILE), marker);
-  rmSync(join(work, PARTIAL_MARK));
-  renameSync(work, dir);
+  finishWorkDir(work, dir, nodeId, cluster, identity, { sha256: digest.sha256, derived });
   return { node_id: nodeId, data_dir: dir, reused: false, content_sha256: digest.sha256, rows: digest.rows, derived };
 }

@@ -17,6 +17,8 @@ export interface ChannelState {
  */
 export class ChannelCache {
   private readonly entries = new Map<string, Promise<ChannelState>>();
+  /** The loaded states among `entries`, for reads that need no promise (the send path's permission check). */
+  private readonly ready = new Map<string, ChannelState>();
   /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
   onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
 
@@ -36,22 +38,41 @@ export class ChannelCache {
     }
     const loading = this.load(channelId, channelType);
     this.entries.set(key, loading);
-    loading.catch(() => this.entries.delete(key));
+    loading.then(
+      (state) => {
+        // Not when the entry was invalidated (or evicted) while it loaded: that state may be stale.
+        if (this.entries.get(key) === loading) this.ready.set(key, state);
+      },
+      () => this.entries.delete(key),
+    );
     if (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      if (oldest !== undefined) this.remove(oldest);
     }
     return loading;
   }
 
+  /**
+   * The state of a channel already loaded, with no I/O and no promise, else
+   * undefined (then `get` loads it). Does not refresh the entry's recency.
+   */
+  peek(channelId: string, channelType: number): ChannelState | undefined {
+    return this.ready.get(`${channelType}:${channelId}`);
+  }
+
+  private remove(key: string): void {
+    this.entries.delete(key);
+    this.ready.delete(key);
+  }
+
   invalidate(channelId: string, channelType: number): void {
-    this.entries.delete(`${channelType}:${channelId}`);
+    this.remove(`${channelType}:${channelId}`);
     this.onInvalidate?.(channelId, channelType);
   }
 
   /** Drops an entry because another node changed the channel (not passed on again). */
   drop(channelId: string, channelType: number): void {
-    this.entries.delete(`${channelType}:${channelId}`);
+    this.remove(`${channelType}:${channelId}`);
   }
 
   private async load(channelId: string, channelType: number): Promise<ChannelState> {

@@ -1,5 +1,5 @@
 import { ChannelType, ReasonCode, SYSTEM_UID } from '@parley/shared';
-import type { ChannelCache } from './channel-cache.ts';
+import type { ChannelCache, ChannelState } from './channel-cache.ts';
 
 /** A send as the permission check sees it. */
 export interface PermissionInput {
@@ -13,25 +13,54 @@ export interface PermissionInput {
 }
 
 export interface PermissionDeps {
-  /** Channel state as the send path caches it (only reads). */
-  cache: Pick<ChannelCache, 'get'>;
+  /** Channel state as the send path caches it (only reads); `peek` lets a send with every state cached skip the promises. */
+  cache: Pick<ChannelCache, 'get'> & Partial<Pick<ChannelCache, 'peek'>>;
   isSystemUid(uid: string): boolean;
   systemDeviceId: string;
   personWhitelistEnabled: boolean;
 }
 
+/** A channel's state, or undefined when it is not at hand. */
+type Lookup = (channelId: string, channelType: number) => ChannelState | undefined;
+
 /**
  * The send-permission rules in their documented order; the first failing
  * check decides the reason code. Returns `ReasonCode.Success` to allow.
+ * Synchronous (a plain number) when every channel state it needs is already
+ * cached, which is every send but a channel's first; otherwise a promise.
  */
-export async function checkSendPermission(input: PermissionInput, deps: PermissionDeps): Promise<number> {
+export function checkSendPermission(input: PermissionInput, deps: PermissionDeps): number | Promise<number> {
   const { cache } = deps;
-  const source = await cache.get(input.channelId, input.channelType);
+  if (cache.peek) {
+    const fast = sendRules(input, deps, (id, type) => cache.peek!(id, type));
+    if (fast !== undefined) return fast;
+  }
+  return loadThenCheck(input, deps);
+}
+
+/** Loads every channel state the rules may read, then applies them. */
+async function loadThenCheck(input: PermissionInput, deps: PermissionDeps): Promise<number> {
+  const keys: Array<[string, number]> = [
+    [input.channelId, input.channelType],
+    [input.fromUid, ChannelType.Person],
+  ];
+  if (input.channelType === ChannelType.Person) keys.push([input.receiverUid ?? '', ChannelType.Person]);
+  if (input.channelType === ChannelType.Visitors) keys.push([input.channelId, ChannelType.CustomerService]);
+  const states = await Promise.all(keys.map(([id, type]) => deps.cache.get(id, type)));
+  const loaded = new Map(keys.map(([id, type], i) => [`${type}:${id}`, states[i]!]));
+  return sendRules(input, deps, (id, type) => loaded.get(`${type}:${id}`))!;
+}
+
+/** The rules over `lookup`; undefined when a state they need is not at hand. */
+function sendRules(input: PermissionInput, deps: PermissionDeps, lookup: Lookup): number | undefined {
+  const source = lookup(input.channelId, input.channelType);
+  if (!source) return undefined;
   const disbanded = source.info?.disband === 1;
   if (input.fromUid === SYSTEM_UID || deps.isSystemUid(input.fromUid)) {
     return disbanded ? ReasonCode.Disband : ReasonCode.Success;
   }
-  const senderRow = await cache.get(input.fromUid, ChannelType.Person);
+  const senderRow = lookup(input.fromUid, ChannelType.Person);
+  if (!senderRow) return undefined;
   if (senderRow.info?.sendBan === 1) return ReasonCode.SendBan;
   if (input.deviceId !== '' && input.deviceId === deps.systemDeviceId) {
     return disbanded ? ReasonCode.Disband : ReasonCode.Success;
@@ -42,7 +71,8 @@ export async function checkSendPermission(input: PermissionInput, deps: Permissi
       if (disbanded) return ReasonCode.Disband;
       const receiver = input.receiverUid ?? '';
       if (receiver === SYSTEM_UID || deps.isSystemUid(receiver)) return ReasonCode.Success;
-      const row = await cache.get(receiver, ChannelType.Person);
+      const row = lookup(receiver, ChannelType.Person);
+      if (!row) return undefined;
       if (row.deny.has(input.fromUid)) return ReasonCode.InBlacklist;
       if (!deps.personWhitelistEnabled) return ReasonCode.Success;
       if (row.allow.has(input.fromUid)) return ReasonCode.Success;
@@ -58,7 +88,8 @@ export async function checkSendPermission(input: PermissionInput, deps: Permissi
     case ChannelType.Visitors: {
       if (disbanded) return ReasonCode.Disband;
       if (input.fromUid === input.channelId) return ReasonCode.Success;
-      return memberChecks(input.fromUid, await cache.get(input.channelId, ChannelType.CustomerService));
+      const service = lookup(input.channelId, ChannelType.CustomerService);
+      return service ? memberChecks(input.fromUid, service) : undefined;
     }
     case ChannelType.Agent: {
       if (disbanded) return ReasonCode.Disband;
@@ -70,7 +101,7 @@ export async function checkSendPermission(input: PermissionInput, deps: Permissi
   }
 }
 
-function memberChecks(uid: string, state: Awaited<ReturnType<ChannelCache['get']>>): number {
+function memberChecks(uid: string, state: ChannelState): number {
   if (state.deny.has(uid)) return ReasonCode.InBlacklist;
   if (!state.subscribers.has(uid)) return ReasonCode.SubscriberNotExist;
   if (state.allow.size > 0 && !state.allow.has(uid)) return ReasonCode.NotInWhitelist;

@@ -149,10 +149,11 @@ export class SendService {
       channelId = canonical;
     }
 
-    const reason = await checkSendPermission(
+    const checked = checkSendPermission(
       { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
       this.deps,
     );
+    const reason = typeof checked === 'number' ? checked : await checked;
     if (reason !== ReasonCode.Success) return rejected(reason);
     if (cmd.noPersist && !syncOnce) return { reason: ReasonCode.Success, messageId: 0n, messageSeq: 0 };
 
@@ -181,7 +182,7 @@ export class SendService {
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
 
-    if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID) {
+    if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID && !this.personDirectory.has(channelId)) {
       await this.ensurePersonDirectory(channelId, cmd.channelType);
     }
     const flags = (cmd.redDot ? FLAG_RED_DOT : 0) | (syncOnce ? FLAG_SYNC_ONCE : 0);

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { parsePostgresUrl } from './url.ts';
 import { storeLabel } from './open.ts';
+import { StoreIntegrityError } from '../sqlite/integrity.ts';
 
 /** Another process runs this node id on the same schema. */
 export class NodeLockedError extends Error {
@@ -51,7 +52,9 @@ export async function lockNode(url: string, nodeId: number, onLost: (err: Error)
   } catch (err) {
     released = true;
     await client.end().catch(() => {});
-    throw err;
+    if (err instanceof NodeLockedError) throw err;
+    const e = err as Error & { code?: string };
+    throw new StoreIntegrityError(storeLabel(location), [`cannot connect: ${e.code ? `${e.code}: ` : ''}${e.message}`]);
   }
   return {
     async release() {

@@ -3,6 +3,8 @@ import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';
 import type { Store } from '../store.ts';
 import { WriteHealth, type HealthLog } from '../sqlite/write-health.ts';
+import type { AppendFence } from '../errors.ts';
+import { appendInOneStatement, ONE_STATEMENT_ROWS } from './append.ts';
 import { postgresFailureKind } from './health.ts';
 import { openPostgres, storeLabel, type PostgresOpenOptions } from './open.ts';
 import { parsePostgresUrl } from './url.ts';
@@ -74,8 +76,16 @@ export async function openPostgresStore(
     () => `PostgreSQL at ${location.host}:${location.port}`,
   );
   const { db } = await openPostgres({ ...options, health });
+  const repositories = createRepositories(db, 'postgres');
+  // One statement per batch (one round trip) where it fits; the transaction path otherwise.
+  const inTransaction = repositories.messages.appendBatch;
+  repositories.messages.appendBatch = (rows, marks, fence) => {
+    const fences = fence === undefined ? [] : Array.isArray(fence) ? (fence as readonly AppendFence[]) : [fence as AppendFence];
+    if (rows.length === 0 || rows.length > ONE_STATEMENT_ROWS) return inTransaction(rows, marks, fence);
+    return appendInOneStatement(db, rows, marks, fences);
+  };
   return {
-    ...createRepositories(db, 'postgres'),
+    ...repositories,
     label,
     schema: location.schema,
     health,

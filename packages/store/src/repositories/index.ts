@@ -17,7 +17,7 @@ export function createRepositories(db: Db, dialect: Dialect = 'sqlite') {
     memberships: createMembershipRepository(db),
     messages: createMessageRepository(db, dialect),
     cmdBindings: createCmdBindingRepository(db),
-    events: createMessageEventRepository(db),
+    events: createMessageEventRepository(db, dialect),
     leases: createSlotLeaseRepository(db, dialect),
     clusterNodes: createClusterNodeRepository(db, dialect),
   };

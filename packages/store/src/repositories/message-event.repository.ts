@@ -1,5 +1,6 @@
 import { sql, type InferResult } from 'kysely';
 import type { Db } from '../db.ts';
+import type { Dialect } from '../dialect.ts';
 import { isUniqueViolation } from '../errors.ts';
 
 export interface MessageEvent {
@@ -19,11 +20,11 @@ export interface MessageEvent {
   createdAt: number;
 }
 
-/** Attempts of one append when concurrent writers (several connections or nodes) took the same event seq. */
+/** Attempts of one append when another writer took the same event seq or id (not expected under the lock below). */
 const APPEND_ATTEMPTS = 5;
 
 /** Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. */
-export function createMessageEventRepository(db: Db) {
+export function createMessageEventRepository(db: Db, dialect: Dialect = 'sqlite') {
   const columns = [
     'channel_id',
     'channel_type',
@@ -59,6 +60,11 @@ export function createMessageEventRepository(db: Db) {
 
   const appendOnce = (e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> =>
     db.transaction().execute(async (trx) => {
+      // PostgreSQL: appenders of one message (other connections, other nodes) queue on a
+      // transaction-scoped advisory lock, so the max(event_seq) read below is never raced.
+      // SQLite has one writer at a time already.
+      if (dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`${e.channelType}:${e.channelId}:${e.clientMsgNo}`}, 0))`.execute(trx);
       const found = await selectEvents(trx)
         .where('channel_id', '=', e.channelId)
         .where('channel_type', '=', e.channelType)

@@ -13,10 +13,17 @@ import { SqliteWriter } from './writer.ts';
 /** Longest a successful write probe is reused, ms. */
 const PROBE_REUSE_MS = 1000;
 
-/** SQLite's write probe: `begin immediate` under a short busy timeout, and now and then a committed one-row write. */
-function writeProbe(db: Db, health: WriteHealth): (waitMs: number) => Promise<void> {
+/**
+ * SQLite's write probe: `begin immediate` under a short busy timeout, and now
+ * and then a committed one-row write. A batch the writer thread committed
+ * within `PROBE_REUSE_MS` already proves the store can commit: then the probe
+ * does nothing, instead of waiting on this connection (and blocking the event
+ * loop) for the writer's own lock, which under load it would on every call.
+ */
+function writeProbe(db: Db, health: WriteHealth, writer?: SqliteWriter): (waitMs: number) => Promise<void> {
   let lastProbeOk = 0;
   return async (waitMs) => {
+    if (writer && health.failing === undefined && performance.now() - writer.lastCommitAt < PROBE_REUSE_MS) return;
     const commit = health.failing !== undefined || performance.now() - lastProbeOk >= PROBE_REUSE_MS;
     // One connection checkout: no other query runs between the pragmas, so none sees the short wait.
     await db.connection().execute(async (c) => {
@@ -106,14 +113,22 @@ export async function openMemoryStore(): Promise<Store> {
 
 function storeOn(db: Db, health: WriteHealth, writer?: SqliteWriter): Store {
   const repositories = createRepositories(db);
-  if (writer) repositories.messages.appendBatch = (rows, marks) => writer.appendBatch(rows, marks);
+  if (writer) {
+    // Unfenced appends (every single-node send) go to the writer thread. A fenced
+    // append (slot leases are a cluster feature, and cluster mode runs on PostgreSQL)
+    // keeps the in-transaction lease check on this connection; SQLite serialises the
+    // two writers with its own lock.
+    const fenced = repositories.messages.appendBatch;
+    repositories.messages.appendBatch = (rows, marks, fence) =>
+      fence === undefined || (Array.isArray(fence) && fence.length === 0) ? writer.appendBatch(rows, marks) : fenced(rows, marks, fence);
+  }
   return {
     ...repositories,
     health,
     async ping() {
       await db.selectFrom('meta').select('key').limit(1).execute();
     },
-    probeWrite: writeProbe(db, health),
+    probeWrite: writeProbe(db, health, writer),
     async close() {
       await writer?.close();
       await db.destroy();

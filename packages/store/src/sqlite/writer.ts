@@ -15,6 +15,14 @@ import type { WriteHealth } from './write-health.ts';
  */
 const CHECKPOINT_EVERY_MS = 1000;
 
+/**
+ * Heap bounds of each thread, MiB. They hold a few prepared statements and one
+ * batch at a time; a small young generation keeps their resident memory small
+ * (each thread is a V8 isolate of its own). The old generation is far above
+ * what they use: running out of it would end the thread, failing every append.
+ */
+const THREAD_HEAP = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
+
 /** An error from the writer thread, with SQLite's code (`SQLITE_FULL`, …) so failure kinds still apply. */
 class WriterError extends Error {
   constructor(
@@ -52,7 +60,7 @@ class Thread {
 
   constructor(init: WriterInit) {
     const start = threadEntry();
-    this.worker = new Worker(start.entry, { workerData: init, eval: start.eval });
+    this.worker = new Worker(start.entry, { workerData: init, eval: start.eval, resourceLimits: THREAD_HEAP });
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (m: WriterReply) => {
         if (m.kind === 'ready') resolve();
@@ -110,6 +118,8 @@ class Thread {
  */
 export class SqliteWriter {
   private nextId = 1;
+  /** When a batch last committed, `performance.now()` ms (-Infinity before the first). */
+  lastCommitAt = -Infinity;
 
   private constructor(
     private readonly writer: Thread,
@@ -162,6 +172,7 @@ export class SqliteWriter {
       this.health.failed(err);
       throw err;
     }
+    this.lastCommitAt = performance.now();
     if (this.health.failing) this.health.succeeded();
   }
 
