@@ -25,6 +25,8 @@ export interface TestCluster {
   debug(id: number): Promise<any>;
   /** Resolves once every running node is ready, sees all running nodes live and every slot has a live owner. */
   settled(timeoutMs?: number): Promise<void>;
+  /** Resolves once every slot has a live owner other than node `id` (as the lowest other running node sees it). */
+  settledWithout(id: number, timeoutMs?: number): Promise<void>;
   /** Resolves once the slots are spread evenly over the running nodes (as node `via` sees it); the holdings by node id. */
   balanced(via: number, timeoutMs?: number): Promise<Map<number, number>>;
   /** Stops every node (SIGTERM), drops the schema, removes the data dirs. */
@@ -36,6 +38,16 @@ export interface ClusterOptions extends StartOptions {
   slotCount?: number;
   /** Further env for every node (`PARLEY_*`). */
   env?: Record<string, string>;
+  /** PostgreSQL session settings for every node's connections (`-c name=value` in the URL's `options`). */
+  pgSettings?: Record<string, string>;
+}
+
+/** `url` with `-c name=value` settings added to its `options`. */
+function withSettings(url: string, settings: Record<string, string>): string {
+  const u = new URL(url);
+  const extra = Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`);
+  u.searchParams.set('options', [u.searchParams.get('options') ?? '', ...extra].join(' ').trim());
+  return u.href;
 }
 
 /** Starts `nodes` cluster nodes (ids 1..n) in parallel and waits until they settle. */
@@ -48,7 +60,7 @@ export async function startCluster(options: ClusterOptions): Promise<TestCluster
     testEnv(dataDir, {
       PARLEY_NODE_ID: String(id),
       PARLEY_STORE_DRIVER: 'postgres',
-      PARLEY_STORE_POSTGRES_URL: schema.url,
+      PARLEY_STORE_POSTGRES_URL: options.pgSettings ? withSettings(schema.url, options.pgSettings) : schema.url,
       PARLEY_CLUSTER_ENABLED: 'true',
       PARLEY_CLUSTER_ID: clusterId,
       PARLEY_CLUSTER_INITIAL_SLOT_COUNT: String(options.slotCount ?? 12),
@@ -100,6 +112,16 @@ export async function startCluster(options: ClusterOptions): Promise<TestCluster
         if (ok) return;
         if (Date.now() > until)
           throw new Error(`cluster did not settle: ${JSON.stringify(views.map((v) => v && { nodes: v.nodes, slots: v.slots }))}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async settledWithout(id, timeoutMs = 20_000) {
+      const via = [...nodes.keys()].filter((n) => n !== id).sort((a, b) => a - b)[0]!;
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const d = await cluster.debug(via);
+        if (d.slots.every((s: { leader_id: number }) => s.leader_id !== 0 && s.leader_id !== id)) return;
+        if (Date.now() > until) throw new Error(`node ${id}'s slots were not taken over: ${JSON.stringify(d.slots)}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelType, personChannelId } from '@parley/shared';
 import { openPostgresStore, type Store } from '@parley/store';
-import { createTestSchema, postgresReachable, type TestSchema } from '@parley/store/testing';
+import { createTestSchema, postgresReachable, TEST_POSTGRES_URL, type TestSchema } from '@parley/store/testing';
+import pg from 'pg';
 import { ClusterRuntime } from '../src/cluster/cluster.ts';
 import { attachCluster } from '../src/cluster/attach.ts';
 import { loadConfig } from '../src/config/config.ts';
@@ -21,6 +22,7 @@ import { createServices, type Services } from '../src/services.ts';
 import { waitFor } from '../../../test-support/http.ts';
 
 const pgUp = await postgresReachable();
+const { Client } = pg;
 const log = createLogger('silent');
 
 interface Node {
@@ -157,6 +159,42 @@ describe.skipIf(!pgUp)('cluster routing (in process)', () => {
     }, 5000);
     expect(ann.got).toHaveLength(0);
   });
+
+  it('refuses a stale owner’s append (the lease moved on) and sequences the send at the new owner, without a gap', async () => {
+    const owner = nodes[0]!;
+    const held = owner.cluster.slots.heldSlots();
+    let peer = '';
+    for (let i = 0; !held.includes(owner.cluster.slots.table.slotOf(personChannelId('amy', peer || 'x'))) || peer === ''; i++)
+      peer = `zed${i}`;
+    const channel = personChannelId('amy', peer);
+    const slot = owner.cluster.slots.table.slotOf(channel);
+    const first = await owner.services.send.send(cmd('amy', peer, ChannelType.Person, 's-1', 'one'));
+    expect(first).toMatchObject({ reason: 1, messageSeq: 1 });
+
+    // Behind the owner's back the lease runs out and another holder (id 1000, not a live node) takes it: the owner
+    // still believes it holds the slot, as a paused process would.
+    const pg = new Client({ connectionString: TEST_POSTGRES_URL });
+    await pg.connect();
+    try {
+      await pg.query(`update "${schema.schema}".slot_leases set expires_at = 0 where slot = $1`, [slot]);
+    } finally {
+      await pg.end();
+    }
+    const usurper = (await owner.store.leases.acquire(slot, 1000, 60_000))!;
+    expect(usurper.epoch).toBe(owner.cluster.slots.epochOf(slot) + 1);
+    const second = owner.services.send.send(cmd('amy', peer, ChannelType.Person, 's-2', 'two'));
+    // The store refuses the old epoch; the owner drops the slot instead of writing.
+    await waitFor(async () => (!owner.cluster.slots.ownsWritable(slot) ? true : undefined));
+    await owner.store.leases.release(slot, 1000, usurper.epoch);
+    for (const n of nodes) n.cluster.slots.nudge();
+    const outcome = await second;
+    expect(outcome).toMatchObject({ reason: 1, messageSeq: 2 });
+    const page = await owner.store.messages.range(channel, 1, 1, 100, 100, false);
+    expect(page.messages.map((m) => [m.clientMsgNo, m.messageSeq, m.messageId])).toEqual([
+      ['s-1', 1, first.messageId],
+      ['s-2', 2, outcome.messageId],
+    ]);
+  }, 20_000);
 
   it('closes sessions on every node when device_quit revokes the token on one', async () => {
     const dee = session(7, 'dee');

@@ -172,7 +172,7 @@ export class SlotManager {
     for (const slot of free) {
       if (this.held.size >= ceil || this.stopped) break;
       const started = performance.now();
-      const lease = await this.leases.acquire(slot, this.nodeId, this.ttlMs);
+      const lease = await this.acquireBounded(slot);
       if (!lease) continue;
       this.hooks.forgetSlot(slot);
       this.held.set(slot, { epoch: lease.epoch, validUntil: started + this.ttlMs - this.marginMs });
@@ -180,6 +180,30 @@ export class SlotManager {
       changed = true;
     }
     return changed;
+  }
+
+  /**
+   * One acquisition, waited for at most a third of the lease TTL: a frozen
+   * owner caught inside an append transaction holds a share lock on its lease
+   * row until it wakes or PostgreSQL ends its session, and a round stuck
+   * behind it would stop renewing this node's own leases. An acquisition that
+   * succeeds after being given up is released at once.
+   */
+  private async acquireBounded(slot: number): Promise<Lease | undefined> {
+    const pending = this.leases.acquire(slot, this.nodeId, this.ttlMs);
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.intervalMs)));
+    try {
+      const lease = await Promise.race([pending, gaveUp]);
+      if (lease !== 'timeout') return lease;
+      this.log.warn({ slot }, 'slot acquisition waits on a lock (its former owner is inside a transaction); given up for this round');
+      pending
+        .then((late) => (late ? this.leases.release(slot, this.nodeId, late.epoch) : undefined))
+        .catch((err: unknown) => this.log.warn({ err, slot }, 'late slot acquisition failed'));
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async handOver(dbNow: number, leases: Lease[]): Promise<boolean> {

@@ -60,10 +60,25 @@ function readId(raw: unknown): JsonRpcId | null | undefined {
 export const MAX_FRAME_DEPTH = 64;
 
 /**
+ * Whether `text` holds at most `max` `{` and `[` characters (inside strings
+ * too): then nothing in it can nest deeper than `max`. Native `indexOf` calls,
+ * a handful for an ordinary frame, instead of a scan of every character.
+ */
+function openersAtMost(text: string, max: number): boolean {
+  let count = 0;
+  for (const opener of ['{', '[']) {
+    for (let i = text.indexOf(opener); i !== -1; i = text.indexOf(opener, i + 1)) if (++count > max) return false;
+  }
+  return true;
+}
+
+/**
  * Whether `text` nests objects/arrays deeper than `max`. Strings are skipped
- * with `indexOf`, so a frame that is mostly one long string costs little.
+ * with `indexOf`, so a frame that is mostly one long string costs little; a
+ * frame with few brackets at all is not scanned.
  */
 export function jsonDepthExceeds(text: string, max: number): boolean {
+  if (openersAtMost(text, max)) return false;
   let depth = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {

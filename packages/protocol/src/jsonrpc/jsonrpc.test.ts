@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decodeJsonRpc, encodeError, encodeResult, JsonRpcDecodeError, JsonRpcErrorCode } from './frame.ts';
+import {
+  decodeJsonRpc,
+  encodeError,
+  encodeResult,
+  jsonDepthExceeds,
+  JsonRpcDecodeError,
+  JsonRpcErrorCode,
+  MAX_FRAME_DEPTH,
+} from './frame.ts';
 import { readConnectParams, readPayload, readRecvackParams, readSendParams, InvalidParamsError } from './params.ts';
 import { encodeRecv, recvPayloadJson } from './recv.ts';
 
@@ -133,5 +141,24 @@ describe('recv', () => {
         payload: { type: 1 },
       },
     });
+  });
+});
+
+describe('jsonDepthExceeds', () => {
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  it('finds nesting deeper than the limit, and only that', () => {
+    expect(jsonDepthExceeds(nested(MAX_FRAME_DEPTH), MAX_FRAME_DEPTH)).toBe(false);
+    expect(jsonDepthExceeds(nested(MAX_FRAME_DEPTH + 1), MAX_FRAME_DEPTH)).toBe(true);
+    expect(jsonDepthExceeds(`{"a":${nested(MAX_FRAME_DEPTH)}}`, MAX_FRAME_DEPTH)).toBe(true);
+  });
+
+  it('does not count brackets inside strings, however many', () => {
+    const text = JSON.stringify({ s: '['.repeat(500), t: ['{'.repeat(100)] });
+    expect(jsonDepthExceeds(text, MAX_FRAME_DEPTH)).toBe(false);
+  });
+
+  it('passes an ordinary frame', () => {
+    expect(jsonDepthExceeds('{"jsonrpc":"2.0","method":"recvack","params":{"messageId":"1","messageSeq":1}}', MAX_FRAME_DEPTH)).toBe(false);
   });
 });
