@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  checkPostgresStore,
   lockNode,
   NodeLockedError,
   openImportTarget,
@@ -18,7 +19,7 @@ import {
   StoreIntegrityError,
   type ImportRepository,
 } from '../src/index.ts';
-import { createTestSchema, postgresReachable, TEST_POSTGRES_URL, type TestSchema } from '../src/testing.ts';
+import { createTestSchema, postgresReachable, TEST_POSTGRES_URL, withSearchPath, type TestSchema } from '../src/testing.ts';
 
 const pgUp = await postgresReachable();
 
@@ -177,6 +178,35 @@ describe.skipIf(!pgUp)('the PostgreSQL store', () => {
     } finally {
       await admin.end();
       await store.close();
+    }
+  });
+
+  it('`store check` reads every row and, where amcheck is installed, checks every index', async () => {
+    // A database of its own: installing an extension into the shared one would change it for everyone.
+    const name = `parley_amcheck_${process.pid}`;
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    try {
+      const base = new URL(TEST_POSTGRES_URL);
+      base.pathname = `/${name}`;
+      const url = withSearchPath(base.href, 'parley');
+      const store = await openPostgresStore({ url, poolSize: 1 });
+      await store.channels.addSystemUids(['a', 'b']);
+      await store.close();
+      const without = await checkPostgresStore(url);
+      expect(without).toMatchObject({ ok: true, problems: [] });
+      expect(without.notes).toEqual(['read 2 rows of 8 tables', expect.stringMatching(/^indexes not checked: the amcheck extension/)]);
+      const c = new pg.Client({ connectionString: base.href });
+      await c.connect();
+      await c.query('create extension amcheck');
+      await c.end();
+      const checked = await checkPostgresStore(url);
+      expect(checked).toMatchObject({ ok: true, problems: [] });
+      expect(checked.notes?.[1]).toMatch(/^checked (1[0-9]|[2-9][0-9]) indexes with amcheck$/);
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
     }
   });
 

@@ -30,8 +30,10 @@ export async function checkPostgresStore(url: string): Promise<StoreCheckReport>
     const { db } = opened;
     const digest = await contentDigest(db);
     notes.push(`read ${Object.values(digest.rows).reduce((a, b) => a + b, 0)} rows of ${Object.keys(digest.rows).length} tables`);
-    const { rows: ext } = await sql<{ n: number }>`select count(*) as n from pg_extension where extname = 'amcheck'`.execute(db);
-    if (Number(ext[0]?.n ?? 0) === 0) {
+    const { rows: ext } = await sql<{ schema: string }>`select n.nspname as schema from pg_extension e
+      join pg_namespace n on n.oid = e.extnamespace where e.extname = 'amcheck'`.execute(db);
+    const amcheck = ext[0]?.schema;
+    if (amcheck === undefined) {
       notes.push('indexes not checked: the amcheck extension is not installed (create extension amcheck)');
       return report([]);
     }
@@ -41,7 +43,7 @@ export async function checkPostgresStore(url: string): Promise<StoreCheckReport>
     const problems: string[] = [];
     for (const { name } of indexes) {
       try {
-        await sql`select bt_index_check(${sql.raw(`'${location.schema}.${name}'`)}::regclass)`.execute(db);
+        await sql`select ${sql.id(amcheck, 'bt_index_check')}(${sql.raw(`'${location.schema}.${name}'`)}::regclass)`.execute(db);
       } catch (err) {
         problems.push(`index ${name}: ${(err as Error).message}`);
       }
