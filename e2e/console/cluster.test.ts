@@ -47,6 +47,7 @@ describe.skipIf(!pgUp)('overview of a cluster', () => {
     expect(summary).toContain(`cluster ${cluster.clusterId}`);
     expect(summary).toContain('leader 1');
     expect(summary).toContain('12 slots / 256 hash slots');
+    expect(await page.locator('[data-testid="cluster-nodes-gone"]').count()).toBe(0);
     await screenshot(page, 'overview-cluster');
   });
 
@@ -66,6 +67,9 @@ describe.skipIf(!pgUp)('overview of a cluster', () => {
       },
       30_000,
     );
+    // the verdict hero says so at a glance, though the console does not poll node 3
+    expect((await page.locator('[data-testid="cluster-nodes-gone"]').innerText()).toLowerCase()).toBe('1 cluster node(s) gone');
+    expect(await page.locator('[data-testid="cluster-gone-line"]').innerText()).toContain('node-3');
     await screenshot(page, 'overview-cluster-node-gone');
   }, 60_000);
 });

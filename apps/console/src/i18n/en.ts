@@ -92,6 +92,8 @@ export const en = {
   'overview.verdict': 'Cluster verdict',
   'overview.noCurrentData': 'No node has current data',
   'overview.nodesUnreachable': '{n} unreachable',
+  'overview.clusterNodesGone': '{n} cluster node(s) gone',
+  'overview.clusterGoneLine': 'Cluster member gone (no heartbeat): {names}. Its slots move to the live nodes; restart it to rejoin.',
   'overview.verdictOf': 'from {n} of {total} nodes',
   'overview.ready': 'Ready',
   'overview.lastDataAge': 'last data {age} s old',

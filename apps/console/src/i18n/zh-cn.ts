@@ -92,6 +92,8 @@ export const zhCN: Record<MessageKey, string> = {
   'overview.verdict': '集群结论',
   'overview.noCurrentData': '没有节点提供当前数据',
   'overview.nodesUnreachable': '{n} 个节点不可达',
+  'overview.clusterNodesGone': '{n} 个集群节点已离线',
+  'overview.clusterGoneLine': '集群成员已离线（无心跳）：{names}。其槽位转由在线节点接管；重启该节点即可重新加入。',
   'overview.verdictOf': '来自 {total} 个节点中的 {n} 个',
   'overview.ready': '就绪',
   'overview.lastDataAge': '最后数据 {age} 秒前',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DebugCluster } from '@parley/shared';
 import { snapshot, view } from '../../test/fixtures.ts';
-import { clusterSource, clusterSummary } from './cluster-model.ts';
+import { clusterSource, clusterSummary, goneMembers } from './cluster-model.ts';
 
 const map: DebugCluster = {
   node_id: 1,
@@ -38,5 +38,17 @@ describe('cluster card model', () => {
       { id: 1, name: 'node-1', api: '127.0.0.1:5001', live: true, slots: [0, 1], consoleNodeId: '127-0-0-1-5001' },
       { id: 3, name: 'node-3', api: '10.0.0.3:5001', live: true, slots: [3] },
     ]);
+  });
+  it('names the members the cluster reports gone, by node id', () => {
+    expect(goneMembers(map)).toEqual([]);
+    const down: DebugCluster = {
+      ...map,
+      nodes: [
+        { node_id: 5, name: '', api_addr: '', live: false, slots: [] },
+        ...map.nodes!,
+        { node_id: 2, name: 'node-2', api_addr: '10.0.0.2:5001', live: false, slots: [] },
+      ],
+    };
+    expect(goneMembers(down)).toEqual(['node-2', 'node 5']);
   });
 });

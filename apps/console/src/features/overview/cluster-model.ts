@@ -64,3 +64,11 @@ export function clusterSummary(d: DebugCluster, configured: readonly ConsoleNode
     members: members.sort((a, b) => a.id - b.id),
   };
 }
+
+/** Names of the members `/debug/cluster` reports gone (no heartbeat), by node id. */
+export function goneMembers(d: DebugCluster): string[] {
+  return (d.nodes ?? [])
+    .filter((m) => !m.live)
+    .sort((a, b) => a.node_id - b.node_id)
+    .map((m) => m.name || `node ${m.node_id}`);
+}

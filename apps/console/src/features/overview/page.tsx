@@ -4,12 +4,13 @@ import { useControls } from '../../app/controls.ts';
 import { useI18n } from '../../i18n/i18n.tsx';
 import { downloadSnapshots } from '../snapshots/download.ts';
 import { ActiveAlertsCard } from './components/active-alerts.tsx';
-import { ClusterCard } from './components/cluster-card.tsx';
+import { ClusterCard, useClusterMap } from './components/cluster-card.tsx';
 import { HotPressureCard } from './components/hot-pressure.tsx';
 import { NodeTable } from './components/node-table.tsx';
 import { SourcesNote } from './components/sources-note.tsx';
 import { TrendGrid } from './components/trend-grid.tsx';
 import { VerdictHero } from './components/verdict-hero.tsx';
+import { clusterSource, goneMembers } from './cluster-model.ts';
 import { nodeLabel } from './view-model.ts';
 
 /** `/overview`: the cluster verdict and where the pressure is. */
@@ -17,10 +18,14 @@ export function OverviewPage() {
   const { t } = useI18n();
   const { views, now, nodesQuery } = useNodeViews('overview');
   const { rangeSec } = useControls();
+  // The same query as the cluster card's (one request): members the cluster itself reports gone.
+  const clusterMap = useClusterMap(clusterSource(views));
+  const gone = clusterMap.data ? goneMembers(clusterMap.data) : [];
   return (
     <Stack gap="sm" data-page="overview">
       <VerdictHero
         views={views}
+        clusterGone={gone}
         actions={
           <Button
             size="xs"

@@ -13,7 +13,7 @@ import type { NodeView } from '../view-model.ts';
 const ClusterReading = openSchema(DebugCluster);
 
 /** `/debug/cluster` of one node, every 5 s (or the refresh interval when slower). */
-function useClusterMap(node: ConsoleNode | undefined) {
+export function useClusterMap(node: ConsoleNode | undefined) {
   const { host } = usePlatform();
   const controls = useControls();
   const interval = pollInterval(controls);

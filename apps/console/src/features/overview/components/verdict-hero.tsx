@@ -9,14 +9,25 @@ import { nodeLabel, reachability, rollup, type NodeView } from '../view-model.ts
 /**
  * The first thing on the screen: the worst node verdict, readable from across
  * the room, ready N/M, and each node's reachability. Nodes the console cannot
- * see are named in a red line of their own, never folded into the verdict.
+ * see are named in a red line of their own, never folded into the verdict;
+ * so are members the cluster itself reports gone (`clusterGone`, from
+ * `/debug/cluster`), which the console may not poll at all.
  */
-export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: React.ReactNode }) {
+export function VerdictHero({
+  views,
+  actions,
+  clusterGone = [],
+}: {
+  views: NodeView[];
+  actions?: React.ReactNode;
+  clusterGone?: string[];
+}) {
   const { t } = useI18n();
   const r = rollup(views);
   const allReady = r.total > 0 && r.ready === r.total;
-  // The accent turns red when a node is down or not ready, whatever the reachable nodes say.
-  const color = `var(--mantine-color-${allReady || r.total === 0 ? levelColor(r.level) : 'red'}-6)`;
+  // The accent turns red when a node is down or not ready, or a cluster member is gone, whatever the reachable nodes say.
+  const healthy = (allReady || r.total === 0) && clusterGone.length === 0;
+  const color = `var(--mantine-color-${healthy ? levelColor(r.level) : 'red'}-6)`;
   const verdictColor = `var(--mantine-color-${levelColor(r.level)}-6)`;
   return (
     <Card
@@ -41,6 +52,11 @@ export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: R
                 {t('overview.nodesUnreachable', { n: r.unreachable.length })}
               </Badge>
             )}
+            {clusterGone.length > 0 && (
+              <Badge size="xl" color="red" variant="filled" data-testid="cluster-nodes-gone">
+                {t('overview.clusterNodesGone', { n: clusterGone.length })}
+              </Badge>
+            )}
           </Group>
           <Text size="md" data-testid="verdict-summary">
             {r.summary ? <ServerText text={r.summary} /> : t('overview.noCurrentData')}
@@ -51,6 +67,11 @@ export function VerdictHero({ views, actions }: { views: NodeView[]; actions?: R
               </Text>
             )}
           </Text>
+          {clusterGone.length > 0 && (
+            <Text size="sm" c="red" fw={600} data-testid="cluster-gone-line">
+              {t('overview.clusterGoneLine', { names: clusterGone.join(', ') })}
+            </Text>
+          )}
           {r.reasons.length > 0 && (
             <List size="sm" spacing={0} data-testid="verdict-reasons">
               {r.reasons.slice(0, 6).map((x, i) => (
