@@ -6,17 +6,13 @@
  * (add the cluster runtime's own keys, e.g. `PARLEY_CLUSTER_ENABLED`), and
  * connect with `cluster3Credentials()`. `drop()` removes the schema.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createTestSchema } from '@parley/store/testing';
 import { fixturesPresent, V2_FIXTURES_DIR } from './fixtures.ts';
-import { SOURCE_NODE_ARGS } from './source-node.ts';
-
-const PARLEYCTL = join(dirname(fileURLToPath(import.meta.url)), '..', 'apps', 'migrator', 'bin', 'parleyctl.js');
+import { parleyctl } from './parleyctl.ts';
 
 export const CLUSTER3 = 'cluster3-closed';
 /** The target's cluster: three nodes, 12 physical slots, every slot and channel on all three (each run gets a cluster id of its own). */
@@ -66,26 +62,7 @@ export function cluster3Credentials(): Array<{ uid: string; token: string; devic
   );
 }
 
-/** Runs `parleyctl <args>` on the TypeScript sources; its JSON report parsed. */
-export function parleyctl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; report: any }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEYCTL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('error', reject);
-    proc.on('exit', (code) => {
-      let report: unknown;
-      try {
-        report = JSON.parse(stdout);
-      } catch {
-        report = undefined;
-      }
-      resolve({ code, stdout, stderr, report });
-    });
-  });
-}
+export { parleyctl };
 
 /** Copies the fixture's three source nodes, writes the plan and runs every stage; throws with the report of a stage that fails. */
 export async function migrateCluster3IntoPostgres(): Promise<Cluster3Target> {

@@ -1,16 +1,12 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import { fixturesPresent, V2_FIXTURES_DIR } from '../../../test-support/fixtures.ts';
-import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
 /** `shared/fixtures/v2` beside the repository (see test-support/fixtures.ts). */
 export const FIXTURES = V2_FIXTURES_DIR;
-export const PARLEYCTL = join(here, '..', 'bin', 'parleyctl.js');
+export { PARLEYCTL } from '../../../test-support/parleyctl.ts';
 
 export function fixtureDir(name: string): string {
   return join(FIXTURES, name);
@@ -75,33 +71,7 @@ export function copyDatadir(name: string, root: string): string {
   return to;
 }
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  report: any;
-}
-
-/** Runs `parleyctl <args>` as a child process, on the TypeScript sources. */
-export function parleyctl(args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [...SOURCE_NODE_ARGS, PARLEYCTL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('error', reject);
-    proc.on('exit', (code) => {
-      let report: unknown;
-      try {
-        report = JSON.parse(stdout);
-      } catch {
-        report = undefined;
-      }
-      resolve({ code, stdout, stderr, report });
-    });
-  });
-}
+export { parleyctl, type CliResult } from '../../../test-support/parleyctl.ts';
 
 /** `expected.json` of a fixture. */
 export function expected(name: string): any {
