@@ -1,20 +1,11 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  MIGRATION_MARKER_FILE,
-  STARTED_MARKER_FILE,
-  MigrationMarker,
-  type ClusterMeta,
-  type PlanTargetNode,
-  type PlanTargetStore,
-  type StoreLocation,
-} from '@parley/shared';
+import { type MigrationMarker, type ClusterMeta, type PlanTargetNode, type PlanTargetStore, type StoreLocation } from '@parley/shared';
 import { openPostgresImportTarget, openPostgresStoreReader, readPostgresImportMarks } from '@parley/store';
 import { parsePostgresUrl } from '@parley/store/postgres-url';
 import type { Policy } from '../policy.ts';
-import { canonicalJson, progress, readJsonFile, StageError } from '../stages/common.ts';
+import { canonicalJson, progress, StageError } from '../stages/common.ts';
 import { deriveInto } from './derive.ts';
-import { claimWorkDir, finishWorkDir, type ImportIdentity, type NodeResult } from './write-node.ts';
+import { claimWorkDir, finishWorkDir, readOwnMarker, type ImportIdentity, type NodeResult } from './write-node.ts';
 
 /** The store a PostgreSQL target's markers name: where, never who (no user, no password). */
 export function postgresLocation(store: PlanTargetStore): StoreLocation & { driver: 'postgres' } {
@@ -35,14 +26,7 @@ const sameIdentity = (a: ImportIdentity, b: ImportIdentity) =>
 
 /** An existing node directory of this import: never started, same identity and store, same content. */
 function checkExistingNode(dir: string, identity: ImportIdentity, where: StoreLocation): MigrationMarker {
-  const markerFile = join(dir, MIGRATION_MARKER_FILE);
-  if (!existsSync(markerFile)) throw new StageError([`target ${dir} exists without a migration identity; targets must be new`]);
-  if (existsSync(join(dir, STARTED_MARKER_FILE)))
-    throw new StageError([`target ${dir} has been started by the server; a started target is never overwritten or re-imported`]);
-  const marker = readJsonFile(MigrationMarker, markerFile);
-  const diffs = (['plan_sha256', 'archive_manifest_sha256', 'selection_digest'] as const).filter((k) => marker[k] !== identity[k]);
-  if (diffs.length > 0)
-    throw new StageError([`target ${dir} was imported from another plan or archive (${diffs.join(', ')} differ); use a new target`]);
+  const marker = readOwnMarker(dir, identity);
   if (canonicalJson(marker.store ?? null) !== canonicalJson(where))
     throw new StageError([`target ${dir} names another store than plan.target.store; use a new target`]);
   return marker;

@@ -47,10 +47,10 @@ function json(file: string, value: unknown): void {
 }
 
 /**
- * An existing target: allowed only when this same import finished it, it was
- * never started, and its content still has the recorded fingerprint.
+ * The migration marker of an existing target directory, refused unless this
+ * same import (plan, archive, selection) wrote it and the server never started it.
  */
-async function checkExisting(dir: string, identity: ImportIdentity): Promise<NodeResult> {
+export function readOwnMarker(dir: string, identity: ImportIdentity): MigrationMarker {
   const markerFile = join(dir, MIGRATION_MARKER_FILE);
   if (!existsSync(markerFile)) throw new StageError([`target ${dir} exists without a migration identity; targets must be new`]);
   if (existsSync(join(dir, STARTED_MARKER_FILE)))
@@ -59,6 +59,15 @@ async function checkExisting(dir: string, identity: ImportIdentity): Promise<Nod
   const diffs = (['plan_sha256', 'archive_manifest_sha256', 'selection_digest'] as const).filter((k) => marker[k] !== identity[k]);
   if (diffs.length > 0)
     throw new StageError([`target ${dir} was imported from another plan or archive (${diffs.join(', ')} differ); use a new target`]);
+  return marker;
+}
+
+/**
+ * An existing target: allowed only when this same import finished it, it was
+ * never started, and its content still has the recorded fingerprint.
+ */
+async function checkExisting(dir: string, identity: ImportIdentity): Promise<NodeResult> {
+  const marker = readOwnMarker(dir, identity);
   if (!existsSync(join(dir, STORE_FILE))) throw new StageError([`target ${dir}: ${STORE_FILE} is missing`]);
   const store = await openStoreReader(dir);
   try {
