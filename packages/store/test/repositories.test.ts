@@ -195,6 +195,17 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(isUniqueViolation(clash)).toBe(true);
     expect(await store.messages.loadTail('g3', 2)).toBe(3);
     expect(await store.messages.bySeqs('g3', 2, [4])).toEqual([]);
+    // The same when the clash is in a later INSERT of a large batch, after its mark was queued:
+    // no earlier row of the batch and no mark is left behind.
+    const many = Array.from({ length: 100 }, (_, i) => message('g3', 4 + i, 100n + BigInt(i)));
+    const late = await store.messages
+      .appendBatch([...many, message('g3', 2, 999n)], [{ channelId: 'g3', channelType: 2, uid: 'alice', seq: 103 }])
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(late)).toBe(true);
+    expect(await store.messages.loadTail('g3', 2)).toBe(3);
+    expect((await store.memberships.get('g3', 2, 'alice'))?.lastSendSeq).toBe(3);
+    await store.messages.appendBatch(many, []);
+    expect(await store.messages.loadTail('g3', 2)).toBe(103);
   });
 
   it.skipIf(skip)('events: numbered per message, idempotent by id, concurrent appends take distinct seqs', async () => {
