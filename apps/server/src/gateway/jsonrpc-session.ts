@@ -5,6 +5,7 @@ import {
   encodeNotification,
   encodeRecv,
   encodeResult,
+  encodeSendResult,
   InvalidParamsError,
   JsonRpcDecodeError,
   JsonRpcErrorCode,
@@ -14,10 +15,12 @@ import {
   recvPayloadJson,
   type JsonRpcFrame,
   type JsonRpcId,
+  type SendParams,
 } from '@parley/protocol/jsonrpc';
 import { reasonName, ReasonCode } from '@parley/shared';
 import type { Logger } from 'pino';
 import type { Delivery } from '../messaging/delivery.ts';
+import type { SendOutcome } from '../messaging/send.service.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import { CloseCode, type WsConnection } from './connection.ts';
@@ -63,10 +66,21 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       else this.fail(e.id, e.code, e.message);
       return;
     }
-    this.dispatch(frame).catch((err: unknown) => {
-      this.log.error({ err, session: this.id }, 'json-rpc handler failed');
-      this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InternalError, 'internal error');
-    });
+    if (frame.kind === 'notification' && frame.method === 'recvack' && this.state === 'open') {
+      // The commonest frame (one per RECV): handled here, without dispatch's promise.
+      try {
+        this.recvack(frame.params);
+      } catch (err) {
+        this.handlerFailed(frame, err);
+      }
+      return;
+    }
+    this.dispatch(frame).catch((err: unknown) => this.handlerFailed(frame, err));
+  }
+
+  private handlerFailed(frame: JsonRpcFrame, err: unknown): void {
+    this.log.error({ err, session: this.id }, 'json-rpc handler failed');
+    this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InternalError, 'internal error');
   }
 
   /** Called when the socket closes, whoever closed it. */
@@ -95,35 +109,38 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
 
   /** The `recv` notification of a delivery as this session sees it (shared by every session with the same view). */
   private recvFrame(d: Delivery): string {
-    let payload = d.encoded.get('j:payload') as string | undefined;
-    if (payload === undefined) {
-      payload = recvPayloadJson(d.payload);
-      d.encoded.set('j:payload', payload);
-    }
     const channelId = d.channelIdFor(this.uid);
     const redDot = d.redDotFor(this.uid);
-    const key = `j:${redDot ? 1 : 0}:${channelId}`;
-    let frame = d.encoded.get(key) as string | undefined;
-    if (frame === undefined) {
-      frame = encodeRecv(
-        {
-          redDot,
-          syncOnce: d.syncOnce,
-          noPersist: d.noPersist,
-          setting: d.setting,
-          expire: d.expire,
-          messageId: d.messageIdText,
-          messageSeq: d.messageSeq,
-          clientMsgNo: d.clientMsgNo,
-          timestamp: d.timestamp,
-          channelId,
-          channelType: d.channelType,
-          topic: d.topic,
-          fromUid: d.fromUid,
-        },
-        payload,
-      );
-      d.encoded.set(key, frame);
+    if (redDot) {
+      if (d.jsonrpcView1 === channelId) return d.jsonrpcFrame1!;
+    } else if (d.jsonrpcView0 === channelId) {
+      return d.jsonrpcFrame0!;
+    }
+    d.payloadJson ??= recvPayloadJson(d.payload);
+    const frame = encodeRecv(
+      {
+        redDot,
+        syncOnce: d.syncOnce,
+        noPersist: d.noPersist,
+        setting: d.setting,
+        expire: d.expire,
+        messageId: d.messageIdText,
+        messageSeq: d.messageSeq,
+        clientMsgNo: d.clientMsgNo,
+        timestamp: d.timestamp,
+        channelId,
+        channelType: d.channelType,
+        topic: d.topic,
+        fromUid: d.fromUid,
+      },
+      d.payloadJson,
+    );
+    if (redDot) {
+      d.jsonrpcView1 = channelId;
+      d.jsonrpcFrame1 = frame;
+    } else {
+      d.jsonrpcView0 = channelId;
+      d.jsonrpcFrame0 = frame;
     }
     return frame;
   }
@@ -232,15 +249,23 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   }
 
   private async send(id: JsonRpcId, raw: unknown): Promise<void> {
-    let p: ReturnType<typeof readSendParams> | undefined;
-    if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
-    const outcome = await this.services.send
-      .send({
+    let p: SendParams;
+    try {
+      p = readSendParams(raw);
+    } catch (err) {
+      if (!(err instanceof InvalidParamsError)) throw err;
+      this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
+      return;
+    }
+    let outcome: SendOutcome;
+    try {
+      outcome = await this.services.send.send({
         fromUid: this.uid,
         deviceId: this.deviceId,
         channelId: p.channelId,
         channelType: p.channelType,
         payload: p.payload,
+        payloadJson: p.payloadJson,
         clientMsgNo: p.clientMsgNo,
         setting: p.setting,
         topic: p.topic,
@@ -249,24 +274,14 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         syncOnce: p.header.syncOnce,
         noPersist: p.header.noPersist,
         session: this,
-      })
-      // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
-      .catch((err: unknown) => {
-        this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
-        return { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
       });
+    } catch (err) {
+      // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
+      this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
+      outcome = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
+    }
     if (this.state !== 'open') return;
-    const messageId = outcome.messageId.toString();
-    this.conn.send(
-      encodeResult(id, {
-        messageId,
-        message_id: messageId,
-        messageSeq: outcome.messageSeq,
-        message_seq: outcome.messageSeq,
-        reasonCode: outcome.reason,
-        reason_code: outcome.reason,
-      }),
-    );
+    this.conn.send(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason));
   }
 
   private recvack(raw: unknown): void {

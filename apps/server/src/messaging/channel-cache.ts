@@ -17,8 +17,12 @@ export interface ChannelState {
  */
 export class ChannelCache {
   private readonly entries = new Map<string, Promise<ChannelState>>();
-  /** The loaded states among `entries`, for reads that need no promise (the send path's permission check). */
-  private readonly ready = new Map<string, ChannelState>();
+  /**
+   * The loaded states among `entries` by channel type, then id, for reads that
+   * need no promise (the send path's permission check and fan-out): no key
+   * string is built per look-up.
+   */
+  private readonly ready = new Map<number, Map<string, ChannelState>>();
   /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
   onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
 
@@ -41,7 +45,7 @@ export class ChannelCache {
     loading.then(
       (state) => {
         // Not when the entry was invalidated (or evicted) while it loaded: that state may be stale.
-        if (this.entries.get(key) === loading) this.ready.set(key, state);
+        if (this.entries.get(key) === loading) this.readyOf(channelType).set(channelId, state);
       },
       () => this.entries.delete(key),
     );
@@ -57,12 +61,36 @@ export class ChannelCache {
    * undefined (then `get` loads it). Does not refresh the entry's recency.
    */
   peek(channelId: string, channelType: number): ChannelState | undefined {
-    return this.ready.get(`${channelType}:${channelId}`);
+    return this.ready.get(channelType)?.get(channelId);
+  }
+
+  /** Like `peek`, and a hit counts as a use for eviction like `get` (fan-out reads each group once per message). */
+  peekUsed(channelId: string, channelType: number): ChannelState | undefined {
+    const state = this.ready.get(channelType)?.get(channelId);
+    if (state) {
+      const key = `${channelType}:${channelId}`;
+      const entry = this.entries.get(key);
+      if (entry) {
+        this.entries.delete(key);
+        this.entries.set(key, entry);
+      }
+    }
+    return state;
+  }
+
+  private readyOf(channelType: number): Map<string, ChannelState> {
+    let byId = this.ready.get(channelType);
+    if (!byId) {
+      byId = new Map();
+      this.ready.set(channelType, byId);
+    }
+    return byId;
   }
 
   private remove(key: string): void {
     this.entries.delete(key);
-    this.ready.delete(key);
+    const colon = key.indexOf(':');
+    this.ready.get(Number(key.slice(0, colon)))?.delete(key.slice(colon + 1));
   }
 
   invalidate(channelId: string, channelType: number): void {

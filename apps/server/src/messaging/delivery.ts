@@ -6,9 +6,24 @@ import { ChannelType, personPeer } from '@parley/shared';
  * encodings on it so a group message is serialized once per distinct view.
  */
 export class Delivery {
-  /** Encodings keyed by adapter-specific view keys. */
-  readonly encoded = new Map<string, unknown>();
+  private memo: Map<string, unknown> | undefined;
   private idText: string | undefined;
+  /**
+   * The payload as a JSON-RPC `recv` carries it, when the entry point already
+   * had it (a JSON-RPC send of a JSON object); else set by the first JSON-RPC
+   * recipient.
+   */
+  payloadJson: string | undefined;
+  /**
+   * JSON-RPC `recv` frames, memoized per view: slot 0 without the red dot,
+   * slot 1 with it, each for the channel id in `jsonrpcView*` (the same for
+   * every member of a group; the peer's or the sender's view of a person
+   * channel). A view that does not match its slot is encoded again.
+   */
+  jsonrpcView0: string | undefined;
+  jsonrpcFrame0: string | undefined;
+  jsonrpcView1: string | undefined;
+  jsonrpcFrame1: string | undefined;
 
   constructor(
     readonly messageId: bigint,
@@ -28,6 +43,12 @@ export class Delivery {
     readonly syncOnce: boolean,
     readonly noPersist: boolean,
   ) {}
+
+  /** Encodings keyed by adapter-specific view keys (created on first use). */
+  get encoded(): Map<string, unknown> {
+    this.memo ??= new Map();
+    return this.memo;
+  }
 
   get messageIdText(): string {
     this.idText ??= this.messageId.toString();

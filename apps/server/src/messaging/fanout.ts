@@ -44,22 +44,59 @@ export class Fanout {
 
   /**
    * `sender` is the sending session when it is on this node; `senderRef` names
-   * it when the send was forwarded here from another node.
+   * it when the send was forwarded here from another node. Synchronous when
+   * the recipients are known (person channels, cached groups); a promise only
+   * while a group's subscribers load.
    */
-  async deliver(delivery: Delivery, sender?: SessionHandle, senderRef?: SenderRef): Promise<void> {
-    this.stats.messages++;
-    const offline = this.events.recipientsOffline && delivery.messageSeq > 0 && !delivery.syncOnce ? [] : undefined;
-    const remote = this.remote && new Map<number, string[]>();
-    if (delivery.channelType === ChannelType.Person) {
-      const pair = personParticipants(delivery.channelId);
-      if (pair) {
-        this.push(pair[0], delivery, sender, offline, remote);
-        if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender, offline, remote);
-      }
-    } else {
-      const state = await this.cache.get(delivery.channelId, delivery.channelType);
-      for (const uid of state.subscribers) this.push(uid, delivery, sender, offline, remote);
+  deliver(delivery: Delivery, sender?: SessionHandle, senderRef?: SenderRef): Promise<void> | undefined {
+    if (delivery.channelType !== ChannelType.Person) {
+      const state = this.cache.peekUsed(delivery.channelId, delivery.channelType);
+      if (!state) return this.deliverLoading(delivery, sender, senderRef);
+      this.deliverToSubscribers(state.subscribers, delivery, sender, senderRef);
+      return undefined;
     }
+    this.stats.messages++;
+    const offline = this.offlineList(delivery);
+    const remote = this.remote && new Map<number, string[]>();
+    const pair = personParticipants(delivery.channelId);
+    if (pair) {
+      this.push(pair[0], delivery, sender, offline, remote);
+      if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender, offline, remote);
+    }
+    this.finish(delivery, senderRef, offline, remote);
+    return undefined;
+  }
+
+  /** A group-like channel whose subscribers are not cached yet: loaded first (once, shared with concurrent sends). */
+  private async deliverLoading(delivery: Delivery, sender: SessionHandle | undefined, senderRef: SenderRef | undefined): Promise<void> {
+    const state = await this.cache.get(delivery.channelId, delivery.channelType);
+    this.deliverToSubscribers(state.subscribers, delivery, sender, senderRef);
+  }
+
+  private deliverToSubscribers(
+    subscribers: ReadonlySet<string>,
+    delivery: Delivery,
+    sender: SessionHandle | undefined,
+    senderRef: SenderRef | undefined,
+  ): void {
+    this.stats.messages++;
+    const offline = this.offlineList(delivery);
+    const remote = this.remote && new Map<number, string[]>();
+    for (const uid of subscribers) this.push(uid, delivery, sender, offline, remote);
+    this.finish(delivery, senderRef, offline, remote);
+  }
+
+  /** Where offline recipients are collected, when someone listens for them. */
+  private offlineList(delivery: Delivery): string[] | undefined {
+    return this.events.recipientsOffline && delivery.messageSeq > 0 && !delivery.syncOnce ? [] : undefined;
+  }
+
+  private finish(
+    delivery: Delivery,
+    senderRef: SenderRef | undefined,
+    offline: string[] | undefined,
+    remote: Map<number, string[]> | undefined,
+  ): void {
     if (remote) this.sendRemote(remote, delivery, senderRef);
     if (offline && offline.length > 0) this.events.recipientsOffline!(delivery, offline);
   }

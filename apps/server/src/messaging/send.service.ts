@@ -17,6 +17,8 @@ export interface SendCommand {
   channelId: string;
   channelType: number;
   payload: Uint8Array;
+  /** The payload's JSON-RPC `recv` text when the entry point already has it (see `Delivery.payloadJson`). */
+  payloadJson?: string;
   clientMsgNo: string;
   setting: number;
   topic: string;
@@ -159,26 +161,9 @@ export class SendService {
 
     const messageId = this.deps.snowflake.next();
     const now = Date.now();
-    const delivery = (seq: number) =>
-      new Delivery(
-        messageId,
-        seq,
-        cmd.clientMsgNo,
-        cmd.fromUid,
-        channelId,
-        cmd.channelType,
-        Math.floor(now / 1000),
-        cmd.payload,
-        cmd.setting,
-        cmd.topic,
-        cmd.expire,
-        cmd.redDot,
-        syncOnce,
-        cmd.noPersist,
-      );
 
     if (cmd.noPersist) {
-      this.fanout(delivery(0), cmd);
+      this.fanout(this.delivery(cmd, messageId, 0, channelId, cmd.channelType, now, syncOnce), cmd);
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
 
@@ -204,7 +189,7 @@ export class SendService {
     );
     if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, SEND_REFUSALS.idempotencyConflict);
     if (result.kind === 'appended') {
-      const d = delivery(result.messageSeq);
+      const d = this.delivery(cmd, messageId, result.messageSeq, channelId, cmd.channelType, now, syncOnce);
       this.deps.events?.messageCommitted?.(d);
       this.fanout(d, cmd);
     }
@@ -224,25 +209,8 @@ export class SendService {
     const channelId = scopedChannelId(uids);
     const messageId = this.deps.snowflake.next();
     const now = Date.now();
-    const delivery = (seq: number) =>
-      new Delivery(
-        messageId,
-        seq,
-        cmd.clientMsgNo,
-        cmd.fromUid,
-        channelId,
-        ChannelType.Temp,
-        Math.floor(now / 1000),
-        cmd.payload,
-        cmd.setting,
-        cmd.topic,
-        cmd.expire,
-        cmd.redDot,
-        true,
-        cmd.noPersist,
-      );
     if (cmd.noPersist) {
-      this.deps.fanout.deliverTo(uids, delivery(0), cmd.session, cmd.origin);
+      this.deps.fanout.deliverTo(uids, this.delivery(cmd, messageId, 0, channelId, ChannelType.Temp, now, true), cmd.session, cmd.origin);
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
     const result = await this.deps.queue.append(
@@ -263,18 +231,58 @@ export class SendService {
     );
     if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, SEND_REFUSALS.idempotencyConflict);
     if (result.kind === 'appended') {
-      const d = delivery(result.messageSeq);
+      const d = this.delivery(cmd, messageId, result.messageSeq, channelId, ChannelType.Temp, now, true);
       this.deps.events?.messageCommitted?.(d);
       this.deps.fanout.deliverTo(uids, d, cmd.session, cmd.origin);
     }
     return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
   }
 
+  /** The delivery of a send: `channelId` canonical, without a command suffix; `now` unix ms. */
+  private delivery(
+    cmd: SendCommand,
+    messageId: bigint,
+    messageSeq: number,
+    channelId: string,
+    channelType: number,
+    now: number,
+    syncOnce: boolean,
+  ): Delivery {
+    const d = new Delivery(
+      messageId,
+      messageSeq,
+      cmd.clientMsgNo,
+      cmd.fromUid,
+      channelId,
+      channelType,
+      Math.floor(now / 1000),
+      cmd.payload,
+      cmd.setting,
+      cmd.topic,
+      cmd.expire,
+      cmd.redDot,
+      syncOnce,
+      cmd.noPersist,
+    );
+    d.payloadJson = cmd.payloadJson;
+    return d;
+  }
+
   private fanout(delivery: Delivery, cmd: SendCommand): void {
-    this.deps.fanout.deliver(delivery, cmd.session, cmd.origin).catch((err: unknown) => {
-      this.stats.fanoutErrors++;
-      this.deps.onFanoutError(err);
-    });
+    // Synchronous for person channels; a promise only when a group's subscribers must be loaded.
+    let pending: Promise<void> | undefined;
+    try {
+      pending = this.deps.fanout.deliver(delivery, cmd.session, cmd.origin);
+    } catch (err) {
+      this.fanoutFailed(err);
+      return;
+    }
+    pending?.catch((err: unknown) => this.fanoutFailed(err));
+  }
+
+  private fanoutFailed(err: unknown): void {
+    this.stats.fanoutErrors++;
+    this.deps.onFanoutError(err);
   }
 
   /** Both participants of a person channel get a membership before its first message. */

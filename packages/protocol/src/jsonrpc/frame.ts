@@ -156,6 +156,19 @@ export function encodeResult(id: JsonRpcId, result: unknown): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result === undefined ? 'null' : JSON.stringify(result)}}`;
 }
 
+/**
+ * The result of a `send`: the same text `encodeResult` gives for
+ * `{messageId, message_id, messageSeq, message_seq, reasonCode, reason_code}`,
+ * written out directly (once per message, no intermediate object).
+ * `messageId` is the decimal id.
+ */
+export function encodeSendResult(id: JsonRpcId, messageId: string, messageSeq: number, reasonCode: number): string {
+  return (
+    `{"jsonrpc":"2.0","id":${typeof id === 'number' ? id : JSON.stringify(id)},"result":{"messageId":"${messageId}","message_id":"${messageId}",` +
+    `"messageSeq":${messageSeq},"message_seq":${messageSeq},"reasonCode":${reasonCode},"reason_code":${reasonCode}}}`
+  );
+}
+
 /** An error response; `id` is null when the request's id could not be read. */
 export function encodeError(id: JsonRpcId | null, error: JsonRpcErrorObject): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error });

@@ -3,6 +3,7 @@ import {
   decodeJsonRpc,
   encodeError,
   encodeResult,
+  encodeSendResult,
   jsonDepthExceeds,
   JsonRpcDecodeError,
   JsonRpcErrorCode,
@@ -92,6 +93,55 @@ describe('params', () => {
     expect(() => readSendParams({ header: { redDot: 1 } })).toThrow(/redDot/);
     expect(() => readConnectParams('x')).toThrow(/connect/);
     expect(() => readRecvackParams({ messageSeq: -1 })).toThrow(/messageSeq/);
+  });
+});
+
+describe('send fast paths', () => {
+  it('encodeSendResult writes exactly what encodeResult writes for the send result', () => {
+    for (const id of ['s1', 'q"\\\u2028é', 7, 0]) {
+      for (const [messageId, seq, reason] of [
+        ['18446744073709551615', 4294967295, 1],
+        ['0', 0, 5],
+      ] as const) {
+        const viaObject = encodeResult(id, {
+          messageId,
+          message_id: messageId,
+          messageSeq: seq,
+          message_seq: seq,
+          reasonCode: reason,
+          reason_code: reason,
+        });
+        expect(encodeSendResult(id, messageId, seq, reason)).toBe(viaObject);
+      }
+    }
+  });
+
+  it('a send payload carries its recv text only when it is exactly what recvPayloadJson gives', () => {
+    const payloads: unknown[] = [
+      { b: 'x' },
+      { nested: { a: [1, 2] }, s: 'é\u2028"' },
+      { lone: '\ud800' },
+      ' \t\n{"a":1} ',
+      '{"a":"\ud83d\ude00"}',
+      '{"lone":"\\ud800"}',
+      '{"raw":"' + '\ud800' + '"}',
+      '[1,2]',
+      [1, 2],
+      '"just a string"',
+      '12',
+      'null',
+      'aGVsbG8=',
+      null,
+    ];
+    for (const payload of payloads) {
+      const p = readSendParams({ channelId: 'b', channelType: 1, payload });
+      if (p.payloadJson !== undefined) expect(p.payloadJson).toBe(recvPayloadJson(p.payload));
+      expect(p.payload).toEqual(readPayload(payload));
+    }
+    expect(readSendParams({ channelId: 'b', channelType: 1, payload: { b: 'x' } }).payloadJson).toBe('{"b":"x"}');
+    expect(readSendParams({ channelId: 'b', channelType: 1, payload: '[1,2]' }).payloadJson).toBeUndefined();
+    // A raw lone surrogate is replaced in the UTF-8 bytes: the text would differ, so it is not carried.
+    expect(readSendParams({ channelId: 'b', channelType: 1, payload: `{"r":"${String.fromCharCode(0xd800)}"}` }).payloadJson).toBeUndefined();
   });
 });
 

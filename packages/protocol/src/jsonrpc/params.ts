@@ -51,6 +51,12 @@ export interface SendParams {
   channelType: number;
   topic: string;
   payload: Uint8Array;
+  /**
+   * The payload's text inside a `recv` (see `recvPayloadJson`) when the send
+   * already shows it: a payload given as a JSON object, or as a string of
+   * JSON object text. Undefined otherwise (then it is derived from the bytes).
+   */
+  payloadJson: string | undefined;
 }
 
 export interface RecvackParams {
@@ -150,29 +156,57 @@ export function readConnectParams(params: unknown): ConnectParams {
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const encoder = new TextEncoder();
 
+/** A payload read from `send` params: its bytes and, when known, its `recv` text. */
+interface ReadPayload {
+  bytes: Uint8Array;
+  json: string | undefined;
+}
+
+/** A UTF-16 surrogate without its pair (a `u` regex reads a pair as one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+const isJsonObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A send payload: a string that is valid JSON text is taken as those UTF-8
+ * bytes, any other string as standard Base64; an object as its JSON; null or
+ * absent as empty (the send then fails with reason 9). `json` is the text a
+ * `recv` carries for these bytes when it is plain from the input: exactly
+ * what `recvPayloadJson(bytes)` returns, without decoding and parsing again.
+ */
+function readPayloadAndJson(value: unknown): ReadPayload {
+  if (value === undefined || value === null) return { bytes: new Uint8Array(0), json: undefined };
+  if (typeof value === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      if (!BASE64.test(value)) throw new InvalidParamsError('payload must be JSON text or standard Base64');
+      return { bytes: Buffer.from(value, 'base64'), json: undefined };
+    }
+    // A lone surrogate would not survive UTF-8: then the bytes, not the string, decide the recv text.
+    return { bytes: encoder.encode(value), json: isJsonObject(parsed) && !LONE_SURROGATE.test(value) ? value : undefined };
+  }
+  if (typeof value === 'object') {
+    const text = JSON.stringify(value);
+    return { bytes: encoder.encode(text), json: Array.isArray(value) ? undefined : text };
+  }
+  throw new InvalidParamsError('payload must be a string, an object or null');
+}
+
 /**
  * A send payload: a string that is valid JSON text is taken as those UTF-8
  * bytes, any other string as standard Base64; an object as its JSON; null or
  * absent as empty (the send then fails with reason 9).
  */
 export function readPayload(value: unknown): Uint8Array {
-  if (value === undefined || value === null) return new Uint8Array(0);
-  if (typeof value === 'string') {
-    try {
-      JSON.parse(value);
-      return encoder.encode(value);
-    } catch {
-      if (!BASE64.test(value)) throw new InvalidParamsError('payload must be JSON text or standard Base64');
-      return Buffer.from(value, 'base64');
-    }
-  }
-  if (typeof value === 'object') return encoder.encode(JSON.stringify(value));
-  throw new InvalidParamsError('payload must be a string, an object or null');
+  return readPayloadAndJson(value).bytes;
 }
 
 /** `send` params, checked against the shared `SendParams` schema. */
 export function readSendParams(params: unknown): SendParams {
   const p = checked(checkSend, params, 'send');
+  const payload = readPayloadAndJson(p.payload);
   return {
     header: readHeader(p),
     setting: readSetting(p),
@@ -183,7 +217,8 @@ export function readSendParams(params: unknown): SendParams {
     channelId: str(p, 'channelId', 'channel_id'),
     channelType: int(p, 'channelType', 'channel_type'),
     topic: str(p, 'topic'),
-    payload: readPayload(p.payload),
+    payload: payload.bytes,
+    payloadJson: payload.json,
   };
 }
 
