@@ -210,7 +210,17 @@ describe('session crypto reusing one cipher per direction', () => {
       const plain = Buffer.concat([bytes(32 - last.length, 5), Buffer.from(last)]);
       return Buffer.concat([c.update(plain), c.final()]);
     };
-    for (const last of [[0], [17], [255], [1], [2, 2], [3, 2], [2, 3, 3], new Array<number>(16).fill(16), [15, ...new Array<number>(15).fill(16)]]) {
+    for (const last of [
+      [0],
+      [17],
+      [255],
+      [1],
+      [2, 2],
+      [3, 2],
+      [2, 3, 3],
+      new Array<number>(16).fill(16),
+      [15, ...new Array<number>(15).fill(16)],
+    ]) {
       cases.push(raw(last));
     }
     for (const c of cases) {
