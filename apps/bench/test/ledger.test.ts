@@ -36,4 +36,3 @@ describe('the ledger on its own', () => {
     expect(ledger.verdict()).toEqual({ expected: 500, received: 499, lost: 1, duplicates: 7, outOfOrder: 1, foreign: 4 });
   });
 });
-
