@@ -203,10 +203,11 @@ export class SqliteWriter {
       this.health.failed(err);
       throw err;
     }
-    // A transaction that found earlier messages wrote nothing, but it did take the write lock.
-    if (!hits) this.lastCommitAt = performance.now();
+    // A transaction that found earlier messages wrote nothing: it proves no write works again.
+    if (hits) return hits;
+    this.lastCommitAt = performance.now();
     if (this.health.failing) this.health.succeeded();
-    return hits;
+    return undefined;
   }
 
   /** Stops both threads after the batches already handed over are settled. */
