@@ -66,14 +66,20 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       else this.fail(e.id, e.code, e.message);
       return;
     }
-    if (frame.kind === 'notification' && frame.method === 'recvack' && this.state === 'open') {
-      // The commonest frame (one per RECV): handled here, without dispatch's promise.
-      try {
-        this.recvack(frame.params);
-      } catch (err) {
-        this.handlerFailed(frame, err);
+    // The two commonest frames of an open session go straight to their handlers (no dispatch promise).
+    if (this.state === 'open') {
+      if (frame.kind === 'notification' && frame.method === 'recvack') {
+        try {
+          this.recvack(frame.params);
+        } catch (err) {
+          this.handlerFailed(frame, err);
+        }
+        return;
       }
-      return;
+      if (frame.kind === 'request' && frame.method === 'send') {
+        this.send(frame.id, frame.params).catch((err: unknown) => this.handlerFailed(frame, err));
+        return;
+      }
     }
     this.dispatch(frame).catch((err: unknown) => this.handlerFailed(frame, err));
   }

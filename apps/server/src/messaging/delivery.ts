@@ -24,6 +24,11 @@ export class Delivery {
   jsonrpcFrame0: string | undefined;
   jsonrpcView1: string | undefined;
   jsonrpcFrame1: string | undefined;
+  /**
+   * Person channels: the two participants in canonical order, when the send
+   * path has them at hand (else derived from `channelId`).
+   */
+  participants: readonly [string, string] | undefined;
 
   constructor(
     readonly messageId: bigint,
@@ -58,6 +63,8 @@ export class Delivery {
   /** The channel id as `uid` sees it: the peer for person channels. */
   channelIdFor(uid: string): string {
     if (this.channelType !== ChannelType.Person) return this.channelId;
+    const pair = this.participants;
+    if (pair) return uid === pair[0] ? pair[1] : uid === pair[1] ? pair[0] : this.fromUid;
     const peer = personPeer(uid, this.channelId);
     return peer === this.channelId ? this.fromUid : peer;
   }

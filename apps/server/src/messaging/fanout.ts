@@ -58,7 +58,7 @@ export class Fanout {
     this.stats.messages++;
     const offline = this.offlineList(delivery);
     const remote = this.remote && new Map<number, string[]>();
-    const pair = personParticipants(delivery.channelId);
+    const pair = delivery.participants ?? personParticipants(delivery.channelId);
     if (pair) {
       this.push(pair[0], delivery, sender, offline, remote);
       if (pair[1] !== pair[0]) this.push(pair[1], delivery, sender, offline, remote);

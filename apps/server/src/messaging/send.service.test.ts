@@ -1,7 +1,7 @@
-import { ChannelType, normalizePersonChannel, ReasonCode } from '@parley/shared';
+import { ChannelType, normalizePersonChannel, personParticipants, ReasonCode } from '@parley/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { messagingKit, recordingSession, type MessagingKit } from '../../test/messaging-kit.ts';
-import { SEND_REFUSALS } from './send.service.ts';
+import { personPair, SEND_REFUSALS } from './send.service.ts';
 
 let k: MessagingKit;
 beforeEach(async () => {
@@ -125,5 +125,27 @@ describe('SendService: groups, commands and transient messages', () => {
       SEND_REFUSALS.subscribersWithChannel,
     );
     expect((await k.sendText('svc', '', 0, 'x', { subscribers: [' '], syncOnce: true })).refusal).toBe(SEND_REFUSALS.subscribersRequired);
+  });
+});
+
+describe('personPair', () => {
+  it('names the participants as personParticipants splits the canonical id, whichever way the send named them', () => {
+    const cases: Array<[string, string]> = [
+      ['alice', 'bob'],
+      ['bob', 'alice'],
+      ['u1', 'u10'],
+      ['u10', 'u1'],
+      ['same', 'same'],
+      ['alice', 'alice@bob'],
+      ['alice', 'bob@alice'],
+      ['a@x', 'bob'],
+      ['bob', 'a@x@y'],
+      ['中文', 'é'],
+    ];
+    for (const [from, given] of cases) {
+      const canonical = normalizePersonChannel(from, given);
+      if (!canonical) continue;
+      expect(personPair(from, given, canonical)).toEqual(personParticipants(canonical));
+    }
   });
 });

@@ -143,11 +143,12 @@ export class SendService {
       if (channelId === '') return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
     }
     let receiverUid: string | undefined;
+    let participants: readonly [string, string] | undefined;
     if (cmd.channelType === ChannelType.Person) {
       const canonical = normalizePersonChannel(cmd.fromUid, channelId);
       if (!canonical) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidChannelId);
-      const pair = personParticipants(canonical)!;
-      receiverUid = pair[0] === cmd.fromUid ? pair[1] : pair[0];
+      participants = personPair(cmd.fromUid, channelId, canonical);
+      receiverUid = participants[0] === cmd.fromUid ? participants[1] : participants[0];
       channelId = canonical;
     }
 
@@ -163,7 +164,7 @@ export class SendService {
     const now = Date.now();
 
     if (cmd.noPersist) {
-      this.fanout(this.delivery(cmd, messageId, 0, channelId, cmd.channelType, now, syncOnce), cmd);
+      this.fanout(this.delivery(cmd, messageId, 0, channelId, cmd.channelType, now, syncOnce, participants), cmd);
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
 
@@ -189,7 +190,7 @@ export class SendService {
     );
     if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, SEND_REFUSALS.idempotencyConflict);
     if (result.kind === 'appended') {
-      const d = this.delivery(cmd, messageId, result.messageSeq, channelId, cmd.channelType, now, syncOnce);
+      const d = this.delivery(cmd, messageId, result.messageSeq, channelId, cmd.channelType, now, syncOnce, participants);
       this.deps.events?.messageCommitted?.(d);
       this.fanout(d, cmd);
     }
@@ -247,6 +248,7 @@ export class SendService {
     channelType: number,
     now: number,
     syncOnce: boolean,
+    participants?: readonly [string, string],
   ): Delivery {
     const d = new Delivery(
       messageId,
@@ -265,6 +267,7 @@ export class SendService {
       cmd.noPersist,
     );
     d.payloadJson = cmd.payloadJson;
+    d.participants = participants;
     return d;
   }
 
@@ -292,6 +295,17 @@ export class SendService {
     if (this.personDirectory.size >= 100_000) this.personDirectory.clear();
     this.personDirectory.add(channelId);
   }
+}
+
+/**
+ * The two participants of the person channel `canonical` (as `personParticipants`
+ * splits it), where `fromUid` sent to `given` (a peer uid or `a@b`): when neither
+ * uid has an `@`, the very strings at hand (their hashes are cached for the
+ * map look-ups that follow), else the split halves.
+ */
+export function personPair(fromUid: string, given: string, canonical: string): readonly [string, string] {
+  if (given.indexOf('@') >= 0 || fromUid.indexOf('@') >= 0) return personParticipants(canonical)!;
+  return canonical.charCodeAt(fromUid.length) === 0x40 && canonical.startsWith(fromUid) ? [fromUid, given] : [given, fromUid];
 }
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
