@@ -208,25 +208,40 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(await store.messages.loadTail('g3', 2)).toBe(103);
   });
 
-  it.runIf(dialect === 'sqlite')('appendChecked (embedded writer): commits a batch with no earlier key, else writes nothing and returns the earlier messages', async () => {
-    const checked = store.messages.appendChecked!;
-    expect(checked).toBeTypeOf('function');
-    await store.memberships.addMembers('k1', 2, ['alice'], 1);
-    const mark = (seq: number): LastSendMark[] => [{ channelId: 'k1', channelType: 2, uid: 'alice', seq }];
-    expect(await checked([message('k1', 1, 501n), message('k1', 2, 502n, { clientMsgNo: '' })], mark(2))).toEqual([]);
-    expect(await store.messages.loadTail('k1', 2)).toBe(2);
-    expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(2);
+  it.runIf(dialect === 'sqlite')(
+    'appendChecked (embedded writer): commits a batch with no earlier key, else writes nothing and returns the earlier messages',
+    async () => {
+      const checked = store.messages.appendChecked!;
+      expect(checked).toBeTypeOf('function');
+      await store.memberships.addMembers('k1', 2, ['alice'], 1);
+      const mark = (seq: number): LastSendMark[] => [{ channelId: 'k1', channelType: 2, uid: 'alice', seq }];
+      expect(await checked([message('k1', 1, 501n), message('k1', 2, 502n, { clientMsgNo: '' })], mark(2))).toEqual([]);
+      expect(await store.messages.loadTail('k1', 2)).toBe(2);
+      expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(2);
 
-    // c1 is taken: nothing of the batch is written, not even its new c9, and c1's message comes back.
-    const hits = await checked([message('k1', 3, 503n, { clientMsgNo: 'c9' }), message('k1', 4, 504n, { clientMsgNo: 'c1' })], mark(4));
-    expect(hits).toEqual([{ channelId: 'k1', channelType: 2, fromUid: 'alice', clientMsgNo: 'c1', messageId: 501n, messageSeq: 1, payload: expect.anything() }]);
-    expect([...hits[0]!.payload]).toEqual([1, 0, 255]);
-    expect(await store.messages.loadTail('k1', 2)).toBe(2);
-    expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(2);
-    // Another sender's c1 and an empty client_msg_no are not earlier keys.
-    expect(await checked([message('k1', 3, 505n, { clientMsgNo: 'c1', fromUid: 'bob' }), message('k1', 4, 506n, { clientMsgNo: '' })], [])).toEqual([]);
-    expect(await store.messages.loadTail('k1', 2)).toBe(4);
-  });
+      // c1 is taken: nothing of the batch is written, not even its new c9, and c1's message comes back.
+      const hits = await checked([message('k1', 3, 503n, { clientMsgNo: 'c9' }), message('k1', 4, 504n, { clientMsgNo: 'c1' })], mark(4));
+      expect(hits).toEqual([
+        {
+          channelId: 'k1',
+          channelType: 2,
+          fromUid: 'alice',
+          clientMsgNo: 'c1',
+          messageId: 501n,
+          messageSeq: 1,
+          payload: expect.anything(),
+        },
+      ]);
+      expect([...hits[0]!.payload]).toEqual([1, 0, 255]);
+      expect(await store.messages.loadTail('k1', 2)).toBe(2);
+      expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(2);
+      // Another sender's c1 and an empty client_msg_no are not earlier keys.
+      expect(
+        await checked([message('k1', 3, 505n, { clientMsgNo: 'c1', fromUid: 'bob' }), message('k1', 4, 506n, { clientMsgNo: '' })], []),
+      ).toEqual([]);
+      expect(await store.messages.loadTail('k1', 2)).toBe(4);
+    },
+  );
 
   it.skipIf(skip)('events: numbered per message, idempotent by id, concurrent appends take distinct seqs', async () => {
     const base = {

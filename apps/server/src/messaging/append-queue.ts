@@ -234,7 +234,7 @@ export class AppendQueue {
       if (!checked) await this.messages.appendBatch(plan.rows, plan.marks, fence);
       else {
         // Each round adds at least one of the batch's keys to `earlier`, so this ends.
-        for (let hits = await checked(plan.rows, plan.marks); hits.length > 0; ) {
+        for (let hits = await checked(plan.rows, plan.marks); hits.length > 0;) {
           for (const hit of hits) earlier.set(idemKey(hit), hit);
           plan = this.plan(batch, tailAtStart, earlier);
           hits = plan.rows.length > 0 ? await checked(plan.rows, plan.marks) : [];

@@ -64,8 +64,7 @@ function runWriter(db: SqliteDatabase.Database): void {
       const fromUid = messages[i + 5];
       if (clientMsgNo === '' || fromUid === '') continue;
       const r = earlier.get(messages[i], messages[i + 1], fromUid, clientMsgNo) as
-        | { id_text: string; message_seq: number; payload: Uint8Array }
-        | undefined;
+        { id_text: string; message_seq: number; payload: Uint8Array } | undefined;
       if (r) hits.push(messages[i], messages[i + 1], fromUid, clientMsgNo, r.id_text, r.message_seq, r.payload);
     }
     return hits;
