@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { OutboundMeter } from './metrics.ts';
 
@@ -32,12 +33,14 @@ export class WsConnection {
    * @param maxOutboundBytes `gateway.max_outbound_bytes`: past this the client is not reading and is closed.
    * @param meter sees the buffer after every write.
    * @param onOverflow called once, just before a client that does not read is closed.
+   * @param raw the socket under `socket` (what the HTTP upgrade handed over), for `sendTextFrame`.
    */
   constructor(
     readonly socket: WebSocket,
     private readonly maxOutboundBytes: number,
     private readonly meter: OutboundMeter,
     private readonly onOverflow: () => void,
+    private readonly raw: Duplex,
   ) {}
 
   get isOpen(): boolean {
@@ -51,15 +54,34 @@ export class WsConnection {
 
   /** Sends a text (JSON-RPC) or binary (WKProto) frame; a client that cannot keep up is closed. */
   send(data: string | Uint8Array): void {
-    if (!this.isOpen) return;
+    if (!this.writable()) return;
+    this.socket.send(data);
+    this.meter.observe(this.socket.bufferedAmount);
+  }
+
+  /**
+   * Sends a text message already framed by `wsTextFrame`: one write of those
+   * bytes to the socket, which may be shared by every recipient of the same
+   * text. Safe beside `send` because the gateway's WebSockets have no
+   * extension (no permessage-deflate): ws writes each frame synchronously, in
+   * call order, and queues nothing of its own.
+   */
+  sendTextFrame(frame: Buffer): void {
+    if (!this.writable()) return;
+    this.raw.write(frame);
+    this.meter.observe(this.socket.bufferedAmount);
+  }
+
+  /** Whether a frame may be written now; closes a client that does not read. */
+  private writable(): boolean {
+    if (!this.isOpen) return false;
     if (this.socket.bufferedAmount > this.maxOutboundBytes) {
       this.meter.observe(this.socket.bufferedAmount);
       this.onOverflow();
       this.close(CloseCode.TryAgainLater, 'outbound buffer full');
-      return;
+      return false;
     }
-    this.socket.send(data);
-    this.meter.observe(this.socket.bufferedAmount);
+    return true;
   }
 
   close(code: number, reason: string): void {

@@ -27,6 +27,7 @@ import { CloseCode, type WsConnection } from './connection.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
+import { wsTextFrame } from './ws-frame.ts';
 
 /** Close reasons of the JSON-RPC error codes, as `session_error` alerts report them. */
 const ERROR_REASONS: Record<number, string> = {
@@ -102,19 +103,22 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
 
   deliver(d: Delivery): void {
     if (this.state !== 'open' || !this.awaitAck(d)) return;
-    this.conn.send(this.recvFrame(d));
+    this.conn.sendTextFrame(this.recvFrame(d));
   }
 
   protected resend(d: Delivery): void {
-    if (this.state === 'open') this.conn.send(this.recvFrame(d));
+    if (this.state === 'open') this.conn.sendTextFrame(this.recvFrame(d));
   }
 
   protected closeUnacked(reason: string): void {
     this.closeWith(CloseCode.PolicyViolation, reason, ['recv_unacked', SessionErrorClass.backpressure]);
   }
 
-  /** The `recv` notification of a delivery as this session sees it (shared by every session with the same view). */
-  private recvFrame(d: Delivery): string {
+  /**
+   * The `recv` notification of a delivery as this session sees it, framed for
+   * WebSocket (shared by every session with the same view).
+   */
+  private recvFrame(d: Delivery): Buffer {
     const channelId = d.channelIdFor(this.uid);
     const redDot = d.redDotFor(this.uid);
     if (redDot) {
@@ -123,7 +127,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       return d.jsonrpcFrame0!;
     }
     d.payloadJson ??= recvPayloadJson(d.payload);
-    const frame = encodeRecv(
+    const text = encodeRecv(
       {
         redDot,
         syncOnce: d.syncOnce,
@@ -141,6 +145,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       },
       d.payloadJson,
     );
+    const frame = wsTextFrame(text);
     if (redDot) {
       d.jsonrpcView1 = channelId;
       d.jsonrpcFrame1 = frame;
@@ -287,7 +292,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       outcome = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
     }
     if (this.state !== 'open') return;
-    this.conn.send(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason));
+    this.conn.sendTextFrame(wsTextFrame(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason)));
   }
 
   private recvack(raw: unknown): void {

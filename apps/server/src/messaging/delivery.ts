@@ -15,15 +15,15 @@ export class Delivery {
    */
   payloadJson: string | undefined;
   /**
-   * JSON-RPC `recv` frames, memoized per view: slot 0 without the red dot,
+   * JSON-RPC `recv` frames (WebSocket-framed bytes), memoized per view: slot 0 without the red dot,
    * slot 1 with it, each for the channel id in `jsonrpcView*` (the same for
    * every member of a group; the peer's or the sender's view of a person
    * channel). A view that does not match its slot is encoded again.
    */
   jsonrpcView0: string | undefined;
-  jsonrpcFrame0: string | undefined;
+  jsonrpcFrame0: Buffer | undefined;
   jsonrpcView1: string | undefined;
-  jsonrpcFrame1: string | undefined;
+  jsonrpcFrame1: Buffer | undefined;
   /**
    * Person channels: the two participants in canonical order, when the send
    * path has them at hand (else derived from `channelId`).
