@@ -204,7 +204,12 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
       retryMaxCount: config.delivery.retryMaxCount,
       maxPending: config.delivery.pendingAckMaxPerSession,
     },
-    isUserBanned: async (uid: string) => (await cache.get(uid, ChannelType.Person)).info?.ban === 1,
+    // The cached state when the user's channel is loaded already, else one indexed read: a CONNECT
+    // neither loads nor keeps the channel's lists (the send path loads them when it needs them).
+    isUserBanned: async (uid: string) => {
+      const state = cache.peek(uid, ChannelType.Person);
+      return (state ? state.info : await store.channels.get(uid, ChannelType.Person))?.ban === 1;
+    },
   };
   try {
     await app.listen({ host: config.api.listen.host, port: config.api.listen.port });

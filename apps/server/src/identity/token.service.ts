@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ReasonCode } from '@parley/shared';
 import { tokenDigest, type DeviceRepository } from '@parley/store';
 import type { Presence } from '../messaging/presence.ts';
@@ -56,7 +56,8 @@ export class TokenService {
     const record = await this.devices.get(uid, deviceFlag);
     if (!this.tokenAuthOn) return { reason: ReasonCode.Success, deviceLevel: record?.deviceLevel ?? 0 };
     if (token === '' || !record || record.tokenSha256 === '') return { reason: ReasonCode.AuthFail, deviceLevel: 0 };
-    const given = Buffer.from(tokenDigest(token), 'hex');
+    // The same digest as `tokenDigest`, as bytes: no hex text made and parsed back.
+    const given = createHash('sha256').update(token, 'utf8').digest();
     const stored = Buffer.from(record.tokenSha256, 'hex');
     if (stored.length !== given.length || !timingSafeEqual(given, stored)) {
       return { reason: ReasonCode.AuthFail, deviceLevel: 0 };
