@@ -1,4 +1,5 @@
 import type { Db } from '../db.ts';
+import { compiledOnce } from './compiled-query.ts';
 
 /** Channel flags; each 0 or 1. */
 export interface ChannelFlags {
@@ -27,14 +28,19 @@ function chunks<T>(items: readonly T[]): T[][] {
 
 /** Channel metadata and the allow/deny/temp lists of each channel. */
 export function createChannelRepository(db: Db) {
-  return {
-    async get(channelId: string, channelType: number): Promise<ChannelRow | undefined> {
-      const row = await db
+  /** One channel's row by key: every CONNECT's ban check and every channel-cache load run it. */
+  const byKey = compiledOnce(
+    (channelId: string, channelType: number) =>
+      db
         .selectFrom('channels')
         .select(['channel_id', 'channel_type', 'ban', 'disband', 'large', 'send_ban', 'allow_stranger'])
         .where('channel_id', '=', channelId)
-        .where('channel_type', '=', channelType)
-        .executeTakeFirst();
+        .where('channel_type', '=', channelType),
+    ['\u0000channel_id', -0x7fff_fff2] as const,
+  );
+  return {
+    async get(channelId: string, channelType: number): Promise<ChannelRow | undefined> {
+      const row = (await db.executeQuery(byKey(channelId, channelType))).rows[0];
       if (!row) return undefined;
       return {
         channelId: row.channel_id,

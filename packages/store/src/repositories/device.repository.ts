@@ -1,5 +1,5 @@
-import type { CompiledQuery } from 'kysely';
 import type { Db } from '../db.ts';
+import { compiledOnce } from './compiled-query.ts';
 
 export interface DeviceRecord {
   uid: string;
@@ -10,40 +10,18 @@ export interface DeviceRecord {
   tokenSha256: string;
 }
 
-interface DeviceRow {
-  uid: string;
-  device_flag: number;
-  device_level: number;
-  device_id: string;
-  token_sha256: string;
-}
-
-const UID_MARK = '\u0000uid';
-const FLAG_MARK = -0x7fff_fff1;
-
 /** Device credentials keyed by `(uid, device_flag)`. Only token digests are stored. */
 export function createDeviceRepository(db: Db) {
-  /**
-   * The CONNECT look-up, compiled once: every CONNECT runs it, and building and
-   * compiling the query each time cost more than the index seek itself. Its
-   * parameters are (uid, device_flag) in that order, checked below.
-   */
-  let byKey: CompiledQuery<DeviceRow> | undefined;
-  const lookup = (uid: string, deviceFlag: number): CompiledQuery<DeviceRow> => {
-    if (!byKey) {
-      const compiled = db
+  /** The CONNECT look-up (uid, device_flag). */
+  const lookup = compiledOnce(
+    (uid: string, deviceFlag: number) =>
+      db
         .selectFrom('devices')
         .select(['uid', 'device_flag', 'device_level', 'device_id', 'token_sha256'])
-        .where('uid', '=', UID_MARK)
-        .where('device_flag', '=', FLAG_MARK)
-        .compile();
-      if (compiled.parameters.length !== 2 || compiled.parameters[0] !== UID_MARK || compiled.parameters[1] !== FLAG_MARK) {
-        throw new Error('device look-up: unexpected parameter order');
-      }
-      byKey = compiled;
-    }
-    return { ...byKey, parameters: [uid, deviceFlag] };
-  };
+        .where('uid', '=', uid)
+        .where('device_flag', '=', deviceFlag),
+    ['\u0000uid', -0x7fff_fff1] as const,
+  );
   return {
     async upsert(rec: DeviceRecord): Promise<void> {
       const now = Date.now();
