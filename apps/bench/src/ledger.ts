@@ -21,9 +21,24 @@ export function decodeBody(body: string): { stream: string; n: number; sentAt: n
   return { stream: body.slice(0, a), n: Number(body.slice(a + 1, b)), sentAt: Number(body.slice(b + 1, c)) };
 }
 
+/** What one recipient has received of one stream: a bit per sequence number, and the highest. */
 interface Track {
-  seen: Set<number>;
+  seen: Uint32Array;
   max: number;
+}
+
+/** Marks `n` seen in `t`; returns false when it already was. */
+function markSeen(t: Track, n: number): boolean {
+  const word = n >>> 5;
+  if (word >= t.seen.length) {
+    const grown = new Uint32Array(Math.max(word + 1, t.seen.length * 2));
+    grown.set(t.seen);
+    t.seen = grown;
+  }
+  const bit = 1 << (n & 31);
+  if ((t.seen[word]! & bit) !== 0) return false;
+  t.seen[word]! |= bit;
+  return true;
 }
 
 /** Counts of the correctness gates: all must be zero for a valid scenario. */
@@ -46,7 +61,8 @@ export class Ledger {
   readonly latency = new Samples();
   private readonly sent = new Map<string, number>();
   private readonly recipients = new Map<string, string[]>();
-  private readonly tracks = new Map<string, Track>();
+  /** recipient → stream → track (two look-ups, no key string built per delivery). */
+  private readonly tracks = new Map<string, Map<string, Track>>();
   private duplicates = 0;
   private outOfOrder = 0;
   private foreign = 0;
@@ -56,7 +72,11 @@ export class Ledger {
   expect(stream: string, recipients: readonly string[]): void {
     this.recipients.set(stream, [...recipients]);
     this.sent.set(stream, 0);
-    for (const r of recipients) this.tracks.set(`${stream}>${r}`, { seen: new Set(), max: -1 });
+    for (const r of recipients) {
+      let byStream = this.tracks.get(r);
+      if (!byStream) this.tracks.set(r, (byStream = new Map()));
+      byStream.set(stream, { seen: new Uint32Array(8), max: -1 });
+    }
   }
 
   /** Allocates the next sequence number of `stream` (0, 1, 2, … in send order) and counts it as sent. */
@@ -68,21 +88,23 @@ export class Ledger {
 
   /** Records one delivery of `body` to `recipient`, at `now` (performance.now()). */
   receive(recipient: string, body: string, now = performance.now()): void {
-    const d = decodeBody(body);
-    const track = d && this.tracks.get(`${d.stream}>${recipient}`);
-    if (!d || !track) {
+    const a = body.indexOf('|');
+    const b = body.indexOf('|', a + 1);
+    const c = body.indexOf('|', b + 1);
+    const track = a >= 0 && b >= 0 && c >= 0 ? this.tracks.get(recipient)?.get(body.slice(0, a)) : undefined;
+    const n = Number(body.slice(a + 1, b));
+    if (!track || !Number.isInteger(n) || n < 0 || n > 0x7fff_ffff) {
       this.foreign++;
       return;
     }
-    if (track.seen.has(d.n)) {
+    if (!markSeen(track, n)) {
       this.duplicates++;
       return;
     }
-    if (d.n < track.max) this.outOfOrder++;
-    else track.max = d.n;
-    track.seen.add(d.n);
+    if (n < track.max) this.outOfOrder++;
+    else track.max = n;
     this.firstDeliveries++;
-    this.latency.add(now - d.sentAt);
+    this.latency.add(now - Number(body.slice(b + 1, c)));
   }
 
   /** Deliveries expected so far: for each stream, messages sent × recipients. */

@@ -22,7 +22,10 @@ describe('crc32', () => {
     let seed = 7;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     for (let n = 0; n < 500; n++) {
-      const units = Array.from({ length: next() % 12 }, () => [0x41 + (next() % 26), 0x80 + (next() % 0x780), next() % 0x10000, 0xd800 + (next() % 0x800)][next() % 4]!);
+      const units = Array.from(
+        { length: next() % 12 },
+        () => [0x41 + (next() % 26), 0x80 + (next() % 0x780), next() % 0x10000, 0xd800 + (next() % 0x800)][next() % 4]!,
+      );
       const text = String.fromCharCode(...units);
       expect(crc32(text)).toBe(reference(text));
     }

@@ -195,7 +195,53 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(isUniqueViolation(clash)).toBe(true);
     expect(await store.messages.loadTail('g3', 2)).toBe(3);
     expect(await store.messages.bySeqs('g3', 2, [4])).toEqual([]);
+    // The same when the clash is in a later INSERT of a large batch, after its mark was queued:
+    // no earlier row of the batch and no mark is left behind.
+    const many = Array.from({ length: 100 }, (_, i) => message('g3', 4 + i, 100n + BigInt(i)));
+    const late = await store.messages
+      .appendBatch([...many, message('g3', 2, 999n)], [{ channelId: 'g3', channelType: 2, uid: 'alice', seq: 103 }])
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(late)).toBe(true);
+    expect(await store.messages.loadTail('g3', 2)).toBe(3);
+    expect((await store.memberships.get('g3', 2, 'alice'))?.lastSendSeq).toBe(3);
+    await store.messages.appendBatch(many, []);
+    expect(await store.messages.loadTail('g3', 2)).toBe(103);
   });
+
+  it.runIf(dialect === 'sqlite')(
+    'appendChecked (embedded writer): commits a batch with no earlier key, else writes nothing and returns the earlier messages',
+    async () => {
+      const checked = store.messages.appendChecked!;
+      expect(checked).toBeTypeOf('function');
+      await store.memberships.addMembers('k1', 2, ['alice'], 1);
+      const mark = (seq: number): LastSendMark[] => [{ channelId: 'k1', channelType: 2, uid: 'alice', seq }];
+      expect(await checked([message('k1', 1, 501n), message('k1', 2, 502n, { clientMsgNo: '' })], mark(2))).toEqual([]);
+      expect(await store.messages.loadTail('k1', 2)).toBe(2);
+      expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(2);
+
+      // c1 is taken: nothing of the batch is written, not even its new c9, and c1's message comes back.
+      const hits = await checked([message('k1', 3, 503n, { clientMsgNo: 'c9' }), message('k1', 4, 504n, { clientMsgNo: 'c1' })], mark(4));
+      expect(hits).toEqual([
+        {
+          channelId: 'k1',
+          channelType: 2,
+          fromUid: 'alice',
+          clientMsgNo: 'c1',
+          messageId: 501n,
+          messageSeq: 1,
+          payload: expect.anything(),
+        },
+      ]);
+      expect([...hits[0]!.payload]).toEqual([1, 0, 255]);
+      expect(await store.messages.loadTail('k1', 2)).toBe(2);
+      expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(2);
+      // Another sender's c1 and an empty client_msg_no are not earlier keys.
+      expect(
+        await checked([message('k1', 3, 505n, { clientMsgNo: 'c1', fromUid: 'bob' }), message('k1', 4, 506n, { clientMsgNo: '' })], []),
+      ).toEqual([]);
+      expect(await store.messages.loadTail('k1', 2)).toBe(4);
+    },
+  );
 
   it.skipIf(skip)('events: numbered per message, idempotent by id, concurrent appends take distinct seqs', async () => {
     const base = {

@@ -3,8 +3,11 @@
  * topic `u/<uid>`, a group is `g/<id>`; publishes and subscriptions are QoS 1,
  * so each send has a PUBACK (timed like a SENDACK) and each delivery is
  * acknowledged (like a RECVACK). Persistence is off: acks are in memory only.
+ * The online scenarios (S1, S2) drive it with {@link MqttLite}, the offline
+ * catch-up (S3) with the `mqtt` package's persistent sessions.
  */
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { MqttLite } from './mqtt-lite.ts';
 import { tokenOf } from './parley-server.ts';
 import { ensureMosquitto, startMosquitto } from './mosquitto-server.ts';
 import type { Connection, Driver, OnMessage } from './types.ts';
@@ -45,15 +48,24 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
       for (const m of members) groupsOf.set(m, [...(groupsOf.get(m) ?? []), id]);
     },
     async connect(uid, onMessage): Promise<Connection> {
-      const client = await open(server.port, uid, { clean: true }, onMessage);
-      await client.subscribeAsync([`u/${uid}`, ...(groupsOf.get(uid) ?? []).map((g) => `g/${g}`)], { qos: 1 });
+      const client = await MqttLite.connect({
+        host: '127.0.0.1',
+        port: server.port,
+        clientId: uid,
+        username: uid,
+        password: tokenOf(uid),
+        timeoutMs: 10_000,
+        onMessage: (_topic, payload) => onMessage(payload.toString('utf8')),
+      });
+      try {
+        await client.subscribe([`u/${uid}`, ...(groupsOf.get(uid) ?? []).map((g) => `g/${g}`)]);
+      } catch (e) {
+        client.close();
+        throw e;
+      }
       return {
-        async send(to, body) {
-          await client.publishAsync(`${to.kind === 'user' ? 'u' : 'g'}/${to.id}`, body, { qos: 1 });
-        },
-        close() {
-          client.end(true);
-        },
+        send: (to, body) => client.publish(`${to.kind === 'user' ? 'u' : 'g'}/${to.id}`, body),
+        close: () => client.close(),
       };
     },
     async prepareOffline(uid) {

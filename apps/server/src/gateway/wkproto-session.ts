@@ -2,12 +2,14 @@ import {
   encodePacket,
   negotiateVersion,
   PacketType,
+  recvTemplate,
   serverKeyExchange,
   Setting,
   WkprotoCryptoError,
   WkprotoDecoder,
   type ConnectPacket,
   type RecvPacket,
+  type RecvTemplate,
   type SendPacket,
   type WkPacket,
   type WkSessionCrypto,
@@ -101,30 +103,43 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.closeWith(reason, ['recv_unacked', SessionErrorClass.backpressure]);
   }
 
-  /** Encrypts, signs and writes one RECV for this session (`dup` on a resend). */
+  /**
+   * Encrypts, signs and writes one RECV for this session (`dup` on a resend).
+   * The frame around the payload is built once per message and view (protocol
+   * version, recipient channel id, flags) and memoized on the delivery; each
+   * session copies it and writes in only its own ciphertext and msg_key.
+   */
   private writeRecv(d: Delivery, dup: boolean): void {
     if (!this.crypto) return;
-    const recv: RecvPacket = {
-      type: PacketType.RECV,
-      dup,
-      redDot: d.redDotFor(this.uid),
-      syncOnce: d.syncOnce,
-      noPersist: d.noPersist,
-      setting: d.setting & ~Setting.NO_ENCRYPT,
-      msgKey: '',
-      fromUid: d.fromUid,
-      channelId: d.channelIdFor(this.uid),
-      channelType: d.channelType,
-      expire: d.expire,
-      clientMsgNo: d.clientMsgNo,
-      messageId: d.messageId,
-      messageSeq: BigInt(d.messageSeq),
-      timestamp: d.timestamp,
-      topic: d.topic,
-      payload: d.payload,
-    };
+    const channelId = d.channelIdFor(this.uid);
+    const redDot = d.redDotFor(this.uid);
+    const key = `wk:${this.version}:${dup ? 1 : 0}${redDot ? 1 : 0}:${channelId}`;
     try {
-      this.sink.send(encodePacket(this.crypto.sealRecv(recv), this.version));
+      let template = d.encoded.get(key) as RecvTemplate | undefined;
+      if (template === undefined) {
+        const recv: RecvPacket = {
+          type: PacketType.RECV,
+          dup,
+          redDot,
+          syncOnce: d.syncOnce,
+          noPersist: d.noPersist,
+          setting: d.setting & ~Setting.NO_ENCRYPT,
+          msgKey: '',
+          fromUid: d.fromUid,
+          channelId,
+          channelType: d.channelType,
+          expire: d.expire,
+          clientMsgNo: d.clientMsgNo,
+          messageId: d.messageId,
+          messageSeq: BigInt(d.messageSeq),
+          timestamp: d.timestamp,
+          topic: d.topic,
+          payload: d.payload,
+        };
+        template = recvTemplate(recv, d.payload.length, this.version);
+        d.encoded.set(key, template);
+      }
+      this.sink.send(this.crypto.sealRecvFrame(template, d.payload));
     } catch (err) {
       this.log.warn({ err: (err as Error).message, session: this.id }, 'recv not encodable for this session');
       this.acked(d.messageIdText);

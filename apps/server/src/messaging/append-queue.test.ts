@@ -51,6 +51,34 @@ describe('AppendQueue', () => {
     expect(other).toMatchObject({ kind: 'appended', messageSeq: 2 });
   });
 
+  it('numbers a batch mixing earlier keys and new sends without a gap, and marks only what it appended', async () => {
+    await store.memberships.addMembers('g', 2, ['u'], 1);
+    const first = await queue.append(msg({ clientMsgNo: 'k1' }), true);
+    await queue.append(msg({ clientMsgNo: 'k2' }), true);
+    // One batch: a new send, a repeat of k1, a reuse of k2 with another payload, another new send.
+    const [n1, again, clash, n2] = await Promise.all([
+      queue.append(msg({ clientMsgNo: 'k3' }), true),
+      queue.append(msg({ clientMsgNo: 'k1' }), true),
+      queue.append(msg({ clientMsgNo: 'k2', payload: Buffer.from('other') }), true),
+      queue.append(msg({ clientMsgNo: 'k4' }), false),
+    ]);
+    expect(again).toEqual({ kind: 'duplicate', messageId: (first as { messageId: bigint }).messageId, messageSeq: 1 });
+    expect(clash).toEqual({ kind: 'conflict' });
+    expect([n1, n2]).toMatchObject([
+      { kind: 'appended', messageSeq: 3 },
+      { kind: 'appended', messageSeq: 4 },
+    ]);
+    const { messages } = await store.messages.range('g', 2, 1, 10, 10, false);
+    expect(messages.map((m) => [m.messageSeq, m.clientMsgNo])).toEqual([
+      [1, 'k1'],
+      [2, 'k2'],
+      [3, 'k3'],
+      [4, 'k4'],
+    ]);
+    // k4 was sent unmarked: the sender's latest marked send is k3.
+    expect((await store.memberships.get('g', 2, 'u'))?.lastSendSeq).toBe(3);
+  });
+
   it('refuses a reused client_msg_no with a different payload and writes nothing for it', async () => {
     await queue.append(msg({ clientMsgNo: 'x' }), true);
     expect(await queue.append(msg({ clientMsgNo: 'x', payload: Buffer.from('other') }), true)).toEqual({ kind: 'conflict' });

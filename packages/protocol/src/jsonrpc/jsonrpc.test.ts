@@ -141,7 +141,9 @@ describe('send fast paths', () => {
     expect(readSendParams({ channelId: 'b', channelType: 1, payload: { b: 'x' } }).payloadJson).toBe('{"b":"x"}');
     expect(readSendParams({ channelId: 'b', channelType: 1, payload: '[1,2]' }).payloadJson).toBeUndefined();
     // A raw lone surrogate is replaced in the UTF-8 bytes: the text would differ, so it is not carried.
-    expect(readSendParams({ channelId: 'b', channelType: 1, payload: `{"r":"${String.fromCharCode(0xd800)}"}` }).payloadJson).toBeUndefined();
+    expect(
+      readSendParams({ channelId: 'b', channelType: 1, payload: `{"r":"${String.fromCharCode(0xd800)}"}` }).payloadJson,
+    ).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { openTransport, withTimeout, type ClientTransport } from './client-transport.ts';
 import { negotiateVersion, PacketType, ReasonCode } from './constants.ts';
 import { clientKeyExchange, generateKeyPair, type WkSessionCrypto } from './crypto.ts';
-import { encodePacket } from './encode.ts';
+import { encodePacket, encodeRecvack } from './encode.ts';
 import { WkprotoDecoder } from './stream-decoder.ts';
 import type { ConnackPacket, DisconnectPacket, RecvPacket, SendackPacket, WkPacket } from './types.ts';
 
@@ -171,7 +171,8 @@ export class WkprotoClient extends EventEmitter {
 
   /** Acknowledges a delivered message (done automatically unless autoRecvAck is false). */
   recvAck(messageId: bigint, messageSeq: bigint): void {
-    this.write({ type: PacketType.RECVACK, messageId, messageSeq });
+    if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
+    this.transport.write(encodeRecvack(messageId, messageSeq, this.version));
   }
 
   /** Encodes and writes any packet at the session version. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PacketType, Setting } from './constants.ts';
 import { decodePacket } from './decode.ts';
-import { encodePacket } from './encode.ts';
+import { encodePacket, encodeRecvack } from './encode.ts';
 import { WkprotoDecodeError, WkprotoEncodeError } from './errors.ts';
 import type { RecvPacket, SendPacket, WkPacket } from './types.ts';
 
@@ -170,5 +170,23 @@ describe('decode errors', () => {
     expect(bad('90 ff ff ff ff 01')).toBe('VARINT_TOO_LONG');
     expect(bad('90 81 80 40')).toBe('REMAINING_LENGTH_TOO_LARGE');
     expect(bad('70', 0)).toBe('BAD_VERSION');
+  });
+});
+
+describe('encodeRecvack', () => {
+  it('writes the same bytes as encodePacket at every version, and refuses what it refuses', () => {
+    const ids = [0n, 1n, 1957234823423213568n, (1n << 63n) - 1n, -1n];
+    const seqs = [0n, 42n, 0xffff_ffffn];
+    for (let v = 1; v <= 6; v++) {
+      for (const messageId of ids) {
+        for (const messageSeq of [...seqs, ...(v === 6 ? [1n << 40n] : [])]) {
+          const want = encodePacket({ type: PacketType.RECVACK, messageId, messageSeq }, v);
+          expect(encodeRecvack(messageId, messageSeq, v).equals(want), `v${v} ${messageId} ${messageSeq}`).toBe(true);
+        }
+      }
+    }
+    expect(() => encodeRecvack(1n, 1n << 32n, 5)).toThrow(WkprotoEncodeError);
+    expect(() => encodeRecvack(1n << 63n, 1n, 5)).toThrow(WkprotoEncodeError);
+    expect(() => encodeRecvack(1n, 1n, 7)).toThrow(WkprotoEncodeError);
   });
 });

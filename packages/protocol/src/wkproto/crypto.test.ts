@@ -1,3 +1,4 @@
+import { createCipheriv, createDecipheriv, createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { PacketType, Setting } from './constants.ts';
 import {
@@ -6,10 +7,13 @@ import {
   generateKeyPair,
   keyPairFromPrivate,
   randomSalt,
+  recvTemplate,
   serverKeyExchange,
   sharedSecret,
   WkSessionCrypto,
 } from './crypto.ts';
+import { decodePacket } from './decode.ts';
+import { encodePacket } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import type { RecvPacket, SendPacket } from './types.ts';
 
@@ -150,5 +154,138 @@ describe('payload crypto and msg_key', () => {
   it('rejects keys and IVs that are not 16 ASCII characters', () => {
     expect(cryptoCode(() => new WkSessionCrypto('short', 'abcdefghijklmnop'))).toBe('BAD_SALT');
     expect(cryptoCode(() => new WkSessionCrypto('0c15fdbf4d09bc6c', 'abcdefghijklmnoé'))).toBe('BAD_SALT');
+  });
+});
+
+describe('session crypto reusing one cipher per direction', () => {
+  // The reference: a fresh AES-128-CBC/PKCS#7 cipher per operation, as OpenSSL does it.
+  const key = 'K3y-0f_16_chars!';
+  const iv = 'Iv0123456789abcd';
+  const refEncrypt = (plain: Uint8Array): Buffer => {
+    const c = createCipheriv('aes-128-cbc', Buffer.from(key), Buffer.from(iv));
+    return Buffer.concat([c.update(plain), c.final()]);
+  };
+  const refDecrypt = (raw: Uint8Array): Buffer => {
+    const d = createDecipheriv('aes-128-cbc', Buffer.from(key), Buffer.from(iv));
+    return Buffer.concat([d.update(raw), d.final()]);
+  };
+  const refMsgKey = (sign: string, payload: Uint8Array): string =>
+    createHash('md5')
+      .update(refEncrypt(Buffer.concat([Buffer.from(sign, 'utf8'), payload])).toString('base64'), 'latin1')
+      .digest('hex');
+  const bytes = (n: number, seed: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => (i * 131 + seed * 7) & 0xff));
+
+  it('encrypts, decrypts and signs byte for byte like a fresh cipher, interleaved over 0..100 and block-edge lengths', () => {
+    const s = new WkSessionCrypto(key, iv);
+    const peer = new WkSessionCrypto(key, iv);
+    const lengths = [...Array.from({ length: 101 }, (_, n) => n), 127, 128, 129, 255, 256, 257, 1023, 1024, 4096 + 15];
+    for (const [k, n] of lengths.entries()) {
+      const plain = bytes(n, k);
+      const wire = s.encrypt(plain);
+      expect(wire.toString('latin1'), `encrypt ${n}`).toBe(refEncrypt(plain).toString('base64'));
+      // Decrypt on another session (interleaved with its own encryptions) and on the sending one.
+      expect(peer.decrypt(wire).equals(plain), `peer decrypt ${n}`).toBe(true);
+      peer.encrypt(bytes(k % 40, n));
+      expect(s.decrypt(wire).equals(plain), `own decrypt ${n}`).toBe(true);
+      expect(refDecrypt(Buffer.from(wire.toString('latin1'), 'base64')).equals(plain)).toBe(true);
+      const send = { clientSeq: k, clientMsgNo: `cmn${n}`, channelId: 'chän', channelType: 2, payload: wire };
+      expect(s.sendMsgKey(send), `msg_key ${n}`).toBe(refMsgKey(`${k}cmn${n}chän2`, wire));
+    }
+  });
+
+  it('keeps working after a refused ciphertext, and refuses what a fresh decipher refuses', () => {
+    const s = new WkSessionCrypto(key, iv);
+    const good = refEncrypt(bytes(40, 1));
+    const cases: Buffer[] = [];
+    // Flip bits in the last block (corrupts the padding) and in the one before it.
+    for (let bit = 0; bit < 64; bit++) {
+      const c = Buffer.from(good);
+      c[c.length - 1 - (bit % 32)]! ^= 1 << (bit % 8);
+      cases.push(c);
+    }
+    cases.push(good.subarray(0, 16), refEncrypt(Buffer.alloc(0)), Buffer.alloc(32));
+    // Ciphertexts of unpadded blocks whose last bytes are (in)valid PKCS#7 padding.
+    const raw = (last: number[]): Buffer => {
+      const c = createCipheriv('aes-128-cbc', Buffer.from(key), Buffer.from(iv)).setAutoPadding(false);
+      const plain = Buffer.concat([bytes(32 - last.length, 5), Buffer.from(last)]);
+      return Buffer.concat([c.update(plain), c.final()]);
+    };
+    for (const last of [
+      [0],
+      [17],
+      [255],
+      [1],
+      [2, 2],
+      [3, 2],
+      [2, 3, 3],
+      new Array<number>(16).fill(16),
+      [15, ...new Array<number>(15).fill(16)],
+    ]) {
+      cases.push(raw(last));
+    }
+    for (const c of cases) {
+      let ref: Buffer | undefined;
+      try {
+        ref = refDecrypt(c);
+      } catch {
+        ref = undefined;
+      }
+      const wire = Buffer.from(c.toString('base64'));
+      if (ref === undefined) expect(cryptoCode(() => s.decrypt(wire))).toBe('DECRYPT_FAILED');
+      else expect(s.decrypt(wire).equals(ref)).toBe(true);
+      expect(s.decrypt(Buffer.from(good.toString('base64'))).equals(bytes(40, 1))).toBe(true);
+    }
+    expect(cryptoCode(() => s.decrypt(Buffer.from('')))).toBe('DECRYPT_FAILED');
+    expect(cryptoCode(() => s.decrypt(Buffer.from('AAAA')))).toBe('DECRYPT_FAILED');
+  });
+});
+
+describe('RECV templates', () => {
+  const server = new WkSessionCrypto('0c15fdbf4d09bc6c', 'abcdefghijklmnop');
+  const other = new WkSessionCrypto('fedcba9876543210', 'ponmlkjihgfedcba');
+  const base = (channelId: string, extra: Partial<RecvPacket>): RecvPacket => ({
+    type: PacketType.RECV,
+    setting: 0,
+    msgKey: '',
+    fromUid: 'ünï',
+    channelId,
+    channelType: 2,
+    clientMsgNo: 'cmn-1',
+    messageId: 1957234823423213568n,
+    messageSeq: 4_000_000_000n,
+    timestamp: 1785398400,
+    payload: Buffer.alloc(0),
+    ...extra,
+  });
+
+  it('seal into the same bytes as encodePacket(sealRecv(…)) for every version, flag and length, sessions interleaved', () => {
+    const lengths = [0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 64, 100, 200, 1000];
+    const views: Partial<RecvPacket>[] = [
+      {},
+      { redDot: true, dup: true },
+      { setting: Setting.TOPIC, topic: 'tópic', expire: 3600, syncOnce: true, noPersist: true },
+      { setting: Setting.RECEIPT, channelType: 1 },
+    ];
+    for (let version = 1; version <= 6; version++) {
+      for (const [i, view] of views.entries()) {
+        for (const n of lengths) {
+          const plain = Buffer.from(Array.from({ length: n }, (_, k) => (k * 17 + n + i) & 0xff));
+          // A long channel id makes the body's varint length take more bytes.
+          const p = base(i === 3 ? 'x'.repeat(300) : `grp${i}`, view);
+          const t = recvTemplate(p, n, version);
+          for (const s of [server, other, server]) {
+            const want = encodePacket(s.sealRecv({ ...p, payload: plain }), version);
+            expect(s.sealRecvFrame(t, plain).equals(want), `v${version} view${i} n${n}`).toBe(true);
+            expect(s.openRecv(decodePacket(want, version) as RecvPacket).equals(plain)).toBe(true);
+          }
+          expect(t.frame.length).toBe(encodePacket(server.sealRecv({ ...p, payload: plain }), version).length);
+        }
+      }
+    }
+  });
+
+  it('refuses a plaintext of another length than the template was built for', () => {
+    const t = recvTemplate(base('g', {}), 20, 5);
+    expect(() => server.sealRecvFrame(t, Buffer.alloc(40))).toThrow(/template/);
   });
 });

@@ -8,13 +8,17 @@ import {
   createDecipheriv,
   createHash,
   createPrivateKey,
+  hash,
   createPublicKey,
   diffieHellman,
   generateKeyPairSync,
   randomInt,
+  type Cipher,
+  type Decipher,
   type KeyObject,
 } from 'node:crypto';
 import { Setting } from './constants.ts';
+import { encodePacket } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import type { RecvPacket, SendPacket } from './types.ts';
 
@@ -82,10 +86,30 @@ export type RecvSignFields = Pick<
   'messageId' | 'messageSeq' | 'clientMsgNo' | 'timestamp' | 'fromUid' | 'channelId' | 'channelType' | 'payload'
 >;
 
-/** The negotiated AES key/IV of one session, with payload and msg_key operations. */
+/** AES block size, bytes. */
+const BLOCK = 16;
+
+/**
+ * The negotiated AES key/IV of one session, with payload and msg_key operations.
+ *
+ * Node cannot reset a cipher to its IV, and building one per operation (key
+ * schedule, OpenSSL context, JS wrapper) cost more than the AES itself. So each
+ * session keeps ONE streaming AES-128-CBC cipher and ONE decipher without
+ * padding, and remembers the last ciphertext block each has chained to. Since
+ * CBC computes C1 = E(P1 ⊕ prev), starting a message at the session IV only
+ * needs P1 ⊕= prev ⊕ IV before the update (encryption) or M1 ⊕= prev ⊕ IV after
+ * it (decryption); every message is then one `update` call. PKCS#7 padding is
+ * added and checked here. Not safe to share between concurrent users, which
+ * JavaScript's single thread rules out.
+ */
 export class WkSessionCrypto {
-  private readonly key: Buffer;
   private readonly iv: Buffer;
+  private readonly cipher: Cipher;
+  private readonly decipher: Decipher;
+  /** The last ciphertext block the cipher produced (its CBC state). */
+  private readonly encPrev: Buffer;
+  /** The last ciphertext block the decipher consumed (its CBC state). */
+  private readonly decPrev: Buffer;
 
   constructor(
     readonly aesKey: string,
@@ -93,35 +117,57 @@ export class WkSessionCrypto {
   ) {
     if (!ASCII_16.test(aesKey)) throw new WkprotoCryptoError('BAD_SALT', 'AES key must be 16 printable ASCII characters');
     if (!ASCII_16.test(aesIv)) throw new WkprotoCryptoError('BAD_SALT', 'AES IV (salt) must be 16 printable ASCII characters');
-    this.key = Buffer.from(aesKey, 'latin1');
+    const key = Buffer.from(aesKey, 'latin1');
     this.iv = Buffer.from(aesIv, 'latin1');
+    this.cipher = createCipheriv('aes-128-cbc', key, this.iv).setAutoPadding(false);
+    this.decipher = createDecipheriv('aes-128-cbc', key, this.iv).setAutoPadding(false);
+    this.encPrev = Buffer.from(this.iv);
+    this.decPrev = Buffer.from(this.iv);
+  }
+
+  /** AES-128-CBC/PKCS#7 with the session IV of `prefix` (UTF-8) followed by `data`: raw ciphertext. */
+  private cbcEncrypt(prefix: string, data: Uint8Array): Buffer {
+    const prefixBytes = prefix === '' ? 0 : Buffer.byteLength(prefix, 'utf8');
+    const n = prefixBytes + data.length;
+    const pad = BLOCK - (n % BLOCK);
+    const block = Buffer.allocUnsafe(n + pad);
+    if (prefixBytes > 0) block.write(prefix, 0, 'utf8');
+    block.set(data, prefixBytes);
+    block.fill(pad, n);
+    const prev = this.encPrev;
+    const iv = this.iv;
+    for (let i = 0; i < BLOCK; i++) block[i]! ^= prev[i]! ^ iv[i]!;
+    const out = this.cipher.update(block);
+    out.copy(prev, 0, out.length - BLOCK);
+    return out;
   }
 
   /** AES-CBC(plain) as ASCII Base64 bytes: the wire form of an encrypted payload. */
   encrypt(plain: Uint8Array): Buffer {
-    const c = createCipheriv('aes-128-cbc', this.key, this.iv);
-    return Buffer.from(Buffer.concat([c.update(plain), c.final()]).toString('base64'), 'latin1');
+    return Buffer.from(this.cbcEncrypt('', plain).toString('base64'), 'latin1');
   }
 
   /** Inverse of {@link encrypt}; throws DECRYPT_FAILED on bad Base64 or padding. */
   decrypt(wire: Uint8Array): Buffer {
-    const raw = Buffer.from(Buffer.from(wire).toString('latin1'), 'base64');
-    if (raw.length === 0 || raw.length % 16 !== 0) {
+    const raw = Buffer.from(Buffer.from(wire.buffer, wire.byteOffset, wire.byteLength).toString('latin1'), 'base64');
+    if (raw.length === 0 || raw.length % BLOCK !== 0) {
       throw new WkprotoCryptoError('DECRYPT_FAILED', `ciphertext of ${raw.length} bytes is not whole AES blocks`);
     }
-    try {
-      const d = createDecipheriv('aes-128-cbc', this.key, this.iv);
-      return Buffer.concat([d.update(raw), d.final()]);
-    } catch (e) {
-      throw new WkprotoCryptoError('DECRYPT_FAILED', (e as Error).message);
-    }
+    const out = this.decipher.update(raw);
+    const prev = this.decPrev;
+    const iv = this.iv;
+    for (let i = 0; i < BLOCK; i++) out[i]! ^= prev[i]! ^ iv[i]!;
+    raw.copy(prev, 0, raw.length - BLOCK);
+    const pad = out[out.length - 1]!;
+    let bad = pad === 0 || pad > BLOCK;
+    for (let i = out.length - pad; !bad && i < out.length; i++) bad = out[i] !== pad;
+    if (bad) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
+    return out.subarray(0, out.length - pad);
   }
 
   /** lower-hex MD5(Base64Std(AES-CBC(UTF-8 sign))) where sign = prefix + payload bytes. */
   private msgKey(prefix: string, payload: Uint8Array): string {
-    const c = createCipheriv('aes-128-cbc', this.key, this.iv);
-    const parts = [c.update(prefix, 'utf8'), c.update(payload), c.final()];
-    return createHash('md5').update(Buffer.concat(parts).toString('base64'), 'latin1').digest('hex');
+    return hash('md5', this.cbcEncrypt(prefix, payload).toString('base64'), 'hex');
   }
 
   /** msg_key of a SEND over its wire payload. */
@@ -158,6 +204,24 @@ export class WkSessionCrypto {
     return sealed;
   }
 
+  /**
+   * Server side: the complete RECV frame of {@link RecvTemplate} for this
+   * session, byte for byte `encodePacket(sealRecv(packet), version)`: a copy of
+   * the template with the encrypted payload (Base64) and its msg_key written in.
+   */
+  sealRecvFrame(t: RecvTemplate, plain: Uint8Array): Buffer {
+    const ct = this.cbcEncrypt('', plain);
+    const sealed = 4 * Math.ceil(ct.length / 3);
+    if (sealed !== t.frame.length - t.payloadAt) {
+      throw new Error(`RECV template holds ${t.frame.length - t.payloadAt} payload bytes, sealed ${sealed}`);
+    }
+    const frame = Buffer.allocUnsafe(t.frame.length);
+    t.frame.copy(frame, 0, 0, t.payloadAt);
+    frame.write(ct.toString('base64'), t.payloadAt, 'latin1');
+    frame.write(this.msgKey(t.signPrefix, frame.subarray(t.payloadAt)), t.msgKeyAt, 'latin1');
+    return frame;
+  }
+
   /** Client side: verifies a RECV's msg_key and returns its plaintext payload. */
   openRecv(p: RecvPacket): Buffer {
     if (p.setting & Setting.NO_ENCRYPT) return Buffer.from(p.payload.buffer, p.payload.byteOffset, p.payload.byteLength);
@@ -185,4 +249,41 @@ export function serverKeyExchange(clientKey: string, keyPair: WkKeyPair = genera
 /** Client side of CONNACK: IV = salt[0:16]. */
 export function clientKeyExchange(privateKey: KeyObject, serverKey: string, salt: string): WkSessionCrypto {
   return new WkSessionCrypto(deriveAesKey(sharedSecret(privateKey, serverKey)), salt.slice(0, 16));
+}
+
+/** Bytes of the wire payload (Base64 of AES-CBC/PKCS#7) of `plainBytes` plaintext bytes. */
+export function sealedPayloadBytes(plainBytes: number): number {
+  return 4 * Math.ceil((BLOCK * (Math.floor(plainBytes / BLOCK) + 1)) / 3);
+}
+
+/**
+ * One encrypted RECV as a frame shared by every session at one protocol version
+ * and one view (recipient channel id, flags): everything but the msg_key and the
+ * payload, which {@link WkSessionCrypto.sealRecvFrame} writes per session.
+ */
+export interface RecvTemplate {
+  /** The frame with placeholders where the msg_key and the payload go. */
+  readonly frame: Buffer;
+  readonly msgKeyAt: number;
+  readonly payloadAt: number;
+  /** The fields the msg_key signs before the payload. */
+  readonly signPrefix: string;
+}
+
+/** Length of a msg_key: lower-hex MD5. */
+const MSG_KEY_CHARS = 32;
+
+/** Builds the {@link RecvTemplate} of `p` (its msgKey and payload ignored) for `plainBytes` of plaintext at `version`. */
+export function recvTemplate(p: RecvPacket, plainBytes: number, version: number): RecvTemplate {
+  const payloadBytes = sealedPayloadBytes(plainBytes);
+  const frame = encodePacket({ ...p, msgKey: '0'.repeat(MSG_KEY_CHARS), payload: Buffer.alloc(payloadBytes) }, version);
+  // The body starts after byte 0 and the varint length; setting (1 byte) and the msg_key's 2-byte length come first.
+  let bodyAt = 2;
+  while ((frame[bodyAt - 1]! & 0x80) !== 0) bodyAt++;
+  return {
+    frame,
+    msgKeyAt: bodyAt + 1 + 2,
+    payloadAt: frame.length - payloadBytes,
+    signPrefix: `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`,
+  };
 }

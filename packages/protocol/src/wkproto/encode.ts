@@ -228,3 +228,20 @@ export function encodePacket(p: WkPacket, version: number): Buffer {
   if (w.pos !== buf.length) throw new WkprotoEncodeError(`internal size mismatch for packet type ${p.type}`);
   return buf;
 }
+
+/**
+ * The RECVACK frame of (`messageId`, `messageSeq`) at `version`, byte for byte
+ * what {@link encodePacket} writes, without its generic sizing (a client sends
+ * one per received message).
+ */
+export function encodeRecvack(messageId: bigint, messageSeq: bigint, version: number): Buffer {
+  assertVersion(version);
+  const body = 8 + seqSize(version);
+  const buf = Buffer.allocUnsafe(2 + body);
+  buf[0] = PacketType.RECVACK << 4;
+  buf[1] = body;
+  const w = new ByteWriter(buf, 2);
+  w.i64(messageId, 'messageId');
+  writeSeq(w, messageSeq, version);
+  return buf;
+}

@@ -5,7 +5,7 @@
 export * from './constants.ts';
 export * from './errors.ts';
 export type * from './types.ts';
-export { encodePacket, flagBits } from './encode.ts';
+export { encodePacket, encodeRecvack, flagBits } from './encode.ts';
 export { decodeBody, decodePacket, flagsOf } from './decode.ts';
 export { readFrameHeader, varintSize, writeVarint, type FrameHeader } from './varint.ts';
 export { WkprotoDecoder, type PacketHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
@@ -15,10 +15,13 @@ export {
   generateKeyPair,
   keyPairFromPrivate,
   randomSalt,
+  recvTemplate,
+  sealedPayloadBytes,
   serverKeyExchange,
   sharedSecret,
   WkSessionCrypto,
   type RecvSignFields,
+  type RecvTemplate,
   type SendSignFields,
   type ServerKeyExchange,
   type WkKeyPair,

@@ -202,6 +202,16 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
       });
     },
 
+    /**
+     * Where the store offers it (the embedded store's writer thread), an
+     * unfenced `appendBatch` that first looks up, in the same transaction, the
+     * idempotency key of every row that has one (as `findByIdempotencyKeys`):
+     * when none was committed before it commits the batch and resolves to `[]`
+     * once durable; otherwise it writes nothing and resolves to the earlier
+     * messages found.
+     */
+    appendChecked: undefined as ((rows: readonly StoredMessage[], marks: readonly LastSendMark[]) => Promise<IdempotentHit[]>) | undefined,
+
     /** Messages of one channel with any of the given ids (exact 64-bit). */
     async byIds(channelId: string, channelType: number, ids: readonly bigint[]): Promise<StoredMessage[]> {
       if (ids.length === 0) return [];

@@ -121,6 +121,7 @@ function storeOn(db: Db, health: WriteHealth, writer?: SqliteWriter): Store {
     const fenced = repositories.messages.appendBatch;
     repositories.messages.appendBatch = (rows, marks, fence) =>
       fence === undefined || (Array.isArray(fence) && fence.length === 0) ? writer.appendBatch(rows, marks) : fenced(rows, marks, fence);
+    repositories.messages.appendChecked = (rows, marks) => writer.appendBatchChecked(rows, marks);
   }
   return {
     ...repositories,

@@ -22,14 +22,21 @@ export interface WriterInit {
 export const MESSAGE_FIELDS = 12;
 /** Values per mark: seq, channel_id, channel_type, uid, seq. */
 export const MARK_FIELDS = 5;
+/** Values per idempotency hit: channel_id, channel_type, from_uid, client_msg_no, message_id (decimal text), message_seq, payload. */
+export const HIT_FIELDS = 7;
 
-/** Main → writer. */
-export type WriterRequest = { kind: 'append'; id: number; messages: unknown[]; marks: unknown[] } | { kind: 'close' };
+/**
+ * Main → writer. With `check`, the writer first looks up the idempotency key
+ * of every message that has one; when any was committed before it writes
+ * nothing and answers `hits` instead of `done`.
+ */
+export type WriterRequest = { kind: 'append'; id: number; messages: unknown[]; marks: unknown[]; check: boolean } | { kind: 'close' };
 
 /** Writer → main. */
 export type WriterReply =
   | { kind: 'ready' }
   | { kind: 'done'; id: number; commitMs: number }
+  | { kind: 'hits'; id: number; hits: unknown[] }
   | { kind: 'failed'; id: number; code: string | undefined; message: string }
   | { kind: 'open-failed'; code: string | undefined; message: string }
   | { kind: 'closed' };

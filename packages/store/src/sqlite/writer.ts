@@ -3,9 +3,9 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { LastSendMark } from '../repositories/membership.repository.ts';
-import type { StoredMessage } from '../repositories/message.repository.ts';
+import type { IdempotentHit, StoredMessage } from '../repositories/message.repository.ts';
 import { BUSY_TIMEOUT_MS } from './open.ts';
-import type { WriterInit, WriterReply, WriterRequest } from './writer-protocol.ts';
+import { HIT_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
 import type { WriteHealth } from './write-health.ts';
 
 /**
@@ -56,7 +56,8 @@ class Thread {
   private readonly worker: Worker;
   private readonly ready: Promise<void>;
   private closed: (() => void) | undefined;
-  readonly waiting = new Map<number, { resolve(commitMs: number): void; reject(err: Error): void }>();
+  /** Per batch handed over: settled with the earlier messages found (`hits`), or none once committed. */
+  readonly waiting = new Map<number, { resolve(hits: unknown[] | undefined): void; reject(err: Error): void }>();
 
   constructor(init: WriterInit) {
     const start = threadEntry();
@@ -65,7 +66,8 @@ class Thread {
       this.worker.on('message', (m: WriterReply) => {
         if (m.kind === 'ready') resolve();
         else if (m.kind === 'open-failed') reject(new WriterError(m.code, m.message));
-        else if (m.kind === 'done') this.settle(m.id)?.resolve(m.commitMs);
+        else if (m.kind === 'done') this.settle(m.id)?.resolve(undefined);
+        else if (m.kind === 'hits') this.settle(m.id)?.resolve(m.hits);
         else if (m.kind === 'failed') this.settle(m.id)?.reject(new WriterError(m.code, m.message));
         else if (m.kind === 'closed') this.closed?.();
       });
@@ -143,6 +145,34 @@ export class SqliteWriter {
 
   /** Commits messages and latest-send marks in one transaction; resolves once durable. */
   async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
+    await this.handOver(rows, marks, false);
+  }
+
+  /**
+   * The same, but first, in the same transaction, looks up the idempotency key
+   * `(channel, from_uid, client_msg_no)` of every row that has one. When none
+   * was committed before it commits and resolves to `[]` once durable; else it
+   * writes nothing and resolves to the earlier messages found.
+   */
+  async appendBatchChecked(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<IdempotentHit[]> {
+    const flat = await this.handOver(rows, marks, true);
+    const hits: IdempotentHit[] = [];
+    if (!flat) return hits;
+    for (let i = 0; i < flat.length; i += HIT_FIELDS) {
+      hits.push({
+        channelId: flat[i] as string,
+        channelType: flat[i + 1] as number,
+        fromUid: flat[i + 2] as string,
+        clientMsgNo: flat[i + 3] as string,
+        messageId: BigInt(flat[i + 4] as string),
+        messageSeq: Number(flat[i + 5]),
+        payload: flat[i + 6] as Uint8Array,
+      });
+    }
+    return hits;
+  }
+
+  private async handOver(rows: readonly StoredMessage[], marks: readonly LastSendMark[], check: boolean): Promise<unknown[] | undefined> {
     const messages: unknown[] = [];
     for (const m of rows) {
       messages.push(
@@ -163,17 +193,21 @@ export class SqliteWriter {
     const flat: unknown[] = [];
     for (const k of marks) flat.push(k.seq, k.channelId, k.channelType, k.uid, k.seq);
     const id = this.nextId++;
+    let hits: unknown[] | undefined;
     try {
-      await new Promise<number>((resolve, reject) => {
+      hits = await new Promise<unknown[] | undefined>((resolve, reject) => {
         this.writer.waiting.set(id, { resolve, reject });
-        this.writer.post({ kind: 'append', id, messages, marks: flat });
+        this.writer.post({ kind: 'append', id, messages, marks: flat, check });
       });
     } catch (err) {
       this.health.failed(err);
       throw err;
     }
+    // A transaction that found earlier messages wrote nothing: it proves no write works again.
+    if (hits) return hits;
     this.lastCommitAt = performance.now();
     if (this.health.failing) this.health.succeeded();
+    return undefined;
   }
 
   /** Stops both threads after the batches already handed over are settled. */

@@ -1,0 +1,224 @@
+/**
+ * The few MQTT 3.1.1 packets the S1/S2 generator needs, written straight to a
+ * socket: CONNECT (clean session, no keep-alive), SUBSCRIBE at QoS 1, PUBLISH
+ * QoS 1 resolved by its PUBACK, and a PUBACK for every QoS 1 PUBLISH received.
+ * mosquitto sees the same packets as from the `mqtt` package (one TCP write
+ * per packet); the generator spends far less CPU per delivery than with it
+ * (no stream pipeline, debug logging or buffer lists), which is what kept
+ * the group staircase from climbing. Anything unexpected closes the client.
+ */
+import { connect as netConnect, type Socket } from 'node:net';
+
+const CONNECT = 1;
+const CONNACK = 2;
+const PUBLISH = 3;
+const PUBACK = 4;
+const SUBSCRIBE = 8;
+const SUBACK = 9;
+const DISCONNECT = 14;
+
+/** Largest packet this client accepts from the broker, bytes. */
+const MAX_PACKET = 1 << 20;
+
+function varintSize(n: number): number {
+  return n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4;
+}
+
+function writeVarint(buf: Buffer, at: number, n: number): number {
+  do {
+    let b = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) b |= 0x80;
+    buf[at++] = b;
+  } while (n > 0);
+  return at;
+}
+
+/** A packet of `first` byte and body `parts` (strings are length-prefixed UTF-8, numbers 16-bit, buffers raw). */
+function packet(first: number, parts: readonly (string | number | Buffer)[]): Buffer {
+  let body = 0;
+  for (const p of parts) body += typeof p === 'string' ? 2 + Buffer.byteLength(p) : typeof p === 'number' ? 2 : p.length;
+  const buf = Buffer.allocUnsafe(1 + varintSize(body) + body);
+  buf[0] = first;
+  let at = writeVarint(buf, 1, body);
+  for (const p of parts) {
+    if (typeof p === 'number') at = buf.writeUInt16BE(p, at);
+    else if (typeof p === 'string') {
+      const n = buf.write(p, at + 2, 'utf8');
+      buf.writeUInt16BE(n, at);
+      at += 2 + n;
+    } else at += p.copy(buf, at);
+  }
+  return buf;
+}
+
+/** Options of {@link MqttLite.connect}. */
+export interface MqttLiteOptions {
+  host: string;
+  port: number;
+  clientId: string;
+  username: string;
+  password: string;
+  timeoutMs: number;
+  /** Every PUBLISH received (after its PUBACK is written): topic and payload. */
+  onMessage: (topic: string, payload: Buffer) => void;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/** One MQTT 3.1.1 client connection (clean session, QoS ≤ 1). */
+export class MqttLite {
+  private pending: Buffer | undefined;
+  private nextId = 0;
+  private readonly waiting = new Map<number, Waiter>();
+  private connack: Waiter | undefined;
+  private closed: Error | undefined;
+
+  private constructor(
+    private readonly socket: Socket,
+    private readonly onMessage: MqttLiteOptions['onMessage'],
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (e) => this.fail(e));
+    socket.on('close', () => this.fail(new Error('connection closed')));
+  }
+
+  /** Connects and resolves after a CONNACK accepting the session. */
+  static async connect(o: MqttLiteOptions): Promise<MqttLite> {
+    const socket = netConnect({ host: o.host, port: o.port });
+    const client = new MqttLite(socket, o.onMessage);
+    const accepted = new Promise<void>((resolve, reject) => (client.connack = { resolve, reject }));
+    // Protocol "MQTT" level 4; flags: username, password, clean session; keep-alive 0.
+    socket.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, 0xc2, 0, 0]), o.clientId, o.username, o.password]));
+    const timer = setTimeout(() => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)), o.timeoutMs);
+    try {
+      await accepted;
+    } finally {
+      clearTimeout(timer);
+    }
+    return client;
+  }
+
+  private id(): number {
+    this.nextId = (this.nextId % 0xffff) + 1;
+    return this.nextId;
+  }
+
+  private request(id: number, frame: Buffer): Promise<void> {
+    if (this.closed) return Promise.reject(this.closed);
+    if (this.waiting.has(id)) return Promise.reject(new Error(`MQTT packet id ${id} is still in flight`));
+    const done = new Promise<void>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    this.socket.write(frame);
+    return done;
+  }
+
+  /** Subscribes to `topics` at QoS 1; resolves at a SUBACK granting all of them. */
+  subscribe(topics: readonly string[]): Promise<void> {
+    const id = this.id();
+    return this.request(id, packet((SUBSCRIBE << 4) | 0x02, [id, ...topics.flatMap((t) => [t, Buffer.from([1])])]));
+  }
+
+  /** Publishes at QoS 1; resolves at its PUBACK. */
+  publish(topic: string, payload: string): Promise<void> {
+    const id = this.id();
+    return this.request(id, packet((PUBLISH << 4) | 0x02, [topic, id, Buffer.from(payload, 'utf8')]));
+  }
+
+  /** Sends DISCONNECT and closes the socket (does not wait). */
+  close(): void {
+    if (!this.closed && !this.socket.destroyed) this.socket.end(Buffer.from([DISCONNECT << 4, 0]));
+    this.fail(new Error('client closed'));
+  }
+
+  private fail(e: Error): void {
+    if (this.closed) return;
+    this.closed = e;
+    this.connack?.reject(e);
+    this.connack = undefined;
+    for (const w of this.waiting.values()) w.reject(e);
+    this.waiting.clear();
+    if (e.message !== 'client closed') this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = undefined;
+    let at = 0;
+    while (at < buf.length) {
+      // Fixed header: type/flags byte, then the remaining length (1-4 bytes, 7 bits each).
+      let len = 0;
+      let mul = 1;
+      let i = at + 1;
+      let complete = false;
+      while (i < buf.length && i < at + 5) {
+        const b = buf[i++]!;
+        len += (b & 0x7f) * mul;
+        mul *= 128;
+        if ((b & 0x80) === 0) {
+          complete = true;
+          break;
+        }
+      }
+      if (!complete) {
+        if (i >= at + 5) return this.fail(new Error('MQTT remaining length over 4 bytes'));
+        break;
+      }
+      if (len > MAX_PACKET) return this.fail(new Error(`MQTT packet of ${len} bytes`));
+      if (buf.length - i < len) break;
+      const err = this.onPacket(buf[at]!, buf, i, i + len);
+      if (err) return this.fail(err);
+      at = i + len;
+    }
+    if (at < buf.length) this.pending = Buffer.from(buf.subarray(at));
+  }
+
+  /** Handles one packet whose body is buf[start, end); returns an error to close with. */
+  private onPacket(first: number, buf: Buffer, start: number, end: number): Error | undefined {
+    switch (first >> 4) {
+      case PUBLISH: {
+        const qos = (first >> 1) & 3;
+        const topicLen = buf.readUInt16BE(start);
+        let at = start + 2 + topicLen;
+        const topic = buf.toString('utf8', start + 2, at);
+        if (qos > 1) return new Error('MQTT QoS 2 PUBLISH was not subscribed to');
+        if (qos === 1) {
+          const id = buf.readUInt16BE(at);
+          at += 2;
+          const ack = Buffer.allocUnsafe(4);
+          ack[0] = PUBACK << 4;
+          ack[1] = 2;
+          ack.writeUInt16BE(id, 2);
+          this.socket.write(ack);
+        }
+        this.onMessage(topic, buf.subarray(at, end));
+        return undefined;
+      }
+      case PUBACK:
+        return this.settle(buf.readUInt16BE(start));
+      case SUBACK: {
+        for (let i = start + 2; i < end; i++) if (buf[i] === 0x80) return new Error('MQTT SUBSCRIBE refused');
+        return this.settle(buf.readUInt16BE(start));
+      }
+      case CONNACK: {
+        const rc = buf[start + 1];
+        if (rc !== 0) return new Error(`MQTT CONNACK return code ${rc}`);
+        this.connack?.resolve();
+        this.connack = undefined;
+        return undefined;
+      }
+      default:
+        return new Error(`unexpected MQTT packet type ${first >> 4}`);
+    }
+  }
+
+  private settle(id: number): undefined {
+    const w = this.waiting.get(id);
+    this.waiting.delete(id);
+    w?.resolve();
+    return undefined;
+  }
+}
