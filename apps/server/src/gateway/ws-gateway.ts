@@ -77,10 +77,16 @@ export async function startWsGateway(
 
   function accept(ws: WebSocket, socket: Socket): void {
     const metrics = services.metrics;
-    const conn = new WsConnection(ws, opts.maxOutboundBytes, metrics.outbound, () => {
-      log.info({ protocol: entry.protocol, session: (jsonrpc ?? wkproto)?.id }, 'closing a client that does not read');
-      metrics.sessionError(entry.protocol ?? 'unknown', 'outbound_overflow', SessionErrorClass.backpressure);
-    }, socket);
+    const conn = new WsConnection(
+      ws,
+      opts.maxOutboundBytes,
+      metrics.outbound,
+      () => {
+        log.info({ protocol: entry.protocol, session: (jsonrpc ?? wkproto)?.id }, 'closing a client that does not read');
+        metrics.sessionError(entry.protocol ?? 'unknown', 'outbound_overflow', SessionErrorClass.backpressure);
+      },
+      socket,
+    );
     const openedAt = Date.now();
     let jsonrpc: JsonRpcSession | undefined;
     let wkproto: WkprotoSession | undefined;
