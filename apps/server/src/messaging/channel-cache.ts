@@ -34,12 +34,8 @@ export class ChannelCache {
 
   get(channelId: string, channelType: number): Promise<ChannelState> {
     const key = `${channelType}:${channelId}`;
-    const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit;
-    }
+    const hit = this.touch(key);
+    if (hit) return hit;
     const loading = this.load(channelId, channelType);
     this.entries.set(key, loading);
     loading.then(
@@ -67,15 +63,18 @@ export class ChannelCache {
   /** Like `peek`, and a hit counts as a use for eviction like `get` (fan-out reads each group once per message). */
   peekUsed(channelId: string, channelType: number): ChannelState | undefined {
     const state = this.ready.get(channelType)?.get(channelId);
-    if (state) {
-      const key = `${channelType}:${channelId}`;
-      const entry = this.entries.get(key);
-      if (entry) {
-        this.entries.delete(key);
-        this.entries.set(key, entry);
-      }
-    }
+    if (state) void this.touch(`${channelType}:${channelId}`);
     return state;
+  }
+
+  /** The entry under `key`, moved to the most recently used end (eviction takes the oldest). */
+  private touch(key: string): Promise<ChannelState> | undefined {
+    const entry = this.entries.get(key);
+    if (entry) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+    }
+    return entry;
   }
 
   private readyOf(channelType: number): Map<string, ChannelState> {

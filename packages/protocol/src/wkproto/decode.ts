@@ -32,11 +32,7 @@ function decodeSend(r: ByteReader, flags: number, v: number): SendPacket {
   const topic = setting & Setting.TOPIC ? r.str('topic') : '';
   return {
     type: PacketType.SEND,
-    // The four flags inline (not spread from flagsOf): one object per packet on the hot path.
-    noPersist: (flags & HeaderFlag.NO_PERSIST) !== 0,
-    redDot: (flags & HeaderFlag.RED_DOT) !== 0,
-    syncOnce: (flags & HeaderFlag.SYNC_ONCE) !== 0,
-    dup: (flags & HeaderFlag.DUP) !== 0,
+    ...flagsOf(flags),
     setting,
     clientSeq,
     clientMsgNo,
@@ -72,10 +68,7 @@ function decodeRecv(r: ByteReader, flags: number, v: number): RecvPacket {
   const topic = setting & Setting.TOPIC ? r.str('topic') : '';
   return {
     type: PacketType.RECV,
-    noPersist: (flags & HeaderFlag.NO_PERSIST) !== 0,
-    redDot: (flags & HeaderFlag.RED_DOT) !== 0,
-    syncOnce: (flags & HeaderFlag.SYNC_ONCE) !== 0,
-    dup: (flags & HeaderFlag.DUP) !== 0,
+    ...flagsOf(flags),
     setting,
     msgKey,
     fromUid,
@@ -150,15 +143,7 @@ export function decodeBody(type: number, flags: number, buf: Buffer, start: numb
     case PacketType.RECV:
       return decodeRecv(r, flags, v);
     case PacketType.RECVACK:
-      return {
-        type: PacketType.RECVACK,
-        noPersist: (flags & HeaderFlag.NO_PERSIST) !== 0,
-        redDot: (flags & HeaderFlag.RED_DOT) !== 0,
-        syncOnce: (flags & HeaderFlag.SYNC_ONCE) !== 0,
-        dup: (flags & HeaderFlag.DUP) !== 0,
-        messageId: r.i64('messageId'),
-        messageSeq: readSeq(r, v),
-      };
+      return { type: PacketType.RECVACK, ...flagsOf(flags), messageId: r.i64('messageId'), messageSeq: readSeq(r, v) };
     case PacketType.PING:
       return { type: PacketType.PING };
     case PacketType.PONG:
