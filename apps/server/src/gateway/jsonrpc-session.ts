@@ -67,22 +67,15 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       else this.fail(e.id, e.code, e.message);
       return;
     }
-    // The two commonest frames of an open session go straight to their handlers (no dispatch promise).
-    if (this.state === 'open') {
-      if (frame.kind === 'notification' && frame.method === 'recvack') {
-        try {
-          this.recvack(frame.params);
-        } catch (err) {
-          this.handlerFailed(frame, err);
-        }
-        return;
-      }
-      if (frame.kind === 'request' && frame.method === 'send') {
-        this.send(frame.id, frame.params).catch((err: unknown) => this.handlerFailed(frame, err));
-        return;
-      }
+    // Synchronous for all but connect and send, so the commonest frames (recvack) make no promise.
+    let pending: Promise<void> | undefined;
+    try {
+      pending = this.dispatch(frame);
+    } catch (err) {
+      this.handlerFailed(frame, err);
+      return;
     }
-    this.dispatch(frame).catch((err: unknown) => this.handlerFailed(frame, err));
+    pending?.catch((err: unknown) => this.handlerFailed(frame, err));
   }
 
   private handlerFailed(frame: JsonRpcFrame, err: unknown): void {
@@ -168,7 +161,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     if (this.state === 'open') this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
   }
 
-  private async dispatch(frame: JsonRpcFrame): Promise<void> {
+  /** Routes one frame; a promise only from the handlers that wait (connect, send). */
+  private dispatch(frame: JsonRpcFrame): Promise<void> | undefined {
     if (frame.kind === 'response') {
       this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
       return;
@@ -180,8 +174,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InvalidRequest, 'connect must be the first request');
         return;
       }
-      await this.connect(frame.id, frame.params);
-      return;
+      return this.connect(frame.id, frame.params);
     }
     if (this.state === 'authenticating') {
       this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InvalidRequest, 'wait for the connect result');
@@ -194,8 +187,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     }
     switch (frame.method) {
       case 'send':
-        await this.send(frame.id, frame.params);
-        return;
+        return this.send(frame.id, frame.params);
       case 'ping':
         if (this.withParams(frame.id, () => checkPingParams(frame.params))) this.conn.send(encodeResult(frame.id, null));
         return;
@@ -260,14 +252,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   }
 
   private async send(id: JsonRpcId, raw: unknown): Promise<void> {
-    let p: SendParams;
-    try {
-      p = readSendParams(raw);
-    } catch (err) {
-      if (!(err instanceof InvalidParamsError)) throw err;
-      this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
-      return;
-    }
+    let p: SendParams | undefined;
+    if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
     let outcome: SendOutcome;
     try {
       outcome = await this.services.send.send({
