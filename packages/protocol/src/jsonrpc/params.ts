@@ -194,11 +194,7 @@ function readPayloadAndJson(value: unknown): ReadPayload {
   throw new InvalidParamsError('payload must be a string, an object or null');
 }
 
-/**
- * A send payload: a string that is valid JSON text is taken as those UTF-8
- * bytes, any other string as standard Base64; an object as its JSON; null or
- * absent as empty (the send then fails with reason 9).
- */
+/** A send payload's bytes (as `readPayloadAndJson` reads them). */
 export function readPayload(value: unknown): Uint8Array {
   return readPayloadAndJson(value).bytes;
 }
