@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';
+import { IDEMPOTENCY_LOOKUP_SQL } from './writer-protocol.ts';
 import type { Store } from '../store.ts';
 import { STORE_FILE } from './integrity.ts';
 import type SqliteDatabase from 'better-sqlite3';
@@ -84,8 +85,7 @@ export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'r
  */
 function idempotencyLookup(raw: SqliteDatabase.Database) {
   const stmt = raw.prepare<[string, number, string, string], { id_text: string; message_seq: number; payload: Uint8Array }>(
-    `select cast(message_id as text) as id_text, message_seq, payload from messages
-     where channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`,
+    IDEMPOTENCY_LOOKUP_SQL,
   );
   return async (keys: readonly IdempotencyKey[]): Promise<IdempotentHit[]> => {
     const hits: IdempotentHit[] = [];

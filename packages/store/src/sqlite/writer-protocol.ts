@@ -26,6 +26,13 @@ export const MARK_FIELDS = 5;
 export const HIT_FIELDS = 7;
 
 /**
+ * The idempotency look-up of one key (channel_id, channel_type, from_uid, client_msg_no): an index seek
+ * on `messages_by_client_msg_no`. Run by the main connection and, inside a commit, by the writer thread.
+ */
+export const IDEMPOTENCY_LOOKUP_SQL = `select cast(message_id as text) as id_text, message_seq, payload from messages
+     where channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`;
+
+/**
  * Main → writer. With `check`, the writer first looks up the idempotency key
  * of every message that has one; when any was committed before it writes
  * nothing and answers `hits` instead of `done`.

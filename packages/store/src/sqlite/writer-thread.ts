@@ -8,7 +8,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import { MARK_FIELDS, MESSAGE_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
+import {
+  IDEMPOTENCY_LOOKUP_SQL,
+  MARK_FIELDS,
+  MESSAGE_FIELDS,
+  type WriterInit,
+  type WriterReply,
+  type WriterRequest,
+} from './writer-protocol.ts';
 
 const init = workerData as WriterInit;
 /** Rows per INSERT statement (12 values each, under SQLite's 32,766 variables). */
@@ -51,11 +58,8 @@ function runWriter(db: SqliteDatabase.Database): void {
   );
   // The send path's idempotency look-up, on this connection: its page cache keeps the index
   // pages this thread writes, where the main connection's is emptied by every commit it did
-  // not make. Same statement as the main connection's `idempotencyLookup` (embedded.ts).
-  const earlier = db.prepare(
-    `select cast(message_id as text) as id_text, message_seq, payload from messages
-     where channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`,
-  );
+  // not make.
+  const earlier = db.prepare(IDEMPOTENCY_LOOKUP_SQL);
   /** Earlier messages under the batch's idempotency keys, `HIT_FIELDS` values each. */
   const hitsOf = (messages: unknown[]) => {
     const hits: unknown[] = [];
