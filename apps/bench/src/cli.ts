@@ -31,6 +31,8 @@ const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, a
   --cpu-prof DIR            run Parley under node --cpu-prof, profiles written to DIR
   --perf DIR                sample each Parley server with perf record (kernel and native frames;
                             node --perf-basic-prof names the JS ones) into DIR/<target>-<scenario>-*.perf.data
+  --parley-node-args=ARGS   extra node options for each Parley server, space-separated
+                            (e.g. --parley-node-args=--single-threaded-gc); recorded in the JSON options
   --ref-im DIR              the calibration loop's folder (target ref-im; default: tools/ref-im of the shared folder)
   --json FILE               also write the JSON document to FILE
   --capacity                the staircase instead (1:1 2k…12k, groups 50…300 msg/s)
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     'body-bytes': { type: 'string', default: '64' },
     'cpu-prof': { type: 'string' },
     perf: { type: 'string' },
+    'parley-node-args': { type: 'string' },
     'ref-im': { type: 'string', default: DEFAULT_REF_IM_DIR },
     json: { type: 'string' },
     capacity: { type: 'boolean', default: false },
@@ -102,6 +105,7 @@ const options: BenchOptions = {
   parleyNodeArgs: [
     ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : []),
     ...(values.perf ? ['--perf-basic-prof'] : []),
+    ...(values['parley-node-args']?.split(' ').filter(Boolean) ?? []),
   ],
   refImDir: values['ref-im'],
   perfDir: values.perf,
