@@ -57,6 +57,9 @@ function packet(first: number, parts: readonly (string | number | Buffer)[]): Bu
   return buf;
 }
 
+/** Where every client's socket reads land (see {@link MqttLite.connect}). */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
 /** Options of {@link MqttLite.connect}. */
 export interface MqttLiteOptions {
   host: string;
@@ -71,7 +74,11 @@ export interface MqttLiteOptions {
    * client goes away, and resumes it on the next CONNECT with that id.
    */
   clean?: boolean;
-  /** Every PUBLISH received: topic and payload (a QoS 1 one's PUBACK is written at the end of the read that brought it). */
+  /**
+   * Every PUBLISH received: topic and payload (a QoS 1 one's PUBACK is written
+   * at the end of the read that brought it). The payload may be a view of a
+   * reused read buffer: valid during the call only.
+   */
   onMessage: (topic: string, payload: Buffer) => void;
 }
 
@@ -99,7 +106,6 @@ export class MqttLite {
     private readonly onMessage: MqttLiteOptions['onMessage'],
   ) {
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (e) => this.fail(e));
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('close', () => this.fail(new Error('connection closed')));
@@ -107,7 +113,19 @@ export class MqttLite {
 
   /** Connects and resolves after a CONNACK accepting the session. */
   static async connect(o: MqttLiteOptions): Promise<MqttLite> {
-    const socket = netConnect({ host: o.host, port: o.port });
+    // Reads land in one buffer shared by every client (each read is handled before the next one is made)
+    // instead of a new Buffer per read pushed through the socket's stream machinery.
+    const socket = netConnect({
+      host: o.host,
+      port: o.port,
+      onread: {
+        buffer: readBuffer,
+        callback: (n: number) => {
+          client.onData(readBuffer.subarray(0, n));
+          return true;
+        },
+      },
+    });
     const client = new MqttLite(socket, o.onMessage);
     const accepted = new Promise<void>((resolve, reject) => (client.connack = { resolve, reject }));
     // Protocol "MQTT" level 4; flags: username, password, clean session (unless o.clean is false); keep-alive 0.
