@@ -1,7 +1,9 @@
 /**
  * The generator's MQTT client against a real mosquitto: QoS 1 publish resolved
  * by PUBACK, delivery of every message in order (large payloads spanning TCP
- * chunks included), PUBACKs for what it receives, and refusals surfaced.
+ * chunks included), PUBACKs for what it receives, and refusals surfaced; a
+ * persistent session (clean session false) gets the QoS 1 messages queued
+ * while it was away, and its PUBACKs settle them at the broker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCleanup } from '../src/children.ts';
@@ -10,13 +12,13 @@ import { ensureMosquitto, startMosquitto, type MosquittoServer } from '../src/dr
 
 describe('MqttLite against mosquitto', () => {
   let server: MosquittoServer;
-  const open = (uid: string, onMessage: (topic: string, payload: Buffer) => void = () => undefined, password = `pw-${uid}`) =>
-    MqttLite.connect({ host: '127.0.0.1', port: server.port, clientId: uid, username: uid, password, timeoutMs: 5000, onMessage });
+  const open = (uid: string, onMessage: (topic: string, payload: Buffer) => void = () => undefined, password = `pw-${uid}`, clean = true) =>
+    MqttLite.connect({ host: '127.0.0.1', port: server.port, clientId: uid, username: uid, password, timeoutMs: 5000, clean, onMessage });
 
   beforeAll(async () => {
     installCleanup();
     server = await startMosquitto(ensureMosquitto(() => undefined));
-    await server.addUsers(['a', 'b', 'c'].map((u) => [u, `pw-${u}`]));
+    await server.addUsers(['a', 'b', 'c', 'd', 'e'].map((u) => [u, `pw-${u}`]));
   }, 60_000);
 
   afterAll(async () => {
@@ -47,14 +49,60 @@ describe('MqttLite against mosquitto', () => {
       }),
     );
     expect(got).toEqual(want);
-    a.close();
-    b.close();
+    await a.close();
+    await b.close();
   }, 30_000);
 
   it('rejects a refused CONNECT and fails pending publishes when closed', async () => {
     await expect(open('c', undefined, 'wrong')).rejects.toThrow(/CONNACK return code [45]/);
     const c = await open('c');
-    c.close();
+    await c.close();
     await expect(c.publish('u/c', 'x')).rejects.toThrow(/closed/);
   });
+
+  it('resumes a persistent session: every QoS 1 message queued while away arrives once, in order, and is settled by its PUBACK', async () => {
+    const n = 2000;
+    const first = await open('d', undefined, undefined, false);
+    expect(first.sessionPresent).toBe(false);
+    await first.subscribe(['u/d']);
+    await first.close();
+    // A clean session of another client id stores nothing: the control that the queue below is the session's.
+    const clean = await open('e');
+    await clean.subscribe(['u/e']);
+    await clean.close();
+    const a = await open('a');
+    await Promise.all(Array.from({ length: n }, (_, i) => [a.publish('u/d', `m${i}`), a.publish('u/e', `m${i}`)]).flat());
+    await a.close();
+
+    const got: string[] = [];
+    let done: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const back = await open(
+      'd',
+      (topic, payload) => {
+        got.push(`${topic}:${payload.toString()}`);
+        if (got.length === n) done();
+      },
+      undefined,
+      false,
+    );
+    expect(back.sessionPresent).toBe(true);
+    await all;
+    expect(got).toEqual(Array.from({ length: n }, (_, i) => `u/d:m${i}`));
+    await back.close();
+
+    // back.close() settled after mosquitto read its DISCONNECT, so after every PUBACK before it; had any
+    // PUBACK been missing, mosquitto would redeliver that message now (DUP set) instead of nothing.
+    const again: string[] = [];
+    const third = await open('d', (topic, payload) => again.push(`${topic}:${payload.toString()}`), undefined, false);
+    expect(third.sessionPresent).toBe(true);
+    const e: string[] = [];
+    const eBack = await open('e', (topic, payload) => e.push(`${topic}:${payload.toString()}`));
+    expect(eBack.sessionPresent).toBe(false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(again).toEqual([]);
+    expect(e).toEqual([]);
+    await third.close();
+    await eBack.close();
+  }, 30_000);
 });

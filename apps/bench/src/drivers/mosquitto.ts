@@ -1,44 +1,37 @@
 /**
- * mosquitto as the peer, driven with `mqtt` (MQTT 3.1.1): a user's inbox is
- * topic `u/<uid>`, a group is `g/<id>`; publishes and subscriptions are QoS 1,
- * so each send has a PUBACK (timed like a SENDACK) and each delivery is
- * acknowledged (like a RECVACK). Persistence is off: acks are in memory only.
- * The online scenarios (S1, S2) drive it with {@link MqttLite}, the offline
- * catch-up (S3) with the `mqtt` package's persistent sessions.
+ * mosquitto as the peer, driven with {@link MqttLite} (MQTT 3.1.1): a user's
+ * inbox is topic `u/<uid>`, a group is `g/<id>`; publishes and subscriptions
+ * are QoS 1, so each send has a PUBACK (timed like a SENDACK) and each
+ * delivery is acknowledged (like a RECVACK). Persistence is off: acks are in
+ * memory only. The offline catch-up (S3) uses persistent sessions (clean
+ * session false, client id `off-<uid>`): mosquitto queues the QoS 1 messages
+ * of an offline user and delivers them when that session reconnects.
  */
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
-import { MqttLite } from './mqtt-lite.ts';
+import { MqttLite, type MqttLiteOptions } from './mqtt-lite.ts';
 import { tokenOf } from './parley-server.ts';
 import { ensureMosquitto, startMosquitto } from './mosquitto-server.ts';
-import type { Connection, Driver, OnMessage } from './types.ts';
+import type { Connection, Driver } from './types.ts';
 
-function open(port: number, uid: string, options: Partial<IClientOptions>, onMessage?: OnMessage): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = connect({
-      host: '127.0.0.1',
-      port,
-      protocolVersion: 4,
-      clientId: uid,
-      username: uid,
-      password: tokenOf(uid),
-      reconnectPeriod: 0,
-      connectTimeout: 10_000,
-      keepalive: 0,
-      ...options,
-    });
-    if (onMessage) client.on('message', (_topic, payload) => onMessage(payload.toString('utf8')));
-    client.once('connect', () => resolve(client));
-    client.once('error', (e) => {
-      client.end(true);
-      reject(e);
-    });
-  });
-}
+/** How long a CONNECT, and a whole catch-up, may take, ms. */
+const TIMEOUT_MS = 10_000;
+const CATCH_UP_TIMEOUT_MS = 30_000;
 
 /** Starts a fresh mosquitto and returns its driver. */
 export async function startMosquittoDriver(log: (line: string) => void): Promise<Driver> {
   const server = await startMosquitto(ensureMosquitto(log));
   const groupsOf = new Map<string, string[]>();
+  /** A connection of `uid`: a clean session under the uid, or (clean false) its persistent session `off-<uid>`. */
+  const open = (uid: string, onMessage: MqttLiteOptions['onMessage'], clean = true): Promise<MqttLite> =>
+    MqttLite.connect({
+      host: '127.0.0.1',
+      port: server.port,
+      clientId: clean ? uid : `off-${uid}`,
+      username: uid,
+      password: tokenOf(uid),
+      timeoutMs: TIMEOUT_MS,
+      clean,
+      onMessage,
+    });
   return {
     name: 'mosquitto',
     pid: server.pid,
@@ -48,46 +41,49 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
       for (const m of members) groupsOf.set(m, [...(groupsOf.get(m) ?? []), id]);
     },
     async connect(uid, onMessage): Promise<Connection> {
-      const client = await MqttLite.connect({
-        host: '127.0.0.1',
-        port: server.port,
-        clientId: uid,
-        username: uid,
-        password: tokenOf(uid),
-        timeoutMs: 10_000,
-        onMessage: (_topic, payload) => onMessage(payload.toString('utf8')),
-      });
+      const client = await open(uid, (_topic, payload) => onMessage(payload.toString('utf8')));
       try {
         await client.subscribe([`u/${uid}`, ...(groupsOf.get(uid) ?? []).map((g) => `g/${g}`)]);
       } catch (e) {
-        client.close();
+        void client.close();
         throw e;
       }
       return {
         send: (to, body) => client.publish(`${to.kind === 'user' ? 'u' : 'g'}/${to.id}`, body),
-        close: () => client.close(),
+        close: () => void client.close(),
       };
     },
     async prepareOffline(uid) {
-      const client = await open(server.port, uid, { clientId: `off-${uid}`, clean: false });
-      await client.subscribeAsync(`u/${uid}`, { qos: 1 });
-      await client.endAsync();
+      const client = await open(uid, () => undefined, false);
+      try {
+        await client.subscribe([`u/${uid}`]);
+      } finally {
+        // Gone before the backlog is sent, so that mosquitto queues it rather than sending it to this connection.
+        await client.close();
+      }
     },
     async catchUp(uid, _fromUid, expected, onMessage) {
       let got = 0;
       let done: () => void = () => undefined;
       const all = new Promise<void>((resolve) => (done = resolve));
-      const client = await open(server.port, uid, { clientId: `off-${uid}`, clean: false }, (body) => {
-        onMessage(body);
-        if (++got >= expected) done();
-      });
-      const timeout = new Promise<void>((_, reject) =>
-        setTimeout(() => reject(new Error(`catch-up of ${uid}: ${got}/${expected}`)), 30_000).unref(),
+      const client = await open(
+        uid,
+        (_topic, payload) => {
+          onMessage(payload.toString('utf8'));
+          if (++got >= expected) done();
+        },
+        false,
       );
+      let timer: NodeJS.Timeout | undefined;
       try {
+        if (!client.sessionPresent) throw new Error(`catch-up of ${uid}: mosquitto has no stored session`);
+        const timeout = new Promise<void>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`catch-up of ${uid}: ${got}/${expected}`)), CATCH_UP_TIMEOUT_MS);
+        });
         await Promise.race([all, timeout]);
       } finally {
-        client.end(true);
+        clearTimeout(timer);
+        void client.close();
       }
     },
     stop: () => server.stop(),

@@ -1,11 +1,16 @@
 /**
- * The few MQTT 3.1.1 packets the S1/S2 generator needs, written straight to a
- * socket: CONNECT (clean session, no keep-alive), SUBSCRIBE at QoS 1, PUBLISH
- * QoS 1 resolved by its PUBACK, and a PUBACK for every QoS 1 PUBLISH received.
- * mosquitto sees the same packets as from the `mqtt` package (one TCP write
- * per packet); the generator spends far less CPU per delivery than with it
- * (no stream pipeline, debug logging or buffer lists), which is what kept
- * the group staircase from climbing. Anything unexpected closes the client.
+ * The few MQTT 3.1.1 packets the generator needs, written straight to a
+ * socket: CONNECT (no keep-alive; a clean session, or a persistent one under
+ * a stable client id), SUBSCRIBE at QoS 1, PUBLISH QoS 1 resolved by its
+ * PUBACK, a PUBACK for every QoS 1 PUBLISH received, and DISCONNECT.
+ * mosquitto sees the same packets as from the `mqtt` package; the PUBACKs of
+ * the PUBLISHes that arrive in one TCP read go out in one write (the `mqtt`
+ * package's writes coalesce the same way once its socket is busy), which
+ * matters only for bursts such as a persistent session's queued messages on
+ * reconnect. The generator spends far less CPU per delivery than with that
+ * package (no stream pipeline, debug logging or buffer lists), which is what
+ * kept the group staircase from climbing and S3's catch-up from saturating
+ * the generator. Anything unexpected closes the client.
  */
 import { connect as netConnect, type Socket } from 'node:net';
 
@@ -52,6 +57,9 @@ function packet(first: number, parts: readonly (string | number | Buffer)[]): Bu
   return buf;
 }
 
+/** Where every client's socket reads land (see {@link MqttLite.connect}). */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
 /** Options of {@link MqttLite.connect}. */
 export interface MqttLiteOptions {
   host: string;
@@ -60,7 +68,17 @@ export interface MqttLiteOptions {
   username: string;
   password: string;
   timeoutMs: number;
-  /** Every PUBLISH received (after its PUBACK is written): topic and payload. */
+  /**
+   * Clean session (default true). False keeps the session (subscriptions and
+   * undelivered QoS 1 messages) at the broker under `clientId` after the
+   * client goes away, and resumes it on the next CONNECT with that id.
+   */
+  clean?: boolean;
+  /**
+   * Every PUBLISH received: topic and payload (a QoS 1 one's PUBACK is written
+   * at the end of the read that brought it). The payload may be a view of a
+   * reused read buffer: valid during the call only.
+   */
   onMessage: (topic: string, payload: Buffer) => void;
 }
 
@@ -69,31 +87,50 @@ interface Waiter {
   reject: (e: Error) => void;
 }
 
-/** One MQTT 3.1.1 client connection (clean session, QoS ≤ 1). */
+/** One MQTT 3.1.1 client connection (QoS ≤ 1). */
 export class MqttLite {
+  /** Whether the broker resumed a stored session (CONNACK's session-present flag). */
+  sessionPresent = false;
   private pending: Buffer | undefined;
+  /** Packet ids of the QoS 1 PUBLISHes of the current read, acknowledged in one write at its end. */
+  private acks: number[] = [];
   private nextId = 0;
   private readonly waiting = new Map<number, Waiter>();
   private connack: Waiter | undefined;
   private closed: Error | undefined;
+  /** Settles when the socket has closed. */
+  private readonly gone: Promise<void>;
 
   private constructor(
     private readonly socket: Socket,
     private readonly onMessage: MqttLiteOptions['onMessage'],
   ) {
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (e) => this.fail(e));
+    this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('close', () => this.fail(new Error('connection closed')));
   }
 
   /** Connects and resolves after a CONNACK accepting the session. */
   static async connect(o: MqttLiteOptions): Promise<MqttLite> {
-    const socket = netConnect({ host: o.host, port: o.port });
+    // Reads land in one buffer shared by every client (each read is handled before the next one is made)
+    // instead of a new Buffer per read pushed through the socket's stream machinery.
+    const socket = netConnect({
+      host: o.host,
+      port: o.port,
+      onread: {
+        buffer: readBuffer,
+        callback: (n: number) => {
+          client.onData(readBuffer.subarray(0, n));
+          return true;
+        },
+      },
+    });
     const client = new MqttLite(socket, o.onMessage);
     const accepted = new Promise<void>((resolve, reject) => (client.connack = { resolve, reject }));
-    // Protocol "MQTT" level 4; flags: username, password, clean session; keep-alive 0.
-    socket.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, 0xc2, 0, 0]), o.clientId, o.username, o.password]));
+    // Protocol "MQTT" level 4; flags: username, password, clean session (unless o.clean is false); keep-alive 0.
+    const flags = o.clean === false ? 0xc0 : 0xc2;
+    socket.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, flags, 0, 0]), o.clientId, o.username, o.password]));
     const timer = setTimeout(() => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)), o.timeoutMs);
     try {
       await accepted;
@@ -128,10 +165,15 @@ export class MqttLite {
     return this.request(id, packet((PUBLISH << 4) | 0x02, [topic, id, Buffer.from(payload, 'utf8')]));
   }
 
-  /** Sends DISCONNECT and closes the socket (does not wait). */
-  close(): void {
+  /**
+   * Sends DISCONNECT (after any PUBACKs written before) and ends the socket;
+   * the promise settles once the socket has closed, that is once the broker
+   * has read everything up to the DISCONNECT (callers need not wait for it).
+   */
+  close(): Promise<void> {
     if (!this.closed && !this.socket.destroyed) this.socket.end(Buffer.from([DISCONNECT << 4, 0]));
     this.fail(new Error('client closed'));
+    return this.gone;
   }
 
   private fail(e: Error): void {
@@ -174,6 +216,21 @@ export class MqttLite {
       at = i + len;
     }
     if (at < buf.length) this.pending = Buffer.from(buf.subarray(at));
+    if (this.acks.length > 0) this.flushAcks();
+  }
+
+  /** Writes the PUBACKs of this read's QoS 1 PUBLISHes as one buffer. */
+  private flushAcks(): void {
+    const ids = this.acks;
+    this.acks = [];
+    if (this.closed) return;
+    const out = Buffer.allocUnsafe(4 * ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      out[4 * i] = PUBACK << 4;
+      out[4 * i + 1] = 2;
+      out.writeUInt16BE(ids[i]!, 4 * i + 2);
+    }
+    this.socket.write(out);
   }
 
   /** Handles one packet whose body is buf[start, end); returns an error to close with. */
@@ -186,13 +243,8 @@ export class MqttLite {
         const topic = buf.toString('utf8', start + 2, at);
         if (qos > 1) return new Error('MQTT QoS 2 PUBLISH was not subscribed to');
         if (qos === 1) {
-          const id = buf.readUInt16BE(at);
+          this.acks.push(buf.readUInt16BE(at));
           at += 2;
-          const ack = Buffer.allocUnsafe(4);
-          ack[0] = PUBACK << 4;
-          ack[1] = 2;
-          ack.writeUInt16BE(id, 2);
-          this.socket.write(ack);
         }
         this.onMessage(topic, buf.subarray(at, end));
         return undefined;
@@ -206,6 +258,7 @@ export class MqttLite {
       case CONNACK: {
         const rc = buf[start + 1];
         if (rc !== 0) return new Error(`MQTT CONNACK return code ${rc}`);
+        this.sessionPresent = (buf[start]! & 1) === 1;
         this.connack?.resolve();
         this.connack = undefined;
         return undefined;
