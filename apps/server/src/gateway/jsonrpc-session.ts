@@ -10,7 +10,7 @@ import {
   JsonRpcDecodeError,
   JsonRpcErrorCode,
   readConnectParams,
-  readRecvackParams,
+  readRecvackMessageId,
   readSendParams,
   recvPayloadJson,
   type JsonRpcFrame,
@@ -28,6 +28,9 @@ import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 import { wsTextFrame } from './ws-frame.ts';
+
+/** A decimal message id as RECVACKs name them. */
+const DECIMAL_ID = /^\d{1,20}$/;
 
 /** Close reasons of the JSON-RPC error codes, as `session_error` alerts report them. */
 const ERROR_REASONS: Record<number, string> = {
@@ -252,8 +255,14 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   }
 
   private async send(id: JsonRpcId, raw: unknown): Promise<void> {
-    let p: SendParams | undefined;
-    if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
+    let p: SendParams;
+    try {
+      p = readSendParams(raw);
+    } catch (err) {
+      if (!(err instanceof InvalidParamsError)) throw err;
+      this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
+      return;
+    }
     let outcome: SendOutcome;
     try {
       outcome = await this.services.send.send({
@@ -283,8 +292,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
 
   private recvack(raw: unknown): void {
     try {
-      const p = readRecvackParams(raw);
-      if (/^\d{1,20}$/.test(p.messageId)) this.acked(p.messageId);
+      const messageId = readRecvackMessageId(raw);
+      if (DECIMAL_ID.test(messageId)) this.acked(messageId);
     } catch (err) {
       if (!(err instanceof InvalidParamsError)) throw err;
       this.fail(null, JsonRpcErrorCode.InvalidParams, err.message);
