@@ -70,20 +70,21 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       else this.fail(e.id, e.code, e.message);
       return;
     }
-    // Synchronous for all but connect and send, so the commonest frames (recvack) make no promise.
+    // Synchronous for all but connect, so the per-message frames (send, recvack) make no promise here.
     let pending: Promise<void> | undefined;
     try {
       pending = this.dispatch(frame);
     } catch (err) {
-      this.handlerFailed(frame, err);
+      this.handlerFailed(frame.kind === 'request' ? frame.id : null, err);
       return;
     }
-    pending?.catch((err: unknown) => this.handlerFailed(frame, err));
+    pending?.catch((err: unknown) => this.handlerFailed(frame.kind === 'request' ? frame.id : null, err));
   }
 
-  private handlerFailed(frame: JsonRpcFrame, err: unknown): void {
+  /** A handler threw: logged, answered -32603 for request `id`, and the session is closed. */
+  private handlerFailed(id: JsonRpcId | null, err: unknown): void {
     this.log.error({ err, session: this.id }, 'json-rpc handler failed');
-    this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InternalError, 'internal error');
+    this.fail(id, JsonRpcErrorCode.InternalError, 'internal error');
   }
 
   /** Called when the socket closes, whoever closed it. */
@@ -164,7 +165,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     if (this.state === 'open') this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
   }
 
-  /** Routes one frame; a promise only from the handlers that wait (connect, send). */
+  /** Routes one frame; a promise only from connect (a send answers itself once settled). */
   private dispatch(frame: JsonRpcFrame): Promise<void> | undefined {
     if (frame.kind === 'response') {
       this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
@@ -190,7 +191,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     }
     switch (frame.method) {
       case 'send':
-        return this.send(frame.id, frame.params);
+        this.send(frame.id, frame.params);
+        return;
       case 'ping':
         if (this.withParams(frame.id, () => checkPingParams(frame.params))) this.conn.send(encodeResult(frame.id, null));
         return;
@@ -254,7 +256,12 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     this.conn.send(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success }));
   }
 
-  private async send(id: JsonRpcId, raw: unknown): Promise<void> {
+  /**
+   * Reads a `send` and starts it; its result is written once the send is
+   * settled (after its durable commit). No promise of its own: the send's
+   * promise is the only one per message here.
+   */
+  private send(id: JsonRpcId, raw: unknown): void {
     let p: SendParams;
     try {
       p = readSendParams(raw);
@@ -263,9 +270,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
       return;
     }
-    let outcome: SendOutcome;
-    try {
-      outcome = await this.services.send.send({
+    this.services.send
+      .send({
         fromUid: this.uid,
         deviceId: this.deviceId,
         channelId: p.channelId,
@@ -280,14 +286,24 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         syncOnce: p.header.syncOnce,
         noPersist: p.header.noPersist,
         session: this,
-      });
-    } catch (err) {
-      // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
-      this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
-      outcome = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
-    }
+      })
+      .then(
+        (outcome) => this.answerSend(id, outcome),
+        (err: unknown) => {
+          // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
+          this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
+          this.answerSend(id, { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
+        },
+      );
+  }
+
+  private answerSend(id: JsonRpcId, outcome: SendOutcome): void {
     if (this.state !== 'open') return;
-    this.conn.sendTextFrame(wsTextFrame(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason)));
+    try {
+      this.conn.sendTextFrame(wsTextFrame(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason)));
+    } catch (err) {
+      this.handlerFailed(id, err);
+    }
   }
 
   private recvack(raw: unknown): void {
