@@ -197,6 +197,34 @@ describe('the TCP decoder path', () => {
     expect(outcomes[0]).toMatch(/^1:1:\d+:\d+,2:1:\d+:\d+,3:1:\d+:\d+ pongs=1$/);
   }, 60_000);
 
+  it('writes the SENDACK of a SEND refused at once after those of the SENDs before it', async () => {
+    const s = await rawSession();
+    const seal = (clientSeq: number) =>
+      s.crypto.sealSend({
+        type: PacketType.SEND,
+        setting: 0,
+        clientSeq,
+        clientMsgNo: `order-${clientSeq}`,
+        channelId: 'w2',
+        channelType: 1,
+        expire: 0,
+        msgKey: '',
+        payload: json({ order: clientSeq }),
+      });
+    const first = seal(1);
+    // Not sealed again (the session's cipher chain only moves for SENDs that verify): refused with reason 8 before any commit.
+    const refused = { ...first, clientSeq: 2, clientMsgNo: 'order-2', msgKey: '0'.repeat(32) };
+    const third = seal(3);
+    s.socket.write(Buffer.concat([encodePacket(first, 6), encodePacket(refused, 6), encodePacket(third, 6)]));
+    await s.waitFor(3);
+    expect(s.packets.map((p) => (p.type === PacketType.SENDACK ? `${p.clientSeq}:${p.reasonCode}` : `type ${p.type}`))).toEqual([
+      '1:1',
+      '2:8',
+      '3:1',
+    ]);
+    s.socket.destroy();
+  });
+
   it('answers a SEND whose msg_key does not verify with reason 8 and stores nothing', async () => {
     const s = await rawSession();
     const good = s.crypto.sealSend({

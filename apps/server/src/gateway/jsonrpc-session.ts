@@ -10,7 +10,7 @@ import {
   JsonRpcDecodeError,
   JsonRpcErrorCode,
   readConnectParams,
-  readRecvackParams,
+  readRecvackMessageId,
   readSendParams,
   recvPayloadJson,
   type JsonRpcFrame,
@@ -28,6 +28,9 @@ import { refusalReason, SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 import { wsTextFrame } from './ws-frame.ts';
+
+/** A decimal message id as RECVACKs name them. */
+const DECIMAL_ID = /^\d{1,20}$/;
 
 /** Close reasons of the JSON-RPC error codes, as `session_error` alerts report them. */
 const ERROR_REASONS: Record<number, string> = {
@@ -67,20 +70,21 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       else this.fail(e.id, e.code, e.message);
       return;
     }
-    // Synchronous for all but connect and send, so the commonest frames (recvack) make no promise.
+    // Synchronous for all but connect, so the per-message frames (send, recvack) make no promise here.
     let pending: Promise<void> | undefined;
     try {
       pending = this.dispatch(frame);
     } catch (err) {
-      this.handlerFailed(frame, err);
+      this.handlerFailed(frame.kind === 'request' ? frame.id : null, err);
       return;
     }
-    pending?.catch((err: unknown) => this.handlerFailed(frame, err));
+    pending?.catch((err: unknown) => this.handlerFailed(frame.kind === 'request' ? frame.id : null, err));
   }
 
-  private handlerFailed(frame: JsonRpcFrame, err: unknown): void {
+  /** A handler threw: logged, answered -32603 for request `id`, and the session is closed. */
+  private handlerFailed(id: JsonRpcId | null, err: unknown): void {
     this.log.error({ err, session: this.id }, 'json-rpc handler failed');
-    this.fail(frame.kind === 'request' ? frame.id : null, JsonRpcErrorCode.InternalError, 'internal error');
+    this.fail(id, JsonRpcErrorCode.InternalError, 'internal error');
   }
 
   /** Called when the socket closes, whoever closed it. */
@@ -161,7 +165,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     if (this.state === 'open') this.conn.send(encodeNotification('disconnect', { reasonCode, reason }));
   }
 
-  /** Routes one frame; a promise only from the handlers that wait (connect, send). */
+  /** Routes one frame; a promise only from connect (a send answers itself once settled). */
   private dispatch(frame: JsonRpcFrame): Promise<void> | undefined {
     if (frame.kind === 'response') {
       this.fail(frame.id, JsonRpcErrorCode.InvalidRequest, 'the server does not accept responses');
@@ -187,7 +191,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     }
     switch (frame.method) {
       case 'send':
-        return this.send(frame.id, frame.params);
+        this.send(frame.id, frame.params);
+        return;
       case 'ping':
         if (this.withParams(frame.id, () => checkPingParams(frame.params))) this.conn.send(encodeResult(frame.id, null));
         return;
@@ -251,12 +256,22 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     this.conn.send(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success }));
   }
 
-  private async send(id: JsonRpcId, raw: unknown): Promise<void> {
-    let p: SendParams | undefined;
-    if (!this.withParams(id, () => (p = readSendParams(raw))) || !p) return;
-    let outcome: SendOutcome;
+  /**
+   * Reads a `send` and starts it; its result is written once the send is
+   * settled (after its durable commit). No promise of its own: the send's
+   * promise is the only one per message here.
+   */
+  private send(id: JsonRpcId, raw: unknown): void {
+    let p: SendParams;
     try {
-      outcome = await this.services.send.send({
+      p = readSendParams(raw);
+    } catch (err) {
+      if (!(err instanceof InvalidParamsError)) throw err;
+      this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
+      return;
+    }
+    this.services.send
+      .send({
         fromUid: this.uid,
         deviceId: this.deviceId,
         channelId: p.channelId,
@@ -271,20 +286,30 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         syncOnce: p.header.syncOnce,
         noPersist: p.header.noPersist,
         session: this,
-      });
-    } catch (err) {
-      // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
-      this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
-      outcome = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
-    }
+      })
+      .then(
+        (outcome) => this.answerSend(id, outcome),
+        (err: unknown) => {
+          // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
+          this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
+          this.answerSend(id, { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
+        },
+      );
+  }
+
+  private answerSend(id: JsonRpcId, outcome: SendOutcome): void {
     if (this.state !== 'open') return;
-    this.conn.sendTextFrame(wsTextFrame(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason)));
+    try {
+      this.conn.sendTextFrame(wsTextFrame(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason)));
+    } catch (err) {
+      this.handlerFailed(id, err);
+    }
   }
 
   private recvack(raw: unknown): void {
     try {
-      const p = readRecvackParams(raw);
-      if (/^\d{1,20}$/.test(p.messageId)) this.acked(p.messageId);
+      const messageId = readRecvackMessageId(raw);
+      if (DECIMAL_ID.test(messageId)) this.acked(messageId);
     } catch (err) {
       if (!(err instanceof InvalidParamsError)) throw err;
       this.fail(null, JsonRpcErrorCode.InvalidParams, err.message);

@@ -29,6 +29,19 @@ export interface PacketSink {
   close(reason: string): void;
 }
 
+/** What a SENDACK reports. */
+interface AckOutcome {
+  reason: number;
+  messageId: bigint;
+  messageSeq: number;
+}
+
+/** A SEND awaiting its SENDACK: `outcome` once its send is settled. */
+interface AckSlot {
+  packet: SendPacket;
+  outcome: AckOutcome | undefined;
+}
+
 /** Protocol version used for packets written before CONNECT is decoded. */
 const PRE_CONNECT_VERSION = 5;
 
@@ -44,7 +57,8 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   private version = PRE_CONNECT_VERSION;
   private crypto: WkSessionCrypto | undefined;
   private readonly decoder: WkprotoDecoder;
-  private ackTail: Promise<void> = Promise.resolve();
+  /** SENDs whose SENDACK is not written yet, in SEND order. */
+  private readonly acks: AckSlot[] = [];
   private readonly onPacketBound = (p: WkPacket) => this.onPacket(p);
   /** Bytes received before CONNECT completed; bounded by MAX_CONNECT_BYTES. */
   private preConnectBytes = 0;
@@ -247,43 +261,57 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   }
 
   private send(p: SendPacket): void {
-    let payload: Uint8Array | undefined;
-    let early: number | undefined;
+    const slot: AckSlot = { packet: p, outcome: undefined };
+    this.acks.push(slot);
+    let payload: Uint8Array;
     try {
       payload = this.crypto!.openSend(p);
     } catch (err) {
       if (!(err instanceof WkprotoCryptoError)) throw err;
-      early = err.code === 'MSG_KEY_MISMATCH' ? ReasonCode.MsgKeyError : ReasonCode.PayloadDecodeError;
+      const reason = err.code === 'MSG_KEY_MISMATCH' ? ReasonCode.MsgKeyError : ReasonCode.PayloadDecodeError;
+      this.settleAck(slot, { reason, messageId: 0n, messageSeq: 0 });
+      return;
     }
-    const outcome =
-      early !== undefined || !payload
-        ? Promise.resolve({ reason: early ?? ReasonCode.PayloadDecodeError, messageId: 0n, messageSeq: 0 })
-        : this.services.send.send({
-            fromUid: this.uid,
-            deviceId: this.deviceId,
-            channelId: p.channelId,
-            channelType: p.channelType,
-            payload,
-            clientMsgNo: p.clientMsgNo,
-            setting: p.setting & ~Setting.NO_ENCRYPT,
-            topic: p.topic ?? '',
-            expire: p.expire ?? 0,
-            redDot: p.redDot === true,
-            syncOnce: p.syncOnce === true,
-            noPersist: p.noPersist === true,
-            session: this,
-          });
-    // SENDACKs leave in SEND order even when later sends commit first.
-    this.ackTail = this.ackTail.then(async () => {
-      let o: { reason: number; messageId: bigint; messageSeq: number };
-      try {
-        o = await outcome;
-      } catch (err) {
-        // The store logs its own failures once per kind; the sender gets a reason and keeps its session.
-        this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
-        o = { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 };
-      }
-      if (this.state !== 'open') return;
+    this.services.send
+      .send({
+        fromUid: this.uid,
+        deviceId: this.deviceId,
+        channelId: p.channelId,
+        channelType: p.channelType,
+        payload,
+        clientMsgNo: p.clientMsgNo,
+        setting: p.setting & ~Setting.NO_ENCRYPT,
+        topic: p.topic ?? '',
+        expire: p.expire ?? 0,
+        redDot: p.redDot === true,
+        syncOnce: p.syncOnce === true,
+        noPersist: p.noPersist === true,
+        session: this,
+      })
+      .then(
+        (o) => this.settleAck(slot, o),
+        (err: unknown) => {
+          // The store logs its own failures once per kind; the sender gets a reason and keeps its session.
+          this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
+          this.settleAck(slot, { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
+        },
+      );
+  }
+
+  /**
+   * Records a SEND's outcome and writes every SENDACK now due: SENDACKs leave
+   * in SEND order, so one waits until the SENDs before it are settled too.
+   */
+  private settleAck(slot: AckSlot, outcome: AckOutcome): void {
+    slot.outcome = outcome;
+    const acks = this.acks;
+    if (acks[0] !== slot) return;
+    let n = 0;
+    for (; n < acks.length; n++) {
+      const o = acks[n]!.outcome;
+      if (o === undefined) break;
+      if (this.state !== 'open') continue;
+      const p = acks[n]!.packet;
       this.sink.send(
         encodePacket(
           {
@@ -297,7 +325,9 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
           this.version,
         ),
       );
-    });
+    }
+    if (n === acks.length) acks.length = 0;
+    else acks.splice(0, n);
   }
 
   close(reason: string): void {

@@ -8,16 +8,6 @@ export type AppendResult =
   | { kind: 'duplicate'; messageId: bigint; messageSeq: number }
   | { kind: 'conflict' };
 
-interface Pending {
-  message: NewMessage;
-  /** Mark the sender's latest send (ordinary messages, not command logs). */
-  markSend: boolean;
-  /** `performance.now()` at enqueue, for the enqueue-to-durable wait. */
-  at: number;
-  resolve(result: AppendResult): void;
-  reject(err: unknown): void;
-}
-
 /** Figures the operations surface reads. */
 export interface AppendStats {
   batches: number;
@@ -41,8 +31,48 @@ function channelKey(channelId: string, channelType: number): string {
   return `${channelType}:${channelId}`;
 }
 
+function idemKeyIn(channel: string, fromUid: string, clientMsgNo: string): string {
+  return `${channel}\u0000${fromUid}\u0000${clientMsgNo}`;
+}
+
 function idemKey(m: Pick<NewMessage, 'channelId' | 'channelType' | 'fromUid' | 'clientMsgNo'>): string {
-  return `${channelKey(m.channelId, m.channelType)}\u0000${m.fromUid}\u0000${m.clientMsgNo}`;
+  return idemKeyIn(channelKey(m.channelId, m.channelType), m.fromUid, m.clientMsgNo);
+}
+
+/**
+ * One queued send. Its channel and idempotency keys are built once, on first
+ * use, and its outcome is kept on it while its batch is planned (no per-batch
+ * map from send to outcome).
+ */
+class Pending {
+  /** Set by `plan`: the result, or the earlier send of the same batch this one repeats. */
+  outcome: AppendResult | Pending | undefined = undefined;
+  private channelKey: string | undefined = undefined;
+  private idemKey: string | undefined = undefined;
+
+  constructor(
+    readonly message: NewMessage,
+    /** Mark the sender's latest send (ordinary messages, not command logs). */
+    readonly markSend: boolean,
+    /** `performance.now()` at enqueue, for the enqueue-to-durable wait. */
+    readonly at: number,
+    readonly resolve: (result: AppendResult) => void,
+    readonly reject: (err: unknown) => void,
+  ) {}
+
+  /** `channelKey` of the message's channel. */
+  get channel(): string {
+    return (this.channelKey ??= channelKey(this.message.channelId, this.message.channelType));
+  }
+
+  /** `idemKey` of the message, or '' when it has none (no client_msg_no or no sender). */
+  get idem(): string {
+    if (this.idemKey === undefined) {
+      const m = this.message;
+      this.idemKey = m.clientMsgNo !== '' && m.fromUid !== '' ? idemKeyIn(this.channel, m.fromUid, m.clientMsgNo) : '';
+    }
+    return this.idemKey;
+  }
 }
 
 /** An earlier durable message under an idempotency key. */
@@ -133,7 +163,7 @@ export class AppendQueue {
 
   append(message: NewMessage, markSend: boolean): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ message, markSend, at: performance.now(), resolve, reject });
+      this.queue.push(new Pending(message, markSend, performance.now(), resolve, reject));
       this.arrivedSinceCommit++;
       if (this.queue.length > this.peakDepth) this.peakDepth = this.queue.length;
       this.schedule();
@@ -193,7 +223,7 @@ export class AppendQueue {
       await this.commit(batch, this.fencesOf(batch));
     } catch (err) {
       // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
-      for (const p of batch) this.tails.delete(channelKey(p.message.channelId, p.message.channelType));
+      for (const p of batch) this.tails.delete(p.channel);
       for (const p of batch) p.reject(err);
     } finally {
       this.flushing = false;
@@ -217,7 +247,7 @@ export class AppendQueue {
     const started = performance.now();
     const tailAtStart = new Map<string, number>();
     for (const p of batch) {
-      const key = channelKey(p.message.channelId, p.message.channelType);
+      const key = p.channel;
       if (tailAtStart.has(key)) continue;
       const known = this.tails.get(key);
       tailAtStart.set(key, known ?? (await this.tail(p.message.channelId, p.message.channelType)));
@@ -241,7 +271,7 @@ export class AppendQueue {
         }
       }
     }
-    const { outcome, nextTail, rows } = plan;
+    const { nextTail, rows } = plan;
     for (const [key, tail] of nextTail) this.tails.set(key, tail);
     this.trimTails();
 
@@ -251,9 +281,9 @@ export class AppendQueue {
     this.stats.lastCommitMs = settled - started;
     const records: CommitRecord[] | undefined = this.onCommit ? [] : undefined;
     for (const p of batch) {
-      const o = outcome.get(p)!;
+      const o = p.outcome!;
       const result: AppendResult =
-        'kind' in o ? o : { ...(outcome.get(o) as Extract<AppendResult, { kind: 'appended' }>), kind: 'duplicate' };
+        o instanceof Pending ? { ...(o.outcome as Extract<AppendResult, { kind: 'appended' }>), kind: 'duplicate' } : o;
       records?.push({ message: p.message, result, waitMs: settled - p.at });
       p.resolve(result);
     }
@@ -268,49 +298,43 @@ export class AppendQueue {
   private plan(batch: Pending[], tailAtStart: ReadonlyMap<string, number>, earlier: ReadonlyMap<string, EarlierMessage>) {
     const nextTail = new Map(tailAtStart);
     const firstInBatch = new Map<string, Pending>();
-    const outcome = new Map<Pending, AppendResult | Pending>();
     const rows: StoredMessage[] = [];
     const marks = new Map<string, LastSendMark>();
 
     for (const p of batch) {
       const m = p.message;
-      if (m.clientMsgNo !== '' && m.fromUid !== '') {
-        const key = idemKey(m);
+      const key = p.idem;
+      if (key !== '') {
         const hit = earlier.get(key);
         if (hit) {
-          outcome.set(
-            p,
-            sameBytes(hit.payload, m.payload)
-              ? { kind: 'duplicate', messageId: hit.messageId, messageSeq: hit.messageSeq }
-              : { kind: 'conflict' },
-          );
+          p.outcome = sameBytes(hit.payload, m.payload)
+            ? { kind: 'duplicate', messageId: hit.messageId, messageSeq: hit.messageSeq }
+            : { kind: 'conflict' };
           continue;
         }
         const first = firstInBatch.get(key);
         if (first) {
-          outcome.set(p, sameBytes(first.message.payload, m.payload) ? first : { kind: 'conflict' });
+          p.outcome = sameBytes(first.message.payload, m.payload) ? first : { kind: 'conflict' };
           continue;
         }
         firstInBatch.set(key, p);
       }
-      const ck = channelKey(m.channelId, m.channelType);
+      const ck = p.channel;
       const seq = nextTail.get(ck)! + 1;
       nextTail.set(ck, seq);
       rows.push({ ...m, messageSeq: seq });
-      outcome.set(p, { kind: 'appended', messageId: m.messageId, messageSeq: seq });
+      p.outcome = { kind: 'appended', messageId: m.messageId, messageSeq: seq };
       if (p.markSend) {
         marks.set(`${ck}\u0000${m.fromUid}`, { channelId: m.channelId, channelType: m.channelType, uid: m.fromUid, seq });
       }
     }
-    return { outcome, nextTail, rows, marks: [...marks.values()] };
+    return { nextTail, rows, marks: [...marks.values()] };
   }
 
   /** Earlier durable messages under the batch's idempotency keys, in one look-up. */
   private async findEarlier(batch: Pending[]) {
     const keys = new Map<string, NewMessage>();
-    for (const { message: m } of batch) {
-      if (m.clientMsgNo !== '' && m.fromUid !== '') keys.set(idemKey(m), m);
-    }
+    for (const p of batch) if (p.idem !== '') keys.set(p.idem, p.message);
     const found = new Map<string, EarlierMessage>();
     if (keys.size === 0) return found;
     for (const hit of await this.messages.findByIdempotencyKeys([...keys.values()])) found.set(idemKey(hit), hit);

@@ -9,7 +9,7 @@ import {
   JsonRpcErrorCode,
   MAX_FRAME_DEPTH,
 } from './frame.ts';
-import { readConnectParams, readPayload, readRecvackParams, readSendParams, InvalidParamsError } from './params.ts';
+import { readConnectParams, readPayload, readRecvackMessageId, readRecvackParams, readSendParams, InvalidParamsError } from './params.ts';
 import { encodeRecv, recvPayloadJson } from './recv.ts';
 
 function decodeError(text: string): JsonRpcDecodeError {
@@ -93,6 +93,32 @@ describe('params', () => {
     expect(() => readSendParams({ header: { redDot: 1 } })).toThrow(/redDot/);
     expect(() => readConnectParams('x')).toThrow(/connect/);
     expect(() => readRecvackParams({ messageSeq: -1 })).toThrow(/messageSeq/);
+  });
+
+  it('readRecvackMessageId reads the id readRecvackParams reads and refuses what it refuses, with the same message', () => {
+    const cases: unknown[] = [
+      { messageId: '123', messageSeq: 4 },
+      { message_id: '9', message_seq: 1, header: { redDot: true } },
+      { messageId: null, message_id: '5' },
+      {},
+      { messageSeq: -1 },
+      { messageId: 7 },
+      { messageId: 'x'.repeat(100_000) },
+      { header: { dup: 'yes' }, messageId: '1' },
+      [],
+      null,
+      'recvack',
+    ];
+    for (const params of cases) {
+      let expected: string | Error;
+      try {
+        expected = readRecvackParams(params).messageId;
+      } catch (err) {
+        expected = err as Error;
+      }
+      if (typeof expected === 'string') expect(readRecvackMessageId(params)).toBe(expected);
+      else expect(() => readRecvackMessageId(params)).toThrow(new InvalidParamsError(expected.message));
+    }
   });
 });
 

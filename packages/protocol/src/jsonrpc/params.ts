@@ -228,6 +228,15 @@ export function readRecvackParams(params: unknown): RecvackParams {
   };
 }
 
+/**
+ * The message id of `recvack` params, checked as `readRecvackParams` checks
+ * them (same refusals), without building the header and params objects the
+ * gateway does not read: one call per delivered message.
+ */
+export function readRecvackMessageId(params: unknown): string {
+  return str(checked(checkRecvack, params, 'recvack'), 'messageId', 'message_id');
+}
+
 /** `ping` params: absent, null or an object. */
 export function checkPingParams(params: unknown): void {
   if (params !== undefined && !checkPing.Check(params)) throw new InvalidParamsError(problem(PingParams, params));
