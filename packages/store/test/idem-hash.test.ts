@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../src/migrations.ts';
 import { createRepositories, openEmbeddedStore, openImportTarget, openMemoryStore, openSqlite, type StoredMessage } from '../src/index.ts';
-import { idemHash, idemHashInput } from '../src/sqlite/idem-hash.ts';
+import { idemHash } from '../src/sqlite/idem-hash.ts';
 import { createTestSchema, postgresReachable, TEST_POSTGRES_URL } from '../src/testing.ts';
 import { openPostgresStore } from '../src/postgres/store.ts';
 import { checkStoreFile, STORE_FILE } from '../src/sqlite/integrity.ts';
@@ -71,18 +71,30 @@ function inspect(dir: string) {
   }
 }
 
-describe('idempotency hash', () => {
-  it('is a fixed signed 64-bit value of an unambiguous encoding of the four fields', () => {
+describe('idempotency hash', { timeout: 30_000 }, () => {
+  it('is FNV-1a 64 of an unambiguous encoding of the four fields, as a signed 64-bit value', () => {
+    // The definition, in BigInt arithmetic: the store's 32-bit-halves version must give the same values.
+    const M = (1n << 64n) - 1n;
+    const reference = (channelId: string, channelType: number, fromUid: string, clientMsgNo: string) => {
+      let h = 0xcbf29ce484222325n;
+      const step = (v: number) => (h = ((h ^ BigInt(v)) * 0x100000001b3n) & M);
+      const str = (s: string) => [s.length & 0xffff, s.length >>> 16, ...Array.from(s, (_, i) => s.charCodeAt(i))].forEach(step);
+      [channelType & 0xffff, channelType >>> 16].forEach(step);
+      [channelId, fromUid, clientMsgNo].forEach(str);
+      return BigInt.asIntN(64, h);
+    };
+    let seed = 7;
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const text = () => String.fromCharCode(...Array.from({ length: rnd(40) }, () => rnd(65536)));
+    for (let i = 0; i < 2000; i++) {
+      const k = [text(), rnd(2 ** 31), text(), text()] as const;
+      expect(idemHash(...k)).toBe(reference(...k));
+    }
     // Pinned: stored hashes must keep matching the function that looks them up.
-    expect(idemHash('u1@v1', 1, 'u1', 'cmn-1')).toBe(idemHash('u1@v1', 1, 'u1', 'cmn-1'));
-    // = the first 8 bytes of SHA-256('2:1:g5:alice2:c1'), big-endian, as a signed integer (checked with sha256sum).
-    expect(idemHashInput('g', 2, 'alice', 'c1')).toBe('2:1:g5:alice2:c1');
-    expect(idemHash('g', 2, 'alice', 'c1')).toBe(-5_602_281_886_396_098_499n);
-    expect(idemHashInput('ab', 1, 'c', 'x')).not.toBe(idemHashInput('a', 1, 'bc', 'x'));
+    expect(idemHash('g', 2, 'alice', 'c1')).toBe(-5_552_054_365_249_286_580n);
     expect(idemHash('ab', 1, 'c', 'x')).not.toBe(idemHash('a', 1, 'bc', 'x'));
     expect(idemHash('a', 1, 'b', 'cx')).not.toBe(idemHash('a', 1, 'bc', 'x'));
     expect(idemHash('a', 1, 'b', 'c')).not.toBe(idemHash('a', 11, 'b', 'c'));
-    expect(idemHash('1:a', 1, 'b', 'c')).not.toBe(idemHash('a', 11, 'b', 'c'));
     let negative = 0;
     for (let i = 0; i < 200; i++) {
       const h = idemHash(`ch${i}`, 1, `u${i}`, `n${i}`);
@@ -108,69 +120,73 @@ describe('idempotency hash', () => {
     expect(inspect(dir).indexes).toEqual(['messages_by_id', 'messages_by_idem_hash', 'sqlite_autoindex_messages_1']);
   });
 
-  it('a store written with the earlier schema migrates: hashes filled, earlier sends found again, store check ok', async () => {
-    const dir = tempDir();
-    // The schema before 0005, filled as the earlier writer did (no idem_hash column yet).
-    const raw = new SqliteDatabase(join(dir, STORE_FILE));
-    raw.pragma('journal_mode = WAL');
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) });
-    const to = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateTo('0004_cluster');
-    expect(to.error).toBeUndefined();
-    const old = new SqliteDatabase(join(dir, STORE_FILE));
-    expect((old.prepare("select name from sqlite_master where name = 'messages_by_client_msg_no'").all() as unknown[]).length).toBe(1);
-    const insert = old.prepare(
-      `insert into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload)
+  it(
+    'a store written with the earlier schema migrates: hashes filled, earlier sends found again, store check ok',
+    { timeout: 30_000 },
+    async () => {
+      const dir = tempDir();
+      // The schema before 0005, filled as the earlier writer did (no idem_hash column yet).
+      const raw = new SqliteDatabase(join(dir, STORE_FILE));
+      raw.pragma('journal_mode = WAL');
+      const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) });
+      const to = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateTo('0004_cluster');
+      expect(to.error).toBeUndefined();
+      const old = new SqliteDatabase(join(dir, STORE_FILE));
+      expect((old.prepare("select name from sqlite_master where name = 'messages_by_client_msg_no'").all() as unknown[]).length).toBe(1);
+      const insert = old.prepare(
+        `insert into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload)
        values (?, 1, ?, ?, ?, ?, 0, 0, 0, '', 0, ?)`,
-    );
-    // More rows than one fill statement takes (500), some without a client_msg_no.
-    old.transaction(() => {
-      for (let seq = 1; seq <= 1234; seq++) {
-        insert.run(
-          `ch${seq % 7}`,
-          seq,
-          (1n << 62n) + BigInt(seq),
-          seq % 10 === 0 ? '' : `old-${seq}`,
-          `u${seq % 3}`,
-          Buffer.from([seq & 0xff]),
-        );
-      }
-    })();
-    old.close();
-    await db.destroy();
+      );
+      // More rows than one fill statement takes (500), some without a client_msg_no.
+      old.transaction(() => {
+        for (let seq = 1; seq <= 1234; seq++) {
+          insert.run(
+            `ch${seq % 7}`,
+            seq,
+            (1n << 62n) + BigInt(seq),
+            seq % 10 === 0 ? '' : `old-${seq}`,
+            `u${seq % 3}`,
+            Buffer.from([seq & 0xff]),
+          );
+        }
+      })();
+      old.close();
+      await db.destroy();
 
-    const store = await openEmbeddedStore({ dataDir: dir, sync: 'normal' });
-    try {
-      expect(inspect(dir)).toEqual({
-        indexes: ['messages_by_id', 'messages_by_idem_hash', 'sqlite_autoindex_messages_1'],
-        missing: 0,
-        extra: 0,
-      });
-      // Earlier sends are found by the main connection's look-up...
-      const hits = await store.messages.findByIdempotencyKeys([
-        key('ch1', 'u1', 'old-1'),
-        key('ch4', 'u2', 'old-1229'),
-        key('ch1', 'u2', 'old-1'),
-      ]);
-      expect(hits.map((h) => [h.channelId, h.fromUid, h.clientMsgNo, h.messageSeq, h.messageId])).toEqual([
-        ['ch1', 'u1', 'old-1', 1, (1n << 62n) + 1n],
-        ['ch4', 'u2', 'old-1229', 1229, (1n << 62n) + 1229n],
-      ]);
-      // ...and by the writer thread's, which then writes nothing.
-      const again = await store.messages.appendChecked!([message('ch4', 2000, { fromUid: 'u2', clientMsgNo: 'old-1229' })], []);
-      expect(again.map((h) => h.messageSeq)).toEqual([1229]);
-      expect(await store.messages.bySeqs('ch4', 1, [2000])).toEqual([]);
-      // New sends go in with their hash and are found as well.
-      expect(await store.messages.appendChecked!([message('ch5', 2000, { fromUid: 'u2', clientMsgNo: 'new-1' })], [])).toEqual([]);
-      expect((await store.messages.findByIdempotencyKeys([key('ch5', 'u2', 'new-1')])).map((h) => h.messageSeq)).toEqual([2000]);
-    } finally {
-      await store.close();
-    }
-    expect(inspect(dir)).toMatchObject({ missing: 0, extra: 0 });
-    expect(checkStoreFile(dir)).toMatchObject({ ok: true, problems: [] });
-    // The migration is recorded: opening again changes nothing.
-    const reopened = await openEmbeddedStore({ dataDir: dir, sync: 'normal' });
-    await reopened.close();
-  });
+      const store = await openEmbeddedStore({ dataDir: dir, sync: 'normal' });
+      try {
+        expect(inspect(dir)).toEqual({
+          indexes: ['messages_by_id', 'messages_by_idem_hash', 'sqlite_autoindex_messages_1'],
+          missing: 0,
+          extra: 0,
+        });
+        // Earlier sends are found by the main connection's look-up...
+        const hits = await store.messages.findByIdempotencyKeys([
+          key('ch1', 'u1', 'old-1'),
+          key('ch4', 'u2', 'old-1229'),
+          key('ch1', 'u2', 'old-1'),
+        ]);
+        expect(hits.map((h) => [h.channelId, h.fromUid, h.clientMsgNo, h.messageSeq, h.messageId])).toEqual([
+          ['ch1', 'u1', 'old-1', 1, (1n << 62n) + 1n],
+          ['ch4', 'u2', 'old-1229', 1229, (1n << 62n) + 1229n],
+        ]);
+        // ...and by the writer thread's, which then writes nothing.
+        const again = await store.messages.appendChecked!([message('ch4', 2000, { fromUid: 'u2', clientMsgNo: 'old-1229' })], []);
+        expect(again.map((h) => h.messageSeq)).toEqual([1229]);
+        expect(await store.messages.bySeqs('ch4', 1, [2000])).toEqual([]);
+        // New sends go in with their hash and are found as well.
+        expect(await store.messages.appendChecked!([message('ch5', 2000, { fromUid: 'u2', clientMsgNo: 'new-1' })], [])).toEqual([]);
+        expect((await store.messages.findByIdempotencyKeys([key('ch5', 'u2', 'new-1')])).map((h) => h.messageSeq)).toEqual([2000]);
+      } finally {
+        await store.close();
+      }
+      expect(inspect(dir)).toMatchObject({ missing: 0, extra: 0 });
+      expect(checkStoreFile(dir)).toMatchObject({ ok: true, problems: [] });
+      // The migration is recorded: opening again changes nothing.
+      const reopened = await openEmbeddedStore({ dataDir: dir, sync: 'normal' });
+      await reopened.close();
+    },
+  );
 
   it('an interrupted migration runs again from the start (it is one transaction, every step repeatable)', async () => {
     const dir = tempDir();

@@ -5,32 +5,49 @@
  * place of an index on the four columns, whose entries were several times
  * larger and dirtied more pages per append. A look-up seeks by the hash and
  * still compares all four columns, so two keys with the same hash are never
- * taken for one another.
+ * taken for one another: a collision costs one extra row read, nothing else.
  *
- * The hash is the first 8 bytes of SHA-256 over an unambiguous encoding of
- * the key: the channel type, then each string preceded by its length in
- * UTF-16 code units (so `('ab', 'c')` and `('a', 'bc')` differ). A
- * cryptographic digest, so no sender can cheaply make many keys share one
- * value (which would make every look-up of that value scan them all).
- * Imports only node (the writer thread loads it).
+ * The hash is FNV-1a 64 over an unambiguous encoding of the key: the channel
+ * type, then each string preceded by its length (in UTF-16 code units), one
+ * step per 16-bit unit, so `('ab', 'c')` and `('a', 'bc')` differ. Chosen by
+ * measurement (bench/idem-index.ts): the first 8 bytes of SHA-256 through
+ * node:crypto cost about as many instructions per key as the smaller index
+ * saved in SQLite. FNV is not cryptographic: a sender who crafts many
+ * client_msg_nos with one hash only makes the look-ups of those keys read
+ * more rows. Stored values depend on it: changing it needs a migration.
+ * Imports nothing (the writer thread loads it).
  */
-import { hash } from 'node:crypto';
 
 /** Computes the idempotency hash of a key. */
 export type IdemHashFn = (channelId: string, channelType: number, fromUid: string, clientMsgNo: string) => bigint;
 
-/** The text hashed for a key: every field delimited by its length, so distinct keys give distinct texts. */
-export function idemHashInput(channelId: string, channelType: number, fromUid: string, clientMsgNo: string): string {
-  return `${channelType}:${channelId.length}:${channelId}${fromUid.length}:${fromUid}${clientMsgNo.length}:${clientMsgNo}`;
-}
-
 /**
- * The key's hash as a signed 64-bit bigint (SQLite's integer range): the
- * first 16 hex digits of SHA-256 read as an unsigned 64-bit value and wrapped
- * to signed. Never passes through a JS number.
+ * The key's hash as a signed 64-bit bigint (SQLite's integer range), computed
+ * in 32-bit halves; the 64-bit value never passes through a JS number.
  */
-export const idemHash: IdemHashFn = (channelId, channelType, fromUid, clientMsgNo) =>
-  BigInt.asIntN(64, BigInt(`0x${hash('sha256', idemHashInput(channelId, channelType, fromUid, clientMsgNo)).slice(0, 16)}`));
+export const idemHash: IdemHashFn = (channelId, channelType, fromUid, clientMsgNo) => {
+  // FNV-1a 64: offset basis 0xcbf29ce484222325, prime 0x100000001b3.
+  let lo = 0x84222325;
+  let hi = 0xcbf29ce4;
+  const step = (v: number) => {
+    lo = (lo ^ v) >>> 0;
+    // × 0x100000001b3 = × 0x1b3 + × 2^40 (mod 2^64); lo × 0x1b3 < 2^41 is exact in a double.
+    const p = lo * 0x1b3;
+    hi = (Math.imul(hi, 0x1b3) + Math.floor(p / 0x100000000) + (lo << 8)) >>> 0;
+    lo = p >>> 0;
+  };
+  const str = (s: string) => {
+    step(s.length & 0xffff);
+    step(s.length >>> 16);
+    for (let i = 0; i < s.length; i++) step(s.charCodeAt(i));
+  };
+  step(channelType & 0xffff);
+  step(channelType >>> 16);
+  str(channelId);
+  str(fromUid);
+  str(clientMsgNo);
+  return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+};
 
 /** The hash stored for a message: `null` when it has no client_msg_no (such rows are not indexed). */
 export function idemHashOf(channelId: string, channelType: number, fromUid: string, clientMsgNo: string): bigint | null {
