@@ -89,6 +89,12 @@ export interface MessagesTable {
   topic: string;
   created_at: number;
   payload: Uint8Array;
+  /**
+   * Embedded store (SQLite) only, absent on PostgreSQL: the idempotency hash of
+   * `(channel_id, channel_type, from_uid, client_msg_no)` (`sqlite/idem-hash.ts`),
+   * null when client_msg_no is ''. Every SQLite insert fills it.
+   */
+  idem_hash?: bigint | null;
 }
 
 /** A floor for a channel's tail, for logs whose newest messages were removed or imported. */

@@ -101,7 +101,7 @@ export async function openPostgresImportTarget(url: string, partial: string, dis
     throw err;
   }
   return {
-    transaction: (work) => db.transaction().execute((trx) => work(createImportRepository(trx))),
+    transaction: (work) => db.transaction().execute((trx) => work(createImportRepository(trx, 'postgres'))),
     contentDigest: () => contentDigest(db),
     async seal() {
       // Planner statistics for the freshly filled tables (only Parley's: the database may hold others).

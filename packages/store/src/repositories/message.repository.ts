@@ -2,6 +2,7 @@ import { sql, type InferResult } from 'kysely';
 import type { Db } from '../db.ts';
 import type { Dialect } from '../dialect.ts';
 import { StaleEpochError, type AppendFence } from '../errors.ts';
+import { idemHashOf } from '../sqlite/idem-hash.ts';
 import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
 import { markLastSends, type LastSendMark } from './membership.repository.ts';
 
@@ -31,7 +32,7 @@ export interface IdempotencyKey {
   clientMsgNo: string;
 }
 
-/** Keys per look-up statement (4 parameters each). */
+/** Keys per look-up statement (4 or 5 parameters each). */
 const KEY_CHUNK = 250;
 
 /** An earlier message found under an idempotency key. */
@@ -41,7 +42,7 @@ export interface IdempotentHit extends IdempotencyKey {
   payload: Uint8Array;
 }
 
-/** Rows per INSERT statement (12 parameters each; under every dialect's limit). */
+/** Rows per INSERT statement (12 or 13 parameters each; under every dialect's limit). */
 const INSERT_CHUNK = 500;
 
 const messageColumns = [
@@ -78,6 +79,8 @@ function toStored(r: MessageSelect): StoredMessage {
 
 /** The message log of every channel, keyed by `(channel, message_seq)`. */
 export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
+  // The embedded store indexes idempotency keys by their hash (`sqlite/idem-hash.ts`): its inserts fill it, its look-ups seek by it.
+  const sqlite = dialect === 'sqlite';
   return {
     /** The committed tail of a channel: its highest seq, or the recorded floor when higher. */
     async loadTail(channelId: string, channelType: number): Promise<number> {
@@ -98,7 +101,9 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
 
     /**
      * Earlier messages under any of the given idempotency keys
-     * `(channel, sender, client_msg_no)`: one indexed query for a whole batch.
+     * `(channel, sender, client_msg_no)`: one indexed query for a whole batch
+     * (on SQLite by each key's hash and its four columns; the embedded store
+     * replaces this with a prepared statement per key).
      */
     async findByIdempotencyKeys(keys: readonly IdempotencyKey[]): Promise<IdempotentHit[]> {
       const hits: IdempotentHit[] = [];
@@ -106,11 +111,15 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
         const values = sql.join(
           keys
             .slice(i, i + KEY_CHUNK)
-            .map(
-              (k) =>
-                sql`(cast(${k.channelId} as text), cast(${k.channelType} as integer), cast(${k.fromUid} as text), cast(${k.clientMsgNo} as text))`,
+            .map((k) =>
+              sqlite
+                ? sql`(cast(${idemHashOf(k.channelId, k.channelType, k.fromUid, k.clientMsgNo)} as integer), ${k.channelId}, ${k.channelType}, ${k.fromUid}, ${k.clientMsgNo})`
+                : sql`(cast(${k.channelId} as text), cast(${k.channelType} as integer), cast(${k.fromUid} as text), cast(${k.clientMsgNo} as text))`,
             ),
         );
+        const tuple = sqlite
+          ? sql<boolean>`(idem_hash, channel_id, channel_type, from_uid, client_msg_no) in (values ${values})`
+          : sql<boolean>`(channel_id, channel_type, from_uid, client_msg_no) in (values ${values})`;
         const rows = await db
           .selectFrom('messages')
           .select([
@@ -123,7 +132,7 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
             'payload',
           ])
           .where('client_msg_no', '<>', '')
-          .where(sql<boolean>`(channel_id, channel_type, from_uid, client_msg_no) in (values ${values})`)
+          .where(tuple)
           .execute();
         for (const r of rows) {
           hits.push({
@@ -194,6 +203,7 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
                 topic: m.topic,
                 created_at: m.createdAt,
                 payload: m.payload,
+                ...(sqlite ? { idem_hash: idemHashOf(m.channelId, m.channelType, m.fromUid, m.clientMsgNo) } : {}),
               })),
             )
             .execute();

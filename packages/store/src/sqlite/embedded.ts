@@ -3,11 +3,12 @@ import { sql } from 'kysely';
 import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';
 import { IDEMPOTENCY_LOOKUP_SQL } from './writer-protocol.ts';
+import { idemHash } from './idem-hash.ts';
 import type { Store } from '../store.ts';
 import { STORE_FILE } from './integrity.ts';
 import type SqliteDatabase from 'better-sqlite3';
 import type { IdempotencyKey, IdempotentHit } from '../repositories/message.repository.ts';
-import { BUSY_TIMEOUT_MS, openMemorySqlite, openSqliteConnection, type OpenOptions } from './open.ts';
+import { BUSY_TIMEOUT_MS, openMemorySqliteConnection, openSqliteConnection, type OpenOptions } from './open.ts';
 import { WriteHealth, type HealthLog } from './write-health.ts';
 import { SqliteWriter } from './writer.ts';
 
@@ -73,24 +74,29 @@ export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'r
     await db.destroy();
     throw err;
   }
-  const store = storeOn(db, health, writer);
-  store.messages.findByIdempotencyKeys = idempotencyLookup(raw);
-  return store;
+  return storeOn(db, raw, health, writer);
 }
 
 /**
  * The send path's idempotency look-up as one prepared statement run per key
- * (each an index seek on `messages_by_client_msg_no`), instead of a query
- * built and compiled per batch.
+ * (each an index seek on `messages_by_idem_hash`, then the four columns
+ * compared), instead of a query built and compiled per batch.
  */
 function idempotencyLookup(raw: SqliteDatabase.Database) {
-  const stmt = raw.prepare<[string, number, string, string], { id_text: string; message_seq: number; payload: Uint8Array }>(
+  const stmt = raw.prepare<[bigint, string, number, string, string], { id_text: string; message_seq: number; payload: Uint8Array }>(
     IDEMPOTENCY_LOOKUP_SQL,
   );
   return async (keys: readonly IdempotencyKey[]): Promise<IdempotentHit[]> => {
     const hits: IdempotentHit[] = [];
     for (const k of keys) {
-      const r = stmt.get(k.channelId, k.channelType, k.fromUid, k.clientMsgNo);
+      if (k.clientMsgNo === '') continue;
+      const r = stmt.get(
+        idemHash(k.channelId, k.channelType, k.fromUid, k.clientMsgNo),
+        k.channelId,
+        k.channelType,
+        k.fromUid,
+        k.clientMsgNo,
+      );
       if (!r) continue;
       hits.push({
         channelId: k.channelId,
@@ -108,11 +114,13 @@ function idempotencyLookup(raw: SqliteDatabase.Database) {
 
 /** A store in memory with the current schema, for service and route tests: the same repositories, no file. */
 export async function openMemoryStore(): Promise<Store> {
-  return storeOn(await openMemorySqlite(), new WriteHealth(':memory:', SILENT));
+  const { db, raw } = await openMemorySqliteConnection();
+  return storeOn(db, raw, new WriteHealth(':memory:', SILENT));
 }
 
-function storeOn(db: Db, health: WriteHealth, writer?: SqliteWriter): Store {
+function storeOn(db: Db, raw: SqliteDatabase.Database, health: WriteHealth, writer?: SqliteWriter): Store {
   const repositories = createRepositories(db);
+  repositories.messages.findByIdempotencyKeys = idempotencyLookup(raw);
   if (writer) {
     // Unfenced appends (every single-node send) go to the writer thread. A fenced
     // append (slot leases are a cluster feature, and cluster mode runs on PostgreSQL)

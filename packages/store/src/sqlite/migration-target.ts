@@ -23,7 +23,7 @@ export interface ImportTarget {
 export async function openImportTarget(dataDir: string): Promise<ImportTarget> {
   const db = await openSqlite({ dataDir, sync: 'normal' });
   return {
-    transaction: (work) => db.transaction().execute((trx) => work(createImportRepository(trx))),
+    transaction: (work) => db.transaction().execute((trx) => work(createImportRepository(trx, 'sqlite'))),
     contentDigest: () => contentDigest(db),
     async seal() {
       await sql.raw('pragma wal_checkpoint(TRUNCATE)').execute(db);

@@ -18,19 +18,24 @@ export interface WriterInit {
   checkpointEveryMs: number;
 }
 
-/** Values per message: channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload. */
-export const MESSAGE_FIELDS = 12;
+/**
+ * Values per message: channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic,
+ * created_at, payload, idem_hash. The main thread sends idem_hash as `null`; the writer thread fills it (`idem-hash.ts`).
+ */
+export const MESSAGE_FIELDS = 13;
 /** Values per mark: seq, channel_id, channel_type, uid, seq. */
 export const MARK_FIELDS = 5;
 /** Values per idempotency hit: channel_id, channel_type, from_uid, client_msg_no, message_id (decimal text), message_seq, payload. */
 export const HIT_FIELDS = 7;
 
 /**
- * The idempotency look-up of one key (channel_id, channel_type, from_uid, client_msg_no): an index seek
- * on `messages_by_client_msg_no`. Run by the main connection and, inside a commit, by the writer thread.
+ * The idempotency look-up of one key: an index seek on `messages_by_idem_hash` by the key's hash
+ * (`idem-hash.ts`), then all four columns compared, so another key with the same hash is never a hit.
+ * Parameters: idem_hash, channel_id, channel_type, from_uid, client_msg_no. Run by the main connection
+ * and, inside a commit, by the writer thread.
  */
-export const IDEMPOTENCY_LOOKUP_SQL = `select cast(message_id as text) as id_text, message_seq, payload from messages
-     where channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`;
+export const IDEMPOTENCY_LOOKUP_SQL = `select cast(message_id as text) as id_text, message_seq, payload from messages indexed by messages_by_idem_hash
+     where idem_hash = ? and channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`;
 
 /**
  * Main → writer. With `check`, the writer first looks up the idempotency key

@@ -8,6 +8,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
+import { idemHash } from './idem-hash.ts';
 import {
   IDEMPOTENCY_LOOKUP_SQL,
   MARK_FIELDS,
@@ -18,7 +19,7 @@ import {
 } from './writer-protocol.ts';
 
 const init = workerData as WriterInit;
-/** Rows per INSERT statement (12 values each, under SQLite's 32,766 variables). */
+/** Rows per INSERT statement (13 values each, under SQLite's 32,766 variables). */
 const MAX_ROWS_PER_INSERT = 64;
 const port = parentPort!;
 const reply = (m: WriterReply) => port.postMessage(m);
@@ -50,8 +51,8 @@ function runWriter(db: SqliteDatabase.Database): void {
   const inserts: SqliteDatabase.Statement[] = [];
   const insertOf = (rows: number) =>
     (inserts[rows] ??= db.prepare(
-      `insert or rollback into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload)
-       values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      `insert or rollback into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload, idem_hash)
+       values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
     ));
   const mark = db.prepare(
     'update memberships set last_send_seq = ? where channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
@@ -60,14 +61,28 @@ function runWriter(db: SqliteDatabase.Database): void {
   // pages this thread writes, where the main connection's is emptied by every commit it did
   // not make.
   const earlier = db.prepare(IDEMPOTENCY_LOOKUP_SQL);
-  /** Earlier messages under the batch's idempotency keys, `HIT_FIELDS` values each. */
+  /** Fills the idempotency hash (the last field) of every message that has a client_msg_no. */
+  const fillHashes = (messages: unknown[]) => {
+    for (let i = 0; i < messages.length; i += MESSAGE_FIELDS) {
+      const clientMsgNo = messages[i + 4] as string;
+      if (clientMsgNo !== '') {
+        messages[i + MESSAGE_FIELDS - 1] = idemHash(
+          messages[i] as string,
+          messages[i + 1] as number,
+          messages[i + 5] as string,
+          clientMsgNo,
+        );
+      }
+    }
+  };
+  /** Earlier messages under the batch's idempotency keys, `HIT_FIELDS` values each (hashes filled). */
   const hitsOf = (messages: unknown[]) => {
     const hits: unknown[] = [];
     for (let i = 0; i < messages.length; i += MESSAGE_FIELDS) {
       const clientMsgNo = messages[i + 4];
       const fromUid = messages[i + 5];
       if (clientMsgNo === '' || fromUid === '') continue;
-      const r = earlier.get(messages[i], messages[i + 1], fromUid, clientMsgNo) as
+      const r = earlier.get(messages[i + MESSAGE_FIELDS - 1], messages[i], messages[i + 1], fromUid, clientMsgNo) as
         { id_text: string; message_seq: number; payload: Uint8Array } | undefined;
       if (r) hits.push(messages[i], messages[i + 1], fromUid, clientMsgNo, r.id_text, r.message_seq, r.payload);
     }
@@ -96,6 +111,8 @@ function runWriter(db: SqliteDatabase.Database): void {
     }
     const started = performance.now();
     try {
+      // Before the transaction: the hashes need no lock.
+      fillHashes(m.messages);
       const hits = append.immediate(m.messages, m.marks, m.check);
       if (hits) reply({ kind: 'hits', id: m.id, hits });
       else reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });

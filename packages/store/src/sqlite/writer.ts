@@ -188,6 +188,7 @@ export class SqliteWriter {
         m.topic,
         m.createdAt,
         m.payload,
+        null, // idem_hash: filled by the writer thread
       );
     }
     const flat: unknown[] = [];
