@@ -25,7 +25,7 @@ import type { SessionHandle } from '../messaging/presence.ts';
 import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import { CloseCode, type WsConnection } from './connection.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
-import type { GatewayServices } from './services.ts';
+import { startSend, type GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 import { wsTextFrame } from './ws-frame.ts';
 
@@ -270,8 +270,9 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
       return;
     }
-    this.services.send
-      .send({
+    startSend(
+      this.services.send,
+      {
         fromUid: this.uid,
         deviceId: this.deviceId,
         channelId: p.channelId,
@@ -286,15 +287,11 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
         syncOnce: p.header.syncOnce,
         noPersist: p.header.noPersist,
         session: this,
-      })
-      .then(
-        (outcome) => this.answerSend(id, outcome),
-        (err: unknown) => {
-          // The store's failure is logged (once per kind) by the store; the sender gets a reason and keeps its session.
-          this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
-          this.answerSend(id, { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
-        },
-      );
+      },
+      this.log,
+      this.id,
+      (outcome) => this.answerSend(id, outcome),
+    );
   }
 
   private answerSend(id: JsonRpcId, outcome: SendOutcome): void {

@@ -1,6 +1,8 @@
 import type { TokenService } from '../identity/token.service.ts';
 import type { Presence } from '../messaging/presence.ts';
-import type { SendService } from '../messaging/send.service.ts';
+import { ReasonCode } from '@parley/shared';
+import type { Logger } from 'pino';
+import type { SendCommand, SendOutcome, SendService } from '../messaging/send.service.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { AckPolicy } from './session-base.ts';
 
@@ -15,4 +17,23 @@ export interface GatewayServices {
   ackPolicy: AckPolicy;
   /** A `ban` on the user's own person channel refuses CONNECT (reason 19). */
   isUserBanned(uid: string): Promise<boolean>;
+}
+
+/**
+ * Starts a session's send and hands its outcome to `settle` once it is
+ * settled (after the durable commit). A failure thrown by the store becomes a
+ * SystemError outcome: the store logs its own failures once per kind, the
+ * sender gets a reason and keeps its session.
+ */
+export function startSend(
+  send: SendService,
+  cmd: SendCommand,
+  log: Logger,
+  sessionId: number,
+  settle: (outcome: SendOutcome) => void,
+): void {
+  send.send(cmd).then(settle, (err: unknown) => {
+    log.debug({ err: (err as Error).message, session: sessionId }, 'send failed');
+    settle({ reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
+  });
 }

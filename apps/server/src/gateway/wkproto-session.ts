@@ -20,7 +20,7 @@ import { KICK_GRACE_MS } from '../identity/token.service.ts';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
-import type { GatewayServices } from './services.ts';
+import { startSend, type GatewayServices } from './services.ts';
 import { MAX_CONNECT_BYTES, SessionBase } from './session-base.ts';
 
 /** Where a WKProto session writes: a TCP socket or a WebSocket (one packet per message). */
@@ -272,8 +272,9 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.settleAck(slot, { reason, messageId: 0n, messageSeq: 0 });
       return;
     }
-    this.services.send
-      .send({
+    startSend(
+      this.services.send,
+      {
         fromUid: this.uid,
         deviceId: this.deviceId,
         channelId: p.channelId,
@@ -287,15 +288,11 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
         syncOnce: p.syncOnce === true,
         noPersist: p.noPersist === true,
         session: this,
-      })
-      .then(
-        (o) => this.settleAck(slot, o),
-        (err: unknown) => {
-          // The store logs its own failures once per kind; the sender gets a reason and keeps its session.
-          this.log.debug({ err: (err as Error).message, session: this.id }, 'send failed');
-          this.settleAck(slot, { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
-        },
-      );
+      },
+      this.log,
+      this.id,
+      (o) => this.settleAck(slot, o),
+    );
   }
 
   /**
