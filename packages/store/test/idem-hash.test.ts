@@ -12,6 +12,7 @@ import { createTestSchema, postgresReachable, TEST_POSTGRES_URL } from '../src/t
 import { openPostgresStore } from '../src/postgres/store.ts';
 import { checkStoreFile, STORE_FILE } from '../src/sqlite/integrity.ts';
 import { IDEMPOTENCY_LOOKUP_SQL } from '../src/sqlite/writer-protocol.ts';
+import { messageRow } from '../src/repositories/message.repository.ts';
 
 /**
  * The embedded store's idempotency index on one 64-bit hash of the key
@@ -262,8 +263,8 @@ describe('idempotency hash', { timeout: 30_000 }, () => {
     const target = await openImportTarget(importDir);
     await target.transaction((rows) =>
       rows.messages([
-        { ...row(message('i', 1)), client_msg_no: 'x' },
-        { ...row(message('i', 2)), client_msg_no: '' },
+        { ...messageRow(message('i', 1)), client_msg_no: 'x' },
+        { ...messageRow(message('i', 2)), client_msg_no: '' },
       ]),
     );
     await target.close();
@@ -276,23 +277,6 @@ describe('idempotency hash', { timeout: 30_000 }, () => {
     }
   });
 });
-
-function row(m: StoredMessage) {
-  return {
-    channel_id: m.channelId,
-    channel_type: m.channelType,
-    message_seq: m.messageSeq,
-    message_id: m.messageId,
-    client_msg_no: m.clientMsgNo,
-    from_uid: m.fromUid,
-    setting: m.setting,
-    flags: m.flags,
-    expire: m.expire,
-    topic: m.topic,
-    created_at: m.createdAt,
-    payload: m.payload,
-  };
-}
 
 describe('PostgreSQL keeps its schema', () => {
   it.skipIf(!pgUp)('no idem_hash column, the four-column index, no 0005 migration; its look-up still finds a send', async () => {

@@ -191,18 +191,7 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
             .insertInto('messages')
             .values(
               rows.slice(i, i + INSERT_CHUNK).map((m) => ({
-                channel_id: m.channelId,
-                channel_type: m.channelType,
-                message_seq: m.messageSeq,
-                message_id: m.messageId,
-                client_msg_no: m.clientMsgNo,
-                from_uid: m.fromUid,
-                setting: m.setting,
-                flags: m.flags,
-                expire: m.expire,
-                topic: m.topic,
-                created_at: m.createdAt,
-                payload: m.payload,
+                ...messageRow(m),
                 ...(sqlite ? { idem_hash: idemHashOf(m.channelId, m.channelType, m.fromUid, m.clientMsgNo) } : {}),
               })),
             )
@@ -286,3 +275,21 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
 }
 
 export type MessageRepository = ReturnType<typeof createMessageRepository>;
+
+/** A message as the columns of `messages` that every dialect has (the embedded store adds `idem_hash`). */
+export function messageRow(m: StoredMessage) {
+  return {
+    channel_id: m.channelId,
+    channel_type: m.channelType,
+    message_seq: m.messageSeq,
+    message_id: m.messageId,
+    client_msg_no: m.clientMsgNo,
+    from_uid: m.fromUid,
+    setting: m.setting,
+    flags: m.flags,
+    expire: m.expire,
+    topic: m.topic,
+    created_at: m.createdAt,
+    payload: m.payload,
+  };
+}
