@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { StaleEpochError, type Store } from '@parley/store';
 import type { Config } from '../config/config.ts';
-import { ClusterRuntime, type ClusterServices } from './cluster.ts';
+import type { ClusterRuntime, ClusterServices } from './cluster.ts';
 
 /**
  * Starts the node's cluster runtime when `cluster.enabled`, over the
@@ -15,6 +15,9 @@ export async function attachCluster(
   log: Logger,
 ): Promise<ClusterRuntime | undefined> {
   if (!config.cluster.enabled) return undefined;
+  // The cluster runtime (and the NATS client under it) is loaded only here: a
+  // single node never loads it.
+  const { ClusterRuntime } = await import('./cluster.ts');
   const runtime = await ClusterRuntime.start(
     config,
     services,

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { parsePostgresUrl } from './url.ts';
 import { storeLabel } from './open.ts';
 import { StoreIntegrityError } from '../sqlite/integrity.ts';
@@ -32,6 +31,8 @@ export interface NodeLock {
  */
 export async function lockNode(url: string, nodeId: number, onLost: (err: Error) => void): Promise<NodeLock> {
   const location = parsePostgresUrl(url);
+  // Loaded here, not with the store package: an embedded node never needs it.
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: location.url, connectionTimeoutMillis: 10_000, application_name: 'parley-node-lock' });
   let released = false;
   let lost = false;

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, type Dialect as KyselyDialect } from 'kysely';
 import type { Db } from '../db.ts';
 import { migrationProvider } from '../migrations.ts';
@@ -42,10 +42,13 @@ function parseInt8(text: string): number | bigint {
   return Number.isSafeInteger(n) ? n : BigInt(text);
 }
 
-const TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+/** Parley's type parsers over pg's: int8 as above, every other type as pg parses it. */
+function typesOver(types: typeof pg.types) {
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === INT8_OID && format !== 'binary' ? parseInt8 : types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+}
 
 /** How a store is named in errors: the URL without password, and the schema. */
 export function storeLabel(location: PostgresLocation): string {
@@ -92,15 +95,21 @@ async function migrate(db: Db, location: PostgresLocation, readOnly: boolean): P
 
 /** A pool over the URL, its connections set up for Parley (read-only, commit mode). */
 export function postgresDialect(location: PostgresLocation, options: Omit<PostgresOpenOptions, 'url'>): KyselyDialect {
-  const pool = new pg.Pool({
-    connectionString: location.url,
-    max: options.poolSize ?? DEFAULT_POOL_SIZE,
-    types: TYPES,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    application_name: 'parley',
-  });
-  // An idle connection the server dropped: without a listener this would end the process.
-  pool.on('error', (err) => options.health?.failed(err));
+  // `pg` is loaded when the pool is first used, not when the store package is: an
+  // embedded (SQLite) node never loads it (a few MiB of heap and code it would keep).
+  const pool = async (): Promise<pg.Pool> => {
+    const { default: pgModule } = await import('pg');
+    const created = new pgModule.Pool({
+      connectionString: location.url,
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      types: typesOver(pgModule.types),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      application_name: 'parley',
+    });
+    // An idle connection the server dropped: without a listener this would end the process.
+    created.on('error', (err) => options.health?.failed(err));
+    return created;
+  };
   const settings: string[] = [];
   if (options.readOnly) settings.push('set default_transaction_read_only = on');
   if (options.sync === 'normal') settings.push('set synchronous_commit = off');
