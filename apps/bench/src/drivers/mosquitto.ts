@@ -41,7 +41,7 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
       for (const m of members) groupsOf.set(m, [...(groupsOf.get(m) ?? []), id]);
     },
     async connect(uid, onMessage): Promise<Connection> {
-      const client = await open(uid, (_topic, payload) => onMessage(payload.toString('utf8')));
+      const client = await open(uid, (buf, start, end) => onMessage(buf.toString('utf8', start, end)));
       try {
         await client.subscribe([`u/${uid}`, ...(groupsOf.get(uid) ?? []).map((g) => `g/${g}`)]);
       } catch (e) {
@@ -62,14 +62,14 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
         await client.close();
       }
     },
-    async catchUp(uid, _fromUid, expected, onMessage) {
+    async catchUp(uid, _fromUid, expected, rows) {
       let got = 0;
       let done: () => void = () => undefined;
       const all = new Promise<void>((resolve) => (done = resolve));
       const client = await open(
         uid,
-        (_topic, payload) => {
-          onMessage(payload.toString('utf8'));
+        (buf, start, end) => {
+          rows.bytes(buf, start, end);
           if (++got >= expected) done();
         },
         false,

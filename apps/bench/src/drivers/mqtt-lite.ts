@@ -75,11 +75,13 @@ export interface MqttLiteOptions {
    */
   clean?: boolean;
   /**
-   * Every PUBLISH received: topic and payload (a QoS 1 one's PUBACK is written
-   * at the end of the read that brought it). The payload may be a view of a
-   * reused read buffer: valid during the call only.
+   * Every PUBLISH received: its payload is `buf[start, end)`, its topic's
+   * UTF-8 `buf[topicStart, topicEnd)` (a QoS 1 one's PUBACK is written at the
+   * end of the read that brought it). `buf` is often the reused read buffer:
+   * valid during the call only. Nothing is copied or decoded per message; the
+   * callback reads what it needs.
    */
-  onMessage: (topic: string, payload: Buffer) => void;
+  onMessage: (buf: Buffer, start: number, end: number, topicStart: number, topicEnd: number) => void;
 }
 
 interface Waiter {
@@ -238,15 +240,15 @@ export class MqttLite {
     switch (first >> 4) {
       case PUBLISH: {
         const qos = (first >> 1) & 3;
-        const topicLen = buf.readUInt16BE(start);
-        let at = start + 2 + topicLen;
-        const topic = buf.toString('utf8', start + 2, at);
+        const topicEnd = start + 2 + ((buf[start]! << 8) | buf[start + 1]!);
+        let at = topicEnd;
         if (qos > 1) return new Error('MQTT QoS 2 PUBLISH was not subscribed to');
         if (qos === 1) {
-          this.acks.push(buf.readUInt16BE(at));
+          this.acks.push((buf[at]! << 8) | buf[at + 1]!);
           at += 2;
         }
-        this.onMessage(topic, buf.subarray(at, end));
+        if (at > end) return new Error('MQTT PUBLISH shorter than its topic');
+        this.onMessage(buf, at, end, start + 2, topicEnd);
         return undefined;
       }
       case PUBACK:
