@@ -75,7 +75,8 @@ export class Ledger {
     for (const r of recipients) {
       let byStream = this.tracks.get(r);
       if (!byStream) this.tracks.set(r, (byStream = new Map()));
-      byStream.set(stream, { seen: new Uint32Array(8), max: -1 });
+      // Two words to begin with, grown by doubling: a warm-up's short streams grow it too (see Samples).
+      byStream.set(stream, { seen: new Uint32Array(2), max: -1 });
     }
   }
 
