@@ -13,6 +13,7 @@
  * the generator. Anything unexpected closes the client.
  */
 import { connect as netConnect, type Socket } from 'node:net';
+import { deadline } from '../deadlines.ts';
 
 const CONNECT = 1;
 const CONNACK = 2;
@@ -110,7 +111,9 @@ export class MqttLite {
     socket.setNoDelay(true);
     socket.on('error', (e) => this.fail(e));
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
-    socket.on('close', () => this.fail(new Error('connection closed')));
+    socket.on('close', () => {
+      if (!this.closed) this.fail(new Error('connection closed'));
+    });
   }
 
   /** Connects and resolves after a CONNACK accepting the session. */
@@ -133,11 +136,11 @@ export class MqttLite {
     // Protocol "MQTT" level 4; flags: username, password, clean session (unless o.clean is false); keep-alive 0.
     const flags = o.clean === false ? 0xc0 : 0xc2;
     socket.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, flags, 0, 0]), o.clientId, o.username, o.password]));
-    const timer = setTimeout(() => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)), o.timeoutMs);
+    const cancel = deadline(o.timeoutMs, () => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)));
     try {
       await accepted;
     } finally {
-      clearTimeout(timer);
+      cancel();
     }
     return client;
   }
