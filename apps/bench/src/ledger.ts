@@ -93,12 +93,14 @@ export class Ledger {
     const b = body.indexOf('|', a + 1);
     const c = body.indexOf('|', b + 1);
     const track = a >= 0 && b >= 0 && c >= 0 ? this.tracks.get(recipient)?.get(body.slice(0, a)) : undefined;
-    const n = Number(body.slice(a + 1, b));
-    if (!track || !Number.isInteger(n) || n < 0 || n > 0x7fff_ffff) {
+    // Empty fields would read as 0 (Number('') is 0): they make a body foreign, as does a send time that is no number.
+    const n = b > a + 1 ? Number(body.slice(a + 1, b)) : Number.NaN;
+    const sentAt = c > b + 1 ? Number(body.slice(b + 1, c)) : Number.NaN;
+    if (!track || !Number.isInteger(n) || n < 0 || n > 0x7fff_ffff || !Number.isFinite(sentAt)) {
       this.foreign++;
       return;
     }
-    this.record(track, n, now - Number(body.slice(b + 1, c)));
+    this.record(track, n, now - sentAt);
   }
 
   /**

@@ -22,7 +22,8 @@ describe('MqttLite against mosquitto', () => {
       password,
       timeoutMs: 5000,
       clean,
-      onMessage: (buf, start, end, topicStart, topicEnd) => onMessage(buf.toString('utf8', topicStart, topicEnd), Buffer.from(buf.subarray(start, end))),
+      onMessage: (buf, start, end, topicStart, topicEnd) =>
+        onMessage(buf.toString('utf8', topicStart, topicEnd), Buffer.from(buf.subarray(start, end))),
     });
 
   beforeAll(async () => {

@@ -243,14 +243,11 @@ export class MqttLite {
     switch (first >> 4) {
       case PUBLISH: {
         const qos = (first >> 1) & 3;
-        const topicEnd = start + 2 + ((buf[start]! << 8) | buf[start + 1]!);
-        let at = topicEnd;
         if (qos > 1) return new Error('MQTT QoS 2 PUBLISH was not subscribed to');
-        if (qos === 1) {
-          this.acks.push((buf[at]! << 8) | buf[at + 1]!);
-          at += 2;
-        }
+        const topicEnd = start + 2 + ((buf[start]! << 8) | buf[start + 1]!);
+        const at = qos === 1 ? topicEnd + 2 : topicEnd;
         if (at > end) return new Error('MQTT PUBLISH shorter than its topic');
+        if (qos === 1) this.acks.push((buf[topicEnd]! << 8) | buf[topicEnd + 1]!);
         this.onMessage(buf, at, end, start + 2, topicEnd);
         return undefined;
       }

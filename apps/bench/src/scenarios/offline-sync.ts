@@ -73,9 +73,7 @@ async function backlogAndCatchUp<T>(
   }
   const n = receivers.length;
   const expectedFor = (i: number): number => Math.floor(messages / n) + (i < messages % n ? 1 : 0);
-  return measure(() =>
-    pool(receivers, o.concurrency, (uid, i) => driver.catchUp(uid, SENDER, expectedFor(i), ledger.recipient(uid))),
-  );
+  return measure(() => pool(receivers, o.concurrency, (uid, i) => driver.catchUp(uid, SENDER, expectedFor(i), ledger.recipient(uid))));
 }
 
 /** Fills the receivers' backlogs while they are offline, then times their catch-up. */
@@ -83,14 +81,7 @@ export async function runOfflineSync(driver: Driver, o: OfflineSyncOptions): Pro
   const warm = new Ledger();
   const warmUsers = Array.from({ length: Math.min(WARM_USERS, o.concurrency) }, (_, i) => warmOf(i));
   o.log(`  ${driver.name} S3 warm-up: ${Math.ceil(o.messages / 10)} messages to ${warmUsers.length} offline users`);
-  await backlogAndCatchUp(
-    driver,
-    o,
-    warmUsers,
-    Math.ceil(o.messages / 10),
-    warm,
-    (catchUp) => catchUp(),
-  );
+  await backlogAndCatchUp(driver, o, warmUsers, Math.ceil(o.messages / 10), warm, (catchUp) => catchUp());
   const w = warm.verdict();
   if (w.lost + w.duplicates + w.outOfOrder + w.foreign > 0) throw new Error(`S3 warm-up catch-up: ${JSON.stringify(w)}`);
 
