@@ -219,18 +219,20 @@ export class RecipientLedger {
     let frac = 0;
     let scale = 1;
     let point = false;
+    let digits = 0;
     const b = i;
     for (i = b + 1; i < end && buf[i] !== BAR; i++) {
       const c = buf[i]!;
       if (c === DOT && !point) point = true;
       else if (c >= DIGIT_0 && c <= DIGIT_0 + 9) {
+        digits++;
         if (point) {
           frac = frac * 10 + (c - DIGIT_0);
           scale *= 10;
         } else whole = whole * 10 + (c - DIGIT_0);
       } else return this.ledger.countForeign();
     }
-    if (i >= end || i === b + 1) return this.ledger.countForeign();
+    if (i >= end || digits === 0) return this.ledger.countForeign();
     const track = this.trackAt(buf, start, a);
     if (!track) return this.ledger.countForeign();
     this.ledger.record(track, n, now - (whole + frac / scale));

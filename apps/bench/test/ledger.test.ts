@@ -65,6 +65,7 @@ describe('the ledger on its own', () => {
       's3:é||5.0|', // empty number
       's3:é|3|5.0.1|', // two points
       's3:é|3||', // empty send time
+      's3:é|3|.|', // a point alone
       `s3:é|${2 ** 31}|1.0|`, // beyond 2^31 - 1
     ];
     const r = bytes.recipient('r');
@@ -74,7 +75,7 @@ describe('the ledger on its own', () => {
       r.bytes(framed, 7, 7 + Buffer.byteLength(d), 5000);
     }
     expect(bytes.verdict()).toEqual(text.verdict());
-    expect(bytes.verdict()).toEqual({ expected: 302, received: 253, lost: 49, duplicates: 1, outOfOrder: 1, foreign: 7 });
+    expect(bytes.verdict()).toEqual({ expected: 302, received: 253, lost: 49, duplicates: 1, outOfOrder: 1, foreign: 8 });
     expect(bytes.recordedDeliveries).toBe(deliveries.length);
     expect(bytes.latency.percentile(0)).toBeCloseTo(text.latency.percentile(0), 9);
     expect(bytes.latency.percentile(50)).toBeCloseTo(text.latency.percentile(50), 9);
