@@ -22,7 +22,7 @@ export function decodeBody(body: string): { stream: string; n: number; sentAt: n
 }
 
 /** What one recipient has received of one stream: a bit per sequence number, and the highest. */
-interface Track {
+export interface Track {
   seen: Uint32Array;
   max: number;
 }
@@ -75,7 +75,8 @@ export class Ledger {
     for (const r of recipients) {
       let byStream = this.tracks.get(r);
       if (!byStream) this.tracks.set(r, (byStream = new Map()));
-      byStream.set(stream, { seen: new Uint32Array(8), max: -1 });
+      // Two words to begin with, grown by doubling: a warm-up's short streams grow it too (see Samples).
+      byStream.set(stream, { seen: new Uint32Array(2), max: -1 });
     }
   }
 
@@ -92,11 +93,36 @@ export class Ledger {
     const b = body.indexOf('|', a + 1);
     const c = body.indexOf('|', b + 1);
     const track = a >= 0 && b >= 0 && c >= 0 ? this.tracks.get(recipient)?.get(body.slice(0, a)) : undefined;
-    const n = Number(body.slice(a + 1, b));
-    if (!track || !Number.isInteger(n) || n < 0 || n > 0x7fff_ffff) {
+    // Empty fields would read as 0 (Number('') is 0): they make a body foreign, as does a send time that is no number.
+    const n = b > a + 1 ? Number(body.slice(a + 1, b)) : Number.NaN;
+    const sentAt = c > b + 1 ? Number(body.slice(b + 1, c)) : Number.NaN;
+    if (!track || !Number.isInteger(n) || n < 0 || n > 0x7fff_ffff || !Number.isFinite(sentAt)) {
       this.foreign++;
       return;
     }
+    this.record(track, n, now - sentAt);
+  }
+
+  /**
+   * The deliveries of one recipient, recorded from text or straight from
+   * bytes (see {@link RecipientLedger}); create it once per connection.
+   */
+  recipient(uid: string): RecipientLedger {
+    return new RecipientLedger(this, uid);
+  }
+
+  /** The track of `stream` at `recipient`, undefined when nobody expects it there. */
+  trackOf(recipient: string, stream: string): Track | undefined {
+    return this.tracks.get(recipient)?.get(stream);
+  }
+
+  /** Counts a body that was not the generator's, or not expected at its recipient. */
+  countForeign(): void {
+    this.foreign++;
+  }
+
+  /** Records sequence number `n` (0 ≤ n ≤ 2^31 - 1) of `track`, delivered `latencyMs` after it was sent. */
+  record(track: Track, n: number, latencyMs: number): void {
     if (!markSeen(track, n)) {
       this.duplicates++;
       return;
@@ -104,7 +130,12 @@ export class Ledger {
     if (n < track.max) this.outOfOrder++;
     else track.max = n;
     this.firstDeliveries++;
-    this.latency.add(now - Number(body.slice(b + 1, c)));
+    this.latency.add(latencyMs);
+  }
+
+  /** Deliveries recorded so far, first ones, duplicates and foreign ones alike. */
+  get recordedDeliveries(): number {
+    return this.firstDeliveries + this.duplicates + this.foreign;
   }
 
   /** Deliveries expected so far: for each stream, messages sent × recipients. */
@@ -130,6 +161,94 @@ export class Ledger {
       outOfOrder: this.outOfOrder,
       foreign: this.foreign,
     };
+  }
+}
+
+const utf8 = new TextDecoder();
+const BAR = 0x7c; // '|'
+const DIGIT_0 = 0x30;
+const DOT = 0x2e;
+
+/**
+ * One recipient's view of a {@link Ledger}: the same checks, fed either text
+ * bodies or the bytes of one straight from a read buffer. The bytes path
+ * builds no string and no object per delivery: it parses the sequence number
+ * and send time from the digits, and reuses the track of the stream the
+ * recipient last received from while the stream's bytes are the same (a
+ * catch-up, or one sender's burst, is one stream), looking a stream up by
+ * name only when it changes.
+ */
+export class RecipientLedger {
+  /** The bytes of the stream id last looked up, and its track (undefined: not expected here). */
+  private lastStream = new Uint8Array(0);
+  private lastTrack: Track | undefined;
+
+  constructor(
+    private readonly ledger: Ledger,
+    readonly uid: string,
+  ) {}
+
+  /** Records one delivery of text `body`. */
+  text(body: string): void {
+    this.ledger.receive(this.uid, body);
+  }
+
+  /**
+   * Records one delivery whose body is the UTF-8 of `buf[start, end)` (only
+   * read during the call), at `now` (performance.now()): for a body made by
+   * {@link encodeBody} what {@link Ledger.receive} records for its text; a
+   * number field of anything but decimal digits (and one point in the send
+   * time) makes it foreign.
+   */
+  bytes(buf: Uint8Array, start: number, end: number, now = performance.now()): void {
+    // `<stream>|<n>|<sent at>|…`: the stream is everything before the first bar.
+    let i = start;
+    while (i < end && buf[i] !== BAR) i++;
+    const a = i;
+    if (a >= end) return this.ledger.countForeign();
+    // n: decimal digits only (what encodeBody writes), at most 2^31 - 1.
+    let n = 0;
+    for (i = a + 1; i < end && buf[i] !== BAR; i++) {
+      const d = buf[i]! - DIGIT_0;
+      if (d < 0 || d > 9 || n > 0x7fff_ffff) return this.ledger.countForeign();
+      n = n * 10 + d;
+    }
+    if (i >= end || i === a + 1 || n > 0x7fff_ffff) return this.ledger.countForeign();
+    // The send time: digits, optionally a point and more digits (toFixed(3) of performance.now()).
+    let whole = 0;
+    let frac = 0;
+    let scale = 1;
+    let point = false;
+    let digits = 0;
+    const b = i;
+    for (i = b + 1; i < end && buf[i] !== BAR; i++) {
+      const c = buf[i]!;
+      if (c === DOT && !point) point = true;
+      else if (c >= DIGIT_0 && c <= DIGIT_0 + 9) {
+        digits++;
+        if (point) {
+          frac = frac * 10 + (c - DIGIT_0);
+          scale *= 10;
+        } else whole = whole * 10 + (c - DIGIT_0);
+      } else return this.ledger.countForeign();
+    }
+    if (i >= end || digits === 0) return this.ledger.countForeign();
+    const track = this.trackAt(buf, start, a);
+    if (!track) return this.ledger.countForeign();
+    this.ledger.record(track, n, now - (whole + frac / scale));
+  }
+
+  /** The track of the stream named by `buf[start, end)` (the last one's when the bytes are the same). */
+  private trackAt(buf: Uint8Array, start: number, end: number): Track | undefined {
+    const last = this.lastStream;
+    let same = last.length === end - start;
+    for (let k = 0; same && k < last.length; k++) same = last[k] === buf[start + k];
+    if (same) return this.lastTrack;
+    const copy = new Uint8Array(end - start);
+    copy.set(buf.subarray(start, end));
+    this.lastStream = copy;
+    this.lastTrack = this.ledger.trackOf(this.uid, utf8.decode(copy));
+    return this.lastTrack;
   }
 }
 

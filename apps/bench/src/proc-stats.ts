@@ -88,6 +88,8 @@ export interface CpuReading {
   generatorWaitMs: number;
   /** The server's CPU by kind (user, sys, per thread group), ms. */
   serverBreakdownMs: Record<string, number>;
+  /** The generator's CPU the same way (its main thread against V8's compiler and GC threads), ms. */
+  generatorBreakdownMs: Record<string, number>;
 }
 
 /** A CPU meter over one measured phase of a server process and of this generator process. */
@@ -100,6 +102,7 @@ export interface CpuMeter {
 export function startCpuMeter(pid: number): CpuMeter {
   const server0 = cpuMs(pid);
   const breakdown0 = cpuBreakdown(pid);
+  const genBreakdown0 = cpuBreakdown(process.pid);
   const gen0 = process.cpuUsage();
   const wait0 = runQueueWaitMs(pid);
   const genWait0 = runQueueWaitMs('self');
@@ -114,6 +117,7 @@ export function startCpuMeter(pid: number): CpuMeter {
         serverWaitMs: runQueueWaitMs(pid) - wait0,
         generatorWaitMs: runQueueWaitMs('self') - genWait0,
         serverBreakdownMs: minus(cpuBreakdown(pid), breakdown0),
+        generatorBreakdownMs: minus(cpuBreakdown(process.pid), genBreakdown0),
       };
     },
   };

@@ -1,19 +1,34 @@
 /** Latency samples and their percentiles, in milliseconds. */
 export class Samples {
-  private values: number[] = [];
+  /**
+   * The samples in `values[0, n)`: a typed array of doubles, so that every
+   * instance has the same shape from the start (a fresh `[]` holds small
+   * integers until its first fractional push changes its elements kind, which
+   * deoptimised the generator's receive path compiled against an older
+   * instance at the start of each measured phase). It starts small so that
+   * a short warm-up grows it too: code compiled without ever seeing the
+   * growth would be deoptimised at the first one.
+   */
+  private values = new Float64Array(16);
+  private n = 0;
 
   add(ms: number): void {
-    this.values.push(ms);
+    if (this.n === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.n++] = ms;
   }
 
   get count(): number {
-    return this.values.length;
+    return this.n;
   }
 
   /** The p-th percentile (0–100, nearest rank), or NaN when empty. */
   percentile(p: number): number {
-    if (this.values.length === 0) return Number.NaN;
-    const sorted = Float64Array.from(this.values).sort();
+    if (this.n === 0) return Number.NaN;
+    const sorted = this.values.slice(0, this.n).sort();
     const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
     return sorted[rank]!;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger, decodeBody, encodeBody } from '../src/ledger.ts';
+import { Samples } from '../src/stats.ts';
 
 describe('the ledger on its own', () => {
   it('round-trips a body, padded to the requested size', () => {
@@ -34,5 +35,60 @@ describe('the ledger on its own', () => {
     ledger.receive('r', 'no separators');
     ledger.receive('r', encodeBody('t', 1, 0));
     expect(ledger.verdict()).toEqual({ expected: 500, received: 499, lost: 1, duplicates: 7, outOfOrder: 1, foreign: 4 });
+  });
+
+  it('records bodies from bytes exactly as from text: loss, duplicates, order, foreign, latency', () => {
+    // The same deliveries fed to one ledger as text and to another as bytes inside a larger buffer.
+    const bodies: string[] = [];
+    const text = new Ledger();
+    const bytes = new Ledger();
+    for (const l of [text, bytes]) {
+      l.expect('s3:é', ['r']);
+      l.expect('other', ['r']);
+    }
+    for (let n = 0; n < 300; n++) bodies.push(encodeBody('s3:é', n, 1000 + n / 8, 64));
+    for (const l of [text, bytes]) {
+      for (let n = 0; n < 300; n++) l.next('s3:é');
+      l.next('other');
+      l.next('other');
+    }
+    const deliveries = [
+      ...bodies.slice(0, 100),
+      bodies[50]!, // duplicate
+      encodeBody('other', 0, 2000.5), // another stream: the cached one must not be reused
+      ...bodies.slice(150, 300),
+      bodies[120]!, // late: out of order
+      encodeBody('other', 1, 2001),
+      encodeBody('nobody', 0, 1), // no such stream at r
+      's3:é|12', // too few fields
+      's3:é|1x|5.0|', // not a number
+      's3:é||5.0|', // empty number
+      's3:é|3|5.0.1|', // two points
+      's3:é|3||', // empty send time
+      's3:é|3|.|', // a point alone
+      `s3:é|${2 ** 31}|1.0|`, // beyond 2^31 - 1
+    ];
+    const r = bytes.recipient('r');
+    for (const d of deliveries) {
+      text.receive('r', d, 5000);
+      const framed = Buffer.concat([Buffer.from('prefix|'), Buffer.from(d), Buffer.from('|suffix')]);
+      r.bytes(framed, 7, 7 + Buffer.byteLength(d), 5000);
+    }
+    expect(bytes.verdict()).toEqual(text.verdict());
+    expect(bytes.verdict()).toEqual({ expected: 302, received: 253, lost: 49, duplicates: 1, outOfOrder: 1, foreign: 8 });
+    expect(bytes.recordedDeliveries).toBe(deliveries.length);
+    expect(bytes.latency.percentile(0)).toBeCloseTo(text.latency.percentile(0), 9);
+    expect(bytes.latency.percentile(50)).toBeCloseTo(text.latency.percentile(50), 9);
+    expect(bytes.latency.percentile(100)).toBeCloseTo(5000 - 1000, 9);
+  });
+
+  it('keeps every sample and its percentiles as samples grow past their first allocation', () => {
+    const s = new Samples();
+    expect(s.percentile(50)).toBeNaN();
+    for (let i = 1000; i >= 1; i--) s.add(i / 4);
+    expect(s.count).toBe(1000);
+    expect(s.percentile(0)).toBe(0.25);
+    expect(s.percentile(50)).toBe(125);
+    expect(s.percentile(100)).toBe(250);
   });
 });

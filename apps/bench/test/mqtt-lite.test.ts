@@ -12,8 +12,19 @@ import { ensureMosquitto, startMosquitto, type MosquittoServer } from '../src/dr
 
 describe('MqttLite against mosquitto', () => {
   let server: MosquittoServer;
+  /** A client whose `onMessage` gets each PUBLISH's topic and a copy of its payload. */
   const open = (uid: string, onMessage: (topic: string, payload: Buffer) => void = () => undefined, password = `pw-${uid}`, clean = true) =>
-    MqttLite.connect({ host: '127.0.0.1', port: server.port, clientId: uid, username: uid, password, timeoutMs: 5000, clean, onMessage });
+    MqttLite.connect({
+      host: '127.0.0.1',
+      port: server.port,
+      clientId: uid,
+      username: uid,
+      password,
+      timeoutMs: 5000,
+      clean,
+      onMessage: (buf, start, end, topicStart, topicEnd) =>
+        onMessage(buf.toString('utf8', topicStart, topicEnd), Buffer.from(buf.subarray(start, end))),
+    });
 
   beforeAll(async () => {
     installCleanup();

@@ -7,6 +7,7 @@
  * session false, client id `off-<uid>`): mosquitto queues the QoS 1 messages
  * of an offline user and delivers them when that session reconnects.
  */
+import { deadline } from '../deadlines.ts';
 import { MqttLite, type MqttLiteOptions } from './mqtt-lite.ts';
 import { tokenOf } from './parley-server.ts';
 import { ensureMosquitto, startMosquitto } from './mosquitto-server.ts';
@@ -41,7 +42,7 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
       for (const m of members) groupsOf.set(m, [...(groupsOf.get(m) ?? []), id]);
     },
     async connect(uid, onMessage): Promise<Connection> {
-      const client = await open(uid, (_topic, payload) => onMessage(payload.toString('utf8')));
+      const client = await open(uid, (buf, start, end) => onMessage(buf.toString('utf8', start, end)));
       try {
         await client.subscribe([`u/${uid}`, ...(groupsOf.get(uid) ?? []).map((g) => `g/${g}`)]);
       } catch (e) {
@@ -62,27 +63,25 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
         await client.close();
       }
     },
-    async catchUp(uid, _fromUid, expected, onMessage) {
+    async catchUp(uid, _fromUid, expected, rows) {
       let got = 0;
       let done: () => void = () => undefined;
-      const all = new Promise<void>((resolve) => (done = resolve));
+      let fail: (e: Error) => void = () => undefined;
+      const all = new Promise<void>((resolve, reject) => ((done = resolve), (fail = reject)));
       const client = await open(
         uid,
-        (_topic, payload) => {
-          onMessage(payload.toString('utf8'));
+        (buf, start, end) => {
+          rows.bytes(buf, start, end);
           if (++got >= expected) done();
         },
         false,
       );
-      let timer: NodeJS.Timeout | undefined;
+      const cancel = deadline(CATCH_UP_TIMEOUT_MS, () => fail(new Error(`catch-up of ${uid}: ${got}/${expected}`)));
       try {
         if (!client.sessionPresent) throw new Error(`catch-up of ${uid}: mosquitto has no stored session`);
-        const timeout = new Promise<void>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`catch-up of ${uid}: ${got}/${expected}`)), CATCH_UP_TIMEOUT_MS);
-        });
-        await Promise.race([all, timeout]);
+        await all;
       } finally {
-        clearTimeout(timer);
+        cancel();
         void client.close();
       }
     },

@@ -13,6 +13,7 @@
  * the generator. Anything unexpected closes the client.
  */
 import { connect as netConnect, type Socket } from 'node:net';
+import { deadline } from '../deadlines.ts';
 
 const CONNECT = 1;
 const CONNACK = 2;
@@ -75,11 +76,13 @@ export interface MqttLiteOptions {
    */
   clean?: boolean;
   /**
-   * Every PUBLISH received: topic and payload (a QoS 1 one's PUBACK is written
-   * at the end of the read that brought it). The payload may be a view of a
-   * reused read buffer: valid during the call only.
+   * Every PUBLISH received: its payload is `buf[start, end)`, its topic's
+   * UTF-8 `buf[topicStart, topicEnd)` (a QoS 1 one's PUBACK is written at the
+   * end of the read that brought it). `buf` is often the reused read buffer:
+   * valid during the call only. Nothing is copied or decoded per message; the
+   * callback reads what it needs.
    */
-  onMessage: (topic: string, payload: Buffer) => void;
+  onMessage: (buf: Buffer, start: number, end: number, topicStart: number, topicEnd: number) => void;
 }
 
 interface Waiter {
@@ -108,7 +111,9 @@ export class MqttLite {
     socket.setNoDelay(true);
     socket.on('error', (e) => this.fail(e));
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
-    socket.on('close', () => this.fail(new Error('connection closed')));
+    socket.on('close', () => {
+      if (!this.closed) this.fail(new Error('connection closed'));
+    });
   }
 
   /** Connects and resolves after a CONNACK accepting the session. */
@@ -131,11 +136,11 @@ export class MqttLite {
     // Protocol "MQTT" level 4; flags: username, password, clean session (unless o.clean is false); keep-alive 0.
     const flags = o.clean === false ? 0xc0 : 0xc2;
     socket.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, flags, 0, 0]), o.clientId, o.username, o.password]));
-    const timer = setTimeout(() => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)), o.timeoutMs);
+    const cancel = deadline(o.timeoutMs, () => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)));
     try {
       await accepted;
     } finally {
-      clearTimeout(timer);
+      cancel();
     }
     return client;
   }
@@ -238,15 +243,12 @@ export class MqttLite {
     switch (first >> 4) {
       case PUBLISH: {
         const qos = (first >> 1) & 3;
-        const topicLen = buf.readUInt16BE(start);
-        let at = start + 2 + topicLen;
-        const topic = buf.toString('utf8', start + 2, at);
         if (qos > 1) return new Error('MQTT QoS 2 PUBLISH was not subscribed to');
-        if (qos === 1) {
-          this.acks.push(buf.readUInt16BE(at));
-          at += 2;
-        }
-        this.onMessage(topic, buf.subarray(at, end));
+        const topicEnd = start + 2 + ((buf[start]! << 8) | buf[start + 1]!);
+        const at = qos === 1 ? topicEnd + 2 : topicEnd;
+        if (at > end) return new Error('MQTT PUBLISH shorter than its topic');
+        if (qos === 1) this.acks.push((buf[topicEnd]! << 8) | buf[topicEnd + 1]!);
+        this.onMessage(buf, at, end, start + 2, topicEnd);
         return undefined;
       }
       case PUBACK:

@@ -88,8 +88,8 @@ export async function startParleyClusterDriver(count: number, nodeArgs: readonly
       return connectJsonRpc(nodeOf(uid).ws, uid, tokenOf(uid), onMessage);
     },
     prepareOffline: async () => undefined,
-    async catchUp(uid, fromUid, expected, onMessage) {
-      const rows = await syncChannel(nodeOf(uid).api, uid, fromUid, onMessage);
+    async catchUp(uid, fromUid, expected, sink) {
+      const rows = await syncChannel(nodeOf(uid).api, uid, fromUid, (body) => sink.text(body));
       if (rows < expected) throw new Error(`sync of ${uid} returned ${rows} of ${expected} rows`);
     },
     async stop() {

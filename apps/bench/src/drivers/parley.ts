@@ -28,8 +28,8 @@ export async function startParleyDriver(
         : connectWkproto(server.tcp, uid, tokenOf(uid), onMessage);
     },
     prepareOffline: async () => undefined,
-    async catchUp(uid, fromUid, expected, onMessage) {
-      const rows = await syncChannel(server.api, uid, fromUid, onMessage);
+    async catchUp(uid, fromUid, expected, sink) {
+      const rows = await syncChannel(server.api, uid, fromUid, (body) => sink.text(body));
       if (rows < expected) throw new Error(`sync of ${uid} returned ${rows} of ${expected} rows`);
     },
     async alerts() {

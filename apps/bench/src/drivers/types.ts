@@ -18,6 +18,16 @@ export interface Destination {
 /** Called with the text body of each delivered message (the generator's own encoding, see ledger.ts). */
 export type OnMessage = (body: string) => void;
 
+/**
+ * Where a catch-up's rows go: as text, or (where a driver has the bytes of a
+ * body at hand, as MQTT does) as `buf[start, end)`, the body's UTF-8, read
+ * during the call only. The ledger's `RecipientLedger` is one.
+ */
+export interface Deliveries {
+  text(body: string): void;
+  bytes(buf: Uint8Array, start: number, end: number): void;
+}
+
 /** An authenticated client connection of one user. */
 export interface Connection {
   /** Sends one message; resolves at the server's acknowledgement (SENDACK, JSON-RPC result, PUBACK), rejects on refusal. */
@@ -46,9 +56,9 @@ export interface Driver {
   prepareOffline(uid: string): Promise<void>;
   /**
    * Fetches the `expected` messages `uid` missed from `fromUid` (Parley: HTTP
-   * /channel/messagesync pages; MQTT: reconnecting its persistent session), calling `onMessage` per row.
+   * /channel/messagesync pages; MQTT: reconnecting its persistent session), each row into `rows`.
    */
-  catchUp(uid: string, fromUid: string, expected: number, onMessage: OnMessage): Promise<void>;
+  catchUp(uid: string, fromUid: string, expected: number, rows: Deliveries): Promise<void>;
   /**
    * Alerts the server raised since it started, by severity (Parley: its
    * `/top/v1/snapshot`, active and recent); undefined where it has none.

@@ -43,3 +43,8 @@ export interface ScenarioOptions {
 export function serverCpuCounts(breakdown: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [`serverCpu.${k}`, v]));
 }
+
+/** The generator's CPU breakdown as result counts (`generatorCpu.thread:main`, …), ms. */
+export function generatorCpuCounts(breakdown: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [`generatorCpu.${k}`, v]));
+}
