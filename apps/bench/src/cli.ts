@@ -26,7 +26,7 @@ const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, a
   --storm-rate N            S4 connects started per second (1000)
   --pairs N                 S1 pairs (500)                 --rates 2000,5000
   --groups N --members N    S2 groups × members (5 × 200)  --group-rate N msg/s (50)
-  --sync-messages N         S3 messages (10000)            --sync-users N (100)
+  --sync-messages N         S3 messages (50000)            --sync-users N (100)
   --body-bytes N            payload bytes (64)
   --cpu-prof DIR            run Parley under node --cpu-prof, profiles written to DIR
   --perf DIR                sample each Parley server with perf record (kernel and native frames;
@@ -54,7 +54,7 @@ const { values } = parseArgs({
     groups: { type: 'string', default: '5' },
     members: { type: 'string', default: '200' },
     'group-rate': { type: 'string', default: '50' },
-    'sync-messages': { type: 'string', default: '10000' },
+    'sync-messages': { type: 'string', default: '50000' },
     'sync-users': { type: 'string', default: '100' },
     'body-bytes': { type: 'string', default: '64' },
     'cpu-prof': { type: 'string' },
