@@ -94,12 +94,14 @@ function runWriter(db: SqliteDatabase.Database): void {
       // Nothing written yet: the transaction ends without a change (no WAL frame, no fsync).
       if (hits.length > 0) return hits;
     }
+    // Values are bound as arguments, not as one array: better-sqlite3 reads an array's elements
+    // one by one through V8's generic property look-up, its arguments directly.
     const step = MAX_ROWS_PER_INSERT * MESSAGE_FIELDS;
     for (let i = 0; i < messages.length; i += step) {
       const values = i === 0 && messages.length <= step ? messages : messages.slice(i, i + step);
-      insertOf(values.length / MESSAGE_FIELDS).run(values);
+      insertOf(values.length / MESSAGE_FIELDS).run(...values);
     }
-    for (let i = 0; i < marks.length; i += MARK_FIELDS) mark.run(marks.slice(i, i + MARK_FIELDS));
+    for (let i = 0; i < marks.length; i += MARK_FIELDS) mark.run(marks[i], marks[i + 1], marks[i + 2], marks[i + 3], marks[i + 4]);
     return undefined;
   });
   port.on('message', (m: WriterRequest) => {
