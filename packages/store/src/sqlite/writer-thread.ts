@@ -61,6 +61,11 @@ function runWriter(db: SqliteDatabase.Database): void {
   // pages this thread writes, where the main connection's is emptied by every commit it did
   // not make.
   const earlier = db.prepare(IDEMPOTENCY_LOOKUP_SQL);
+  // Whether any message has the key's hash: one integer bound instead of the key's three strings as
+  // well. Almost every key has none; only when one does is the full look-up (the four columns) run.
+  const anyUnderHash = db
+    .prepare(`select 1 from messages indexed by messages_by_idem_hash where idem_hash = ? and client_msg_no <> ''`)
+    .pluck();
   /** Fills the idempotency hash (the last field) of every message that has a client_msg_no. */
   const fillHashes = (messages: unknown[]) => {
     for (let i = 0; i < messages.length; i += MESSAGE_FIELDS) {
@@ -82,6 +87,7 @@ function runWriter(db: SqliteDatabase.Database): void {
       const clientMsgNo = messages[i + 4];
       const fromUid = messages[i + 5];
       if (clientMsgNo === '' || fromUid === '') continue;
+      if (anyUnderHash.get(messages[i + MESSAGE_FIELDS - 1]) === undefined) continue;
       const r = earlier.get(messages[i + MESSAGE_FIELDS - 1], messages[i], messages[i + 1], fromUid, clientMsgNo) as
         { id_text: string; message_seq: number; payload: Uint8Array } | undefined;
       if (r) hits.push(messages[i], messages[i + 1], fromUid, clientMsgNo, r.id_text, r.message_seq, r.payload);
