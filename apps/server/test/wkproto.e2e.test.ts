@@ -60,6 +60,29 @@ describe('WKProto over TCP and WebSocket', () => {
     expect(atA.payload.toString()).toBe('{"type":1,"content":"over ws"}');
   });
 
+  it("encodes one delivery for each view: the peer's and the sender's other device's", async () => {
+    await storeToken(t.api, 'w3', 'tok-w3', 1);
+    await storeToken(t.api, 'w3', 'tok-w3-web', 2);
+    await storeToken(t.api, 'w4', 'tok-w4', 1);
+    const sender = await wk(t.tcp, 'w3', 6);
+    const senderWeb = new WkprotoClient({ url: t.tcp, uid: 'w3', token: 'tok-w3-web', deviceFlag: 2, version: 6 });
+    opened.push(senderWeb);
+    await senderWeb.connect();
+    const peer = await wk(t.tcp, 'w4', 6);
+    const ack = await sender.send({
+      channelId: 'w4',
+      channelType: 1,
+      payload: json({ type: 1, content: 'views' }),
+      clientMsgNo: 'wk-views',
+    });
+    const atPeer = await peer.nextMessage();
+    const atWeb = await senderWeb.nextMessage();
+    expect(atPeer.packet).toMatchObject({ fromUid: 'w3', channelId: 'w3', messageId: ack.messageId, redDot: true });
+    expect(atWeb.packet).toMatchObject({ fromUid: 'w3', channelId: 'w4', messageId: ack.messageId, redDot: false });
+    expect(atPeer.payload.toString()).toBe('{"type":1,"content":"views"}');
+    expect(atWeb.payload.toString()).toBe('{"type":1,"content":"views"}');
+  });
+
   it('lets a WKProto client and a JSON-RPC client talk to each other, in a group too', async () => {
     const wkc = await wk(t.ws, 'w1');
     const rpc = await connectRpc(t.ws, 'j1', 'tok-j1');

@@ -242,6 +242,30 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
       expect(await store.messages.loadTail('k1', 2)).toBe(4);
     });
 
+  it.skipIf(skip)('messages: seventy-one latest-send marks in one batch, each only raised', async () => {
+    const uids = Array.from({ length: 70 }, (_, i) => `m${i}`);
+    await store.memberships.addMembers('lm1', 2, uids, 1);
+    await store.memberships.addMembers('lm2', 2, ['m0'], 1);
+    const rows = uids.map((uid, i) => message('lm1', i + 1, 700n + BigInt(i), { fromUid: uid }));
+    const marks: LastSendMark[] = uids.map((uid, i) => ({ channelId: 'lm1', channelType: 2, uid, seq: i + 1 }));
+    marks.push({ channelId: 'lm2', channelType: 2, uid: 'm0', seq: 1 });
+    await store.messages.appendBatch([...rows, message('lm2', 1, 800n, { fromUid: 'm0' })], marks);
+    for (const [i, uid] of uids.entries()) expect((await store.memberships.get('lm1', 2, uid))?.lastSendSeq).toBe(i + 1);
+    expect((await store.memberships.get('lm2', 2, 'm0'))?.lastSendSeq).toBe(1);
+    // A mark below the one stored leaves it; the others of the batch still apply.
+    await store.messages.appendBatch(
+      [message('lm1', 71, 900n, { fromUid: 'm1' }), message('lm2', 2, 901n, { fromUid: 'm0' })],
+      [
+        { channelId: 'lm1', channelType: 2, uid: 'm5', seq: 3 },
+        { channelId: 'lm1', channelType: 2, uid: 'm1', seq: 71 },
+        { channelId: 'lm2', channelType: 2, uid: 'm0', seq: 2 },
+      ],
+    );
+    expect((await store.memberships.get('lm1', 2, 'm5'))?.lastSendSeq).toBe(6);
+    expect((await store.memberships.get('lm1', 2, 'm1'))?.lastSendSeq).toBe(71);
+    expect((await store.memberships.get('lm2', 2, 'm0'))?.lastSendSeq).toBe(2);
+  });
+
   it.skipIf(skip)('events: numbered per message, idempotent by id, concurrent appends take distinct seqs', async () => {
     const base = {
       channelId: 'g4',

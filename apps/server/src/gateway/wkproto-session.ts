@@ -127,9 +127,11 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     if (!this.crypto) return;
     const channelId = d.channelIdFor(this.uid);
     const redDot = d.redDotFor(this.uid);
-    const key = `wk:${this.version}:${dup ? 1 : 0}${redDot ? 1 : 0}:${channelId}`;
+    // The delivery's first view needs no key (a 1:1 message has one recipient session, a group's share one view).
+    const first = !dup && d.wkprotoChannelId === channelId && d.wkprotoVersion === this.version && d.wkprotoRedDot === redDot;
+    const key = first ? '' : `wk:${this.version}:${dup ? 1 : 0}${redDot ? 1 : 0}:${channelId}`;
     try {
-      let template = d.encoded.get(key) as RecvTemplate | undefined;
+      let template = first ? (d.wkprotoTemplate as RecvTemplate) : (d.encoded.get(key) as RecvTemplate | undefined);
       if (template === undefined) {
         const recv: RecvPacket = {
           type: PacketType.RECV,
@@ -151,7 +153,14 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
           payload: d.payload,
         };
         template = recvTemplate(recv, d.payload.length, this.version);
-        d.encoded.set(key, template);
+        if (!dup && d.wkprotoChannelId === undefined) {
+          d.wkprotoTemplate = template;
+          d.wkprotoVersion = this.version;
+          d.wkprotoRedDot = redDot;
+          d.wkprotoChannelId = channelId;
+        } else {
+          d.encoded.set(key, template);
+        }
       }
       this.sink.send(this.crypto.sealRecvFrame(template, d.payload));
     } catch (err) {

@@ -25,6 +25,16 @@ export class Delivery {
   jsonrpcView1: string | undefined;
   jsonrpcFrame1: Buffer | undefined;
   /**
+   * The first WKProto RECV template built for this delivery (not a resend),
+   * with the view it was built for: protocol version, red dot and the
+   * recipient's channel id. Every session with that view reuses it without a
+   * look-up key; other views are memoized in `encoded`.
+   */
+  wkprotoTemplate: unknown = undefined;
+  wkprotoVersion = 0;
+  wkprotoRedDot = false;
+  wkprotoChannelId: string | undefined = undefined;
+  /**
    * Person channels: the two participants in canonical order, when the send
    * path has them at hand (else derived from `channelId`).
    */

@@ -61,6 +61,11 @@ function runWriter(db: SqliteDatabase.Database): void {
   // pages this thread writes, where the main connection's is emptied by every commit it did
   // not make.
   const earlier = db.prepare(IDEMPOTENCY_LOOKUP_SQL);
+  // Whether any message has the key's hash: one integer bound instead of the key's three strings as
+  // well. Almost every key has none; only when one does is the full look-up (the four columns) run.
+  const anyUnderHash = db
+    .prepare(`select 1 from messages indexed by messages_by_idem_hash where idem_hash = ? and client_msg_no <> ''`)
+    .pluck();
   /** Fills the idempotency hash (the last field) of every message that has a client_msg_no. */
   const fillHashes = (messages: unknown[]) => {
     for (let i = 0; i < messages.length; i += MESSAGE_FIELDS) {
@@ -82,6 +87,7 @@ function runWriter(db: SqliteDatabase.Database): void {
       const clientMsgNo = messages[i + 4];
       const fromUid = messages[i + 5];
       if (clientMsgNo === '' || fromUid === '') continue;
+      if (anyUnderHash.get(messages[i + MESSAGE_FIELDS - 1]) === undefined) continue;
       const r = earlier.get(messages[i + MESSAGE_FIELDS - 1], messages[i], messages[i + 1], fromUid, clientMsgNo) as
         { id_text: string; message_seq: number; payload: Uint8Array } | undefined;
       if (r) hits.push(messages[i], messages[i + 1], fromUid, clientMsgNo, r.id_text, r.message_seq, r.payload);
@@ -94,12 +100,14 @@ function runWriter(db: SqliteDatabase.Database): void {
       // Nothing written yet: the transaction ends without a change (no WAL frame, no fsync).
       if (hits.length > 0) return hits;
     }
+    // Values are bound as arguments, not as one array: better-sqlite3 reads an array's elements
+    // one by one through V8's generic property look-up, its arguments directly.
     const step = MAX_ROWS_PER_INSERT * MESSAGE_FIELDS;
     for (let i = 0; i < messages.length; i += step) {
       const values = i === 0 && messages.length <= step ? messages : messages.slice(i, i + step);
-      insertOf(values.length / MESSAGE_FIELDS).run(values);
+      insertOf(values.length / MESSAGE_FIELDS).run(...values);
     }
-    for (let i = 0; i < marks.length; i += MARK_FIELDS) mark.run(marks.slice(i, i + MARK_FIELDS));
+    for (let i = 0; i < marks.length; i += MARK_FIELDS) mark.run(marks[i], marks[i + 1], marks[i + 2], marks[i + 3], marks[i + 4]);
     return undefined;
   });
   port.on('message', (m: WriterRequest) => {
