@@ -10,7 +10,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import type { IdempotencyKey, IdempotentHit } from '../repositories/message.repository.ts';
 import { BUSY_TIMEOUT_MS, openMemorySqliteConnection, openSqliteConnection, type OpenOptions } from './open.ts';
 import { WriteHealth, type HealthLog } from './write-health.ts';
-import { SqliteWriter } from './writer.ts';
+import { SqliteWriter, WAL_SIZE_LIMIT_BYTES } from './writer.ts';
 
 /** Longest a successful write probe is reused, ms. */
 const PROBE_REUSE_MS = 1000;
@@ -69,6 +69,8 @@ export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'r
   let writer: SqliteWriter;
   try {
     await sql.raw('pragma wal_autocheckpoint = 0').execute(db);
+    // This connection's rare writes may restart the WAL too: the file is then cut back as the writer's is.
+    await sql.raw(`pragma journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`).execute(db);
     writer = await SqliteWriter.start(file, options.sync, health);
   } catch (err) {
     await db.destroy();

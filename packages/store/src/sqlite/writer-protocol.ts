@@ -16,7 +16,19 @@ export interface WriterInit {
   role: 'writer' | 'checkpointer';
   /** Checkpointer: how often it looks at the WAL, ms. */
   checkpointEveryMs: number;
+  /** Writer: `PRAGMA journal_size_limit`, the size a restarted WAL file is cut back to, bytes. */
+  walSizeLimitBytes: number;
+  /**
+   * One Int32 shared by both threads (`CHECKPOINTED`): the checkpointer sets it to 1 after a
+   * pass over a WAL that held frames; the writer, after its next commit, resets it and
+   * checkpoints the few frames appended since, so that its next transaction starts on a fully
+   * copied WAL and SQLite writes the WAL again from its start.
+   */
+  signal: SharedArrayBuffer;
 }
+
+/** Index in `WriterInit.signal` of the checkpointer's "a pass just ended" flag. */
+export const CHECKPOINTED = 0;
 
 /**
  * Values per message: channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic,

@@ -1,0 +1,167 @@
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { expect, it } from 'vitest';
+import { openEmbeddedStore, type StoredMessage } from '../src/index.ts';
+
+/**
+ * The embedded store's WAL under appends without a pause: the writer thread
+ * commits while the checkpointer thread copies, and SQLite must still write the
+ * WAL from its start again now and then, or the `-wal` file grows with every
+ * commit until the disk is full.
+ */
+
+/**
+ * The WAL header's checkpoint sequence number (bytes 12–15, big-endian), read
+ * from the file without SQLite: SQLite adds one each time it restarts the WAL.
+ */
+function walSequence(file: string): number {
+  const fd = openSync(file, 'r');
+  try {
+    const header = Buffer.alloc(32);
+    expect(readSync(fd, header, 0, header.length, 0)).toBe(header.length);
+    return header.readUInt32BE(12);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function message(channelId: string, seq: number, id: bigint, payloadBytes: number): StoredMessage {
+  return {
+    channelId,
+    channelType: 1,
+    messageSeq: seq,
+    messageId: id,
+    clientMsgNo: `c${seq}`,
+    fromUid: `u-${channelId}`,
+    setting: 0,
+    flags: 0,
+    expire: 0,
+    topic: '',
+    createdAt: 1_700_000_000_000 + seq,
+    payload: new Uint8Array(payloadBytes).fill(seq & 0xff),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Batches in flight at once, so the writer thread always has the next one waiting (as under load). */
+const APPENDERS = 4;
+const ROWS_PER_BATCH = 10;
+/** Only ends a wait that never ends when the WAL is not restarted (the failure); nothing is asserted on time. */
+const GIVE_UP_AFTER_MS = 30_000;
+/** The store's `journal_size_limit` (`WAL_SIZE_LIMIT_BYTES`). */
+const WAL_LIMIT = 64 * 1024 * 1024;
+
+/** A store on a fresh data directory, fed by `APPENDERS` loops appending batches (of `sizes.payloadBytes` each) until `stop()`. */
+async function loaded(payloadBytes: number) {
+  const sizes = { payloadBytes };
+  const dir = mkdtempSync(join(tmpdir(), 'parley-wal-'));
+  const store = await openEmbeddedStore({ dataDir: dir, sync: 'full' });
+  const wal = join(dir, 'parley.db-wal');
+  await store.messages.appendBatch([message('first', 1, 1n, payloadBytes)], []);
+  const counts = { appended: 1, batches: 0 };
+  let stopping = false;
+  const appender = async (k: number) => {
+    for (let seq = 1; !stopping;) {
+      const rows: StoredMessage[] = [];
+      for (let i = 0; i < ROWS_PER_BATCH; i++, seq++) {
+        rows.push(message(`ch${k}`, seq, BigInt(k + 1) * 1_000_000_000n + BigInt(seq), sizes.payloadBytes));
+      }
+      await store.messages.appendBatch(rows, []);
+      counts.appended += rows.length;
+      counts.batches++;
+    }
+  };
+  const appenders = Array.from({ length: APPENDERS }, (_, k) => appender(k));
+  let maxWalBytes = 0;
+  return {
+    dir,
+    wal,
+    counts,
+    sizes,
+    /** The largest the `-wal` file was seen. */
+    maxWalBytes: () => (maxWalBytes = Math.max(maxWalBytes, statSync(wal).size)),
+    /**
+     * Waits, appending, until `done()` (read while the writer may be writing: only to decide
+     * when to stop; what is asserted is read after `stop`), or gives up.
+     */
+    async until(done: () => boolean) {
+      const giveUpAt = performance.now() + GIVE_UP_AFTER_MS;
+      while (!done() && performance.now() < giveUpAt) {
+        maxWalBytes = Math.max(maxWalBytes, statSync(wal).size);
+        await sleep(50);
+      }
+    },
+    async stop() {
+      stopping = true;
+      await Promise.all(appenders);
+      maxWalBytes = Math.max(maxWalBytes, statSync(wal).size);
+    },
+    async close() {
+      stopping = true;
+      await Promise.allSettled(appenders);
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+it('restarts the WAL while batches are appended without a pause, so its file stays bounded', async () => {
+  const load = await loaded(64);
+  try {
+    const first = walSequence(load.wal);
+    // Each restart follows a checkpointer pass (one a second).
+    await load.until(() => walSequence(load.wal) - first >= 3);
+    await load.stop();
+
+    // Thousands of commits, each a few pages of the WAL, and yet it was written from its start again and again.
+    expect(load.counts.batches).toBeGreaterThan(100);
+    expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(3);
+    // Bounded: about a second of appends (without restarts it grows ~16 MB a second at 5k messages/s).
+    expect(load.maxWalBytes()).toBeLessThan(WAL_LIMIT);
+
+    // Every acknowledged message is there, read by a connection of its own.
+    const reader = new SqliteDatabase(join(load.dir, 'parley.db'), { readonly: true });
+    try {
+      expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(load.counts.appended);
+      expect(reader.pragma('quick_check', { simple: true })).toBe('ok');
+    } finally {
+      reader.close();
+    }
+  } finally {
+    await load.close();
+  }
+}, 60_000);
+
+it('lets a reader keep the WAL from restarting, then restarts it and cuts its file back to the limit', async () => {
+  // 4 KiB messages: the WAL passes the limit in a few seconds.
+  const load = await loaded(4096);
+  const reader = new SqliteDatabase(join(load.dir, 'parley.db'), { readonly: true });
+  try {
+    await load.until(() => load.counts.batches >= 20);
+    // A read transaction on a snapshot the WAL holds: no frame after it can be copied, so no restart.
+    reader.exec('begin');
+    const seen = reader.prepare('select count(*) from messages').pluck().get() as number;
+    const first = walSequence(load.wal);
+    await load.until(() => statSync(load.wal).size > WAL_LIMIT);
+    expect(walSequence(load.wal)).toBe(first);
+    expect(statSync(load.wal).size).toBeGreaterThan(WAL_LIMIT);
+    // Its snapshot is unchanged under all those commits.
+    expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(seen);
+
+    reader.exec('commit');
+    // Small messages again: whatever the disk's speed, a second of them stays far below the limit.
+    load.sizes.payloadBytes = 64;
+    await load.until(() => walSequence(load.wal) - first >= 2);
+    await load.stop();
+    expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(2);
+    // The commit after the restart cut the file back: it is reused from its start, not grown.
+    expect(statSync(load.wal).size).toBeLessThanOrEqual(WAL_LIMIT);
+    expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(load.counts.appended);
+  } finally {
+    reader.close();
+    await load.close();
+  }
+}, 90_000);
