@@ -5,7 +5,7 @@ import { ChannelService } from '../src/messaging/channel.service.ts';
 import type { Delivery } from '../src/messaging/delivery.ts';
 import { Fanout } from '../src/messaging/fanout.ts';
 import { Presence, type SessionHandle } from '../src/messaging/presence.ts';
-import { SendService } from '../src/messaging/send.service.ts';
+import { SendService, type SendOutcome } from '../src/messaging/send.service.ts';
 import { createSnowflake } from '../src/messaging/snowflake.ts';
 
 /** A session that records what it is sent (no socket). */
@@ -84,6 +84,41 @@ export async function messagingKit(options: { personWhitelistEnabled?: boolean; 
         syncOnce: false,
         noPersist: false,
         ...over,
+      });
+    },
+    /** `sendText` through `SendService.submit` (the gateways' entry): which callback ran, with what. */
+    submitText(
+      fromUid: string,
+      channelId: string,
+      channelType: number,
+      text: string,
+      over: Partial<Parameters<SendService['send']>[0]> = {},
+    ): Promise<{ settled: SendOutcome } | { failed: unknown }> {
+      return new Promise((resolve) => {
+        let calls = 0;
+        const once = (r: { settled: SendOutcome } | { failed: unknown }) => {
+          if (++calls > 1) throw new Error('submit settled a send twice');
+          resolve(r);
+        };
+        send.submit(
+          {
+            fromUid,
+            deviceId: '',
+            channelId,
+            channelType,
+            payload: Buffer.from(text),
+            clientMsgNo: '',
+            setting: 0,
+            topic: '',
+            expire: 0,
+            redDot: false,
+            syncOnce: false,
+            noPersist: false,
+            ...over,
+          },
+          (settled) => once({ settled }),
+          (failed) => once({ failed }),
+        );
       });
     },
     async close() {

@@ -32,7 +32,7 @@ export function startSend(
   sessionId: number,
   settle: (outcome: SendOutcome) => void,
 ): void {
-  send.send(cmd).then(settle, (err: unknown) => {
+  send.submit(cmd, settle, (err: unknown) => {
     log.debug({ err: (err as Error).message, session: sessionId }, 'send failed');
     settle({ reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0 });
   });

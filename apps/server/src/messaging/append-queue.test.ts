@@ -99,4 +99,64 @@ describe('AppendQueue', () => {
     const again = new AppendQueue(store.messages, 8);
     expect(await again.append(msg(), true)).toMatchObject({ messageSeq: 3 });
   });
+
+  it('appendThen: each send gets exactly one callback, after its row is durable; a failed batch calls `failed` once each', async () => {
+    const calls: string[] = [];
+    const done = new Promise<void>((resolve) => {
+      let left = 3;
+      const seen = (what: string) => {
+        calls.push(what);
+        if (--left === 0) resolve();
+      };
+      for (const no of ['a', 'b', 'a'])
+        queue.appendThen(
+          msg({ clientMsgNo: no }),
+          true,
+          (r) => seen(`${no}:${r.kind}:${'messageSeq' in r ? r.messageSeq : 0}`),
+          () => seen(`${no}:failed`),
+        );
+    });
+    await done;
+    expect(calls).toEqual(['a:appended:1', 'b:appended:2', 'a:duplicate:1']);
+    expect(await store.messages.loadTail('g', 2)).toBe(2);
+
+    const boom = new Error('disk gone');
+    const checked = store.messages.appendChecked;
+    store.messages.appendChecked = () => Promise.reject(boom);
+    const failed: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      for (let i = 0; i < 2; i++)
+        queue.appendThen(
+          msg(),
+          true,
+          () => failed.push('settled'),
+          (err) => (failed.push(err), failed.length === 2 && resolve()),
+        );
+    });
+    await queue.drain();
+    expect(failed).toEqual([boom, boom]);
+    store.messages.appendChecked = checked;
+    expect(await queue.append(msg(), true)).toMatchObject({ kind: 'appended', messageSeq: 3 });
+  });
+
+  it('settles a batch mixing `append` and `appendThen` in batch order (what each sender does next keeps the seq order)', async () => {
+    const order: number[] = [];
+    const all: Promise<unknown>[] = [];
+    for (let i = 0; i < 6; i++) {
+      if (i % 2 === 0) all.push(queue.append(msg(), true).then((r) => void order.push(r.kind === 'appended' ? r.messageSeq : -1)));
+      else
+        all.push(
+          new Promise<void>((resolve) =>
+            queue.appendThen(
+              msg(),
+              true,
+              (r) => resolve(void order.push(r.kind === 'appended' ? r.messageSeq : -1)),
+              () => resolve(void order.push(-2)),
+            ),
+          ),
+        );
+    }
+    await Promise.all(all);
+    expect(order).toEqual([1, 2, 3, 4, 5, 6]);
+  });
 });

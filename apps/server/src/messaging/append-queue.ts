@@ -40,6 +40,17 @@ function idemKey(m: Pick<NewMessage, 'channelId' | 'channelType' | 'fromUid' | '
 }
 
 /**
+ * A settle callback that threw (a bug: they must not) is thrown again on its
+ * own, like an exception in a promise reaction, not into the batch loop,
+ * where it would fail the batch's other, durable sends.
+ */
+function rethrowLater(err: unknown): void {
+  queueMicrotask(() => {
+    throw err;
+  });
+}
+
+/**
  * One queued send. Its channel and idempotency keys are built once, on first
  * use, and its outcome is kept on it while its batch is planned (no per-batch
  * map from send to outcome).
@@ -47,6 +58,8 @@ function idemKey(m: Pick<NewMessage, 'channelId' | 'channelType' | 'fromUid' | '
 class Pending {
   /** Set by `plan`: the result, or the earlier send of the same batch this one repeats. */
   outcome: AppendResult | Pending | undefined = undefined;
+  /** Resolved or rejected (callbacks, unlike a promise's, must not run twice). */
+  private done = false;
   private channelKey: string | undefined = undefined;
   private idemKey: string | undefined = undefined;
 
@@ -56,9 +69,46 @@ class Pending {
     readonly markSend: boolean,
     /** `performance.now()` at enqueue, for the enqueue-to-durable wait. */
     readonly at: number,
-    readonly resolve: (result: AppendResult) => void,
-    readonly reject: (err: unknown) => void,
+    private readonly onSettled: (result: AppendResult) => void,
+    private readonly onFailed: (err: unknown) => void,
+    /** Queued by `append`: its callbacks settle a promise, whose sender resumes a microtask later. */
+    readonly viaPromise: boolean,
   ) {}
+
+  /** `resolve` a microtask from now (the result is the send's from this moment on). */
+  resolveLater(result: AppendResult): void {
+    if (this.done) return;
+    this.done = true;
+    queueMicrotask(() => {
+      try {
+        this.onSettled(result);
+      } catch (err) {
+        rethrowLater(err);
+      }
+    });
+  }
+
+  /** Hands the send its result (once: a later `reject` of the same send does nothing). */
+  resolve(result: AppendResult): void {
+    if (this.done) return;
+    this.done = true;
+    try {
+      this.onSettled(result);
+    } catch (err) {
+      rethrowLater(err);
+    }
+  }
+
+  /** Hands the send its failure (once: nothing after its result). */
+  reject(err: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    try {
+      this.onFailed(err);
+    } catch (thrown) {
+      rethrowLater(thrown);
+    }
+  }
 
   /** `channelKey` of the message's channel. */
   get channel(): string {
@@ -162,12 +212,27 @@ export class AppendQueue {
   }
 
   append(message: NewMessage, markSend: boolean): Promise<AppendResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push(new Pending(message, markSend, performance.now(), resolve, reject));
-      this.arrivedSinceCommit++;
-      if (this.queue.length > this.peakDepth) this.peakDepth = this.queue.length;
-      this.schedule();
-    });
+    return new Promise((resolve, reject) => this.enqueue(new Pending(message, markSend, performance.now(), resolve, reject, true)));
+  }
+
+  /**
+   * `append` without a promise: `settled` gets the result once the message is
+   * durable (or found under its idempotency key), `failed` the error of a
+   * failed batch; exactly one of them is called, once, after the commit (in
+   * the same turn as the rest of its batch). Neither may throw. The send path
+   * uses this so that a message waiting for its commit holds no promise,
+   * resolving functions or suspended async frames (less to allocate, and less
+   * for each scavenge to copy while commits are in flight).
+   */
+  appendThen(message: NewMessage, markSend: boolean, settled: (result: AppendResult) => void, failed: (err: unknown) => void): void {
+    this.enqueue(new Pending(message, markSend, performance.now(), settled, failed, false));
+  }
+
+  private enqueue(p: Pending): void {
+    this.queue.push(p);
+    this.arrivedSinceCommit++;
+    if (this.queue.length > this.peakDepth) this.peakDepth = this.queue.length;
+    this.schedule();
   }
 
   /** The committed tail of a channel (0 for an empty one). */
@@ -280,12 +345,18 @@ export class AppendQueue {
     const settled = performance.now();
     this.stats.lastCommitMs = settled - started;
     const records: CommitRecord[] | undefined = this.onCommit ? [] : undefined;
+    // A promise's sender resumes a microtask after it is resolved: when the batch has such a send,
+    // every callback settles a microtask later too, so all of them run in batch order (what each
+    // does next, such as a fan-out, keeps a channel's seq order). Otherwise they run right here.
+    let viaPromise = false;
+    for (const p of batch) viaPromise ||= p.viaPromise;
     for (const p of batch) {
       const o = p.outcome!;
       const result: AppendResult =
         o instanceof Pending ? { ...(o.outcome as Extract<AppendResult, { kind: 'appended' }>), kind: 'duplicate' } : o;
       records?.push({ message: p.message, result, waitMs: settled - p.at });
-      p.resolve(result);
+      if (viaPromise && !p.viaPromise) p.resolveLater(result);
+      else p.resolve(result);
     }
     if (records) this.onCommit!(this.stats.lastCommitMs, records);
   }

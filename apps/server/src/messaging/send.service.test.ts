@@ -1,7 +1,7 @@
 import { ChannelType, normalizePersonChannel, personParticipants, ReasonCode } from '@parley/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { messagingKit, recordingSession, type MessagingKit } from '../../test/messaging-kit.ts';
-import { personPair, SEND_REFUSALS } from './send.service.ts';
+import { personPair, SEND_REFUSALS, type SendOutcome } from './send.service.ts';
 
 let k: MessagingKit;
 beforeEach(async () => {
@@ -125,6 +125,85 @@ describe('SendService: groups, commands and transient messages', () => {
       SEND_REFUSALS.subscribersWithChannel,
     );
     expect((await k.sendText('svc', '', 0, 'x', { subscribers: [' '], syncOnce: true })).refusal).toBe(SEND_REFUSALS.subscribersRequired);
+  });
+});
+
+describe("SendService.submit (the gateways' entry)", () => {
+  /** Counts the sends that went through the promise API of the queue (the async path). */
+  function countPromiseAppends(): { n: number } {
+    const count = { n: 0 };
+    const append = k.queue.append.bind(k.queue);
+    k.queue.append = (m, markSend) => {
+      count.n++;
+      return append(m, markSend);
+    };
+    return count;
+  }
+
+  it('answers after the commit with the outcome `send` gives; a known person channel takes no promise path', async () => {
+    const viaPromise = countPromiseAppends();
+    const peer = recordingSession('bob');
+    k.presence.add(peer);
+    // The channel's first message makes its person directory (async), the next ones are the common path.
+    const first = await k.submitText('alice', 'bob', ChannelType.Person, 'one');
+    expect(viaPromise.n).toBe(1);
+    const second = await k.submitText('alice', 'bob', ChannelType.Person, 'two');
+    const third = await k.submitText('bob', 'alice', ChannelType.Person, 'three', { session: peer });
+    expect(viaPromise.n).toBe(1);
+    expect([first, second, third].map((r) => ('settled' in r ? [r.settled.reason, r.settled.messageSeq] : r))).toEqual([
+      [ReasonCode.Success, 1],
+      [ReasonCode.Success, 2],
+      [ReasonCode.Success, 3],
+    ]);
+    // durable when answered
+    const rows = await stored(AB, ChannelType.Person);
+    expect(rows.map((m) => [m.messageSeq, m.messageId, Buffer.from(m.payload).toString()])).toEqual([
+      [1, (first as { settled: SendOutcome }).settled.messageId, 'one'],
+      [2, (second as { settled: SendOutcome }).settled.messageId, 'two'],
+      [3, (third as { settled: SendOutcome }).settled.messageId, 'three'],
+    ]);
+    expect(peer.delivered.map((d) => d.messageSeq)).toEqual([1, 2]);
+    expect((await k.store.memberships.get(AB, ChannelType.Person, 'bob'))?.lastSendSeq).toBe(3);
+    expect(k.send.stats).toEqual({ sends: 3, acks: 3, ackErrors: 0, fanoutErrors: 0 });
+  });
+
+  it('keeps idempotency on the common path: the same client_msg_no answers the original ids, another payload the conflict', async () => {
+    await k.submitText('alice', 'bob', ChannelType.Person, 'warm');
+    const viaPromise = countPromiseAppends();
+    const first = await k.submitText('alice', 'bob', ChannelType.Person, 'hi', { clientMsgNo: 'c1' });
+    const again = await k.submitText('alice', 'bob', ChannelType.Person, 'hi', { clientMsgNo: 'c1' });
+    const other = await k.submitText('alice', 'bob', ChannelType.Person, 'changed', { clientMsgNo: 'c1' });
+    expect(viaPromise.n).toBe(0);
+    expect(again).toEqual(first);
+    expect(other).toEqual({
+      settled: { reason: ReasonCode.SystemError, messageId: 0n, messageSeq: 0, refusal: SEND_REFUSALS.idempotencyConflict },
+    });
+    expect(await stored(AB, ChannelType.Person)).toHaveLength(2);
+    expect(k.send.stats).toEqual({ sends: 4, acks: 3, ackErrors: 1, fanoutErrors: 0 });
+  });
+
+  it('answers refusals as `send` does (the async path), storing nothing', async () => {
+    expect(await k.submitText('alice', 'no-such-group', ChannelType.Group, 'hi')).toEqual({
+      settled: { reason: ReasonCode.ChannelNotExist, messageId: 0n, messageSeq: 0 },
+    });
+    expect(await k.submitText('', 'bob', ChannelType.Person, 'hi')).toEqual({
+      settled: { reason: ReasonCode.AuthFail, messageId: 0n, messageSeq: 0, refusal: SEND_REFUSALS.invalidRequest },
+    });
+    expect(await k.submitText('alice', 'x@y', ChannelType.Person, 'hi')).toEqual({
+      settled: { reason: ReasonCode.PayloadDecodeError, messageId: 0n, messageSeq: 0, refusal: SEND_REFUSALS.invalidChannelId },
+    });
+    expect(k.send.stats).toEqual({ sends: 3, acks: 0, ackErrors: 3, fanoutErrors: 0 });
+  });
+
+  it('hands a failed commit to `failed` once, and counts it as an ack error', async () => {
+    await k.submitText('alice', 'bob', ChannelType.Person, 'warm');
+    const viaPromise = countPromiseAppends();
+    const boom = new Error('disk gone');
+    k.store.messages.appendChecked = () => Promise.reject(boom);
+    expect(await k.submitText('alice', 'bob', ChannelType.Person, 'lost')).toEqual({ failed: boom });
+    expect(viaPromise.n).toBe(0);
+    expect(await stored(AB, ChannelType.Person)).toHaveLength(1);
+    expect(k.send.stats).toEqual({ sends: 2, acks: 1, ackErrors: 1, fanoutErrors: 0 });
   });
 });
 

@@ -1,7 +1,7 @@
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, ReasonCode, SYSTEM_UID } from '@parley/shared';
 import type { MembershipRepository } from '@parley/store';
 import type { Refusal } from '../errors.ts';
-import type { AppendQueue } from './append-queue.ts';
+import type { AppendQueue, AppendResult, NewMessage } from './append-queue.ts';
 import { Delivery } from './delivery.ts';
 import type { MessagingEvents } from './events.ts';
 import type { Fanout, SenderRef } from './fanout.ts';
@@ -76,6 +76,14 @@ const rejected = (reason: number, refusal?: Refusal): SendOutcome => ({
   ...(refusal ? { refusal } : {}),
 });
 
+/** Where a send goes, as `SendService.target` resolves it. */
+interface SendTarget {
+  channelId: string;
+  syncOnce: boolean;
+  receiverUid: string | undefined;
+  participants: readonly [string, string] | undefined;
+}
+
 /** Header bits stored with a message. */
 export const FLAG_NO_PERSIST = 1;
 export const FLAG_RED_DOT = 2;
@@ -116,6 +124,62 @@ export class SendService {
     },
   ) {}
 
+  /**
+   * Starts a send and hands its outcome to `settled` once it is settled (after
+   * the durable commit), or its error to `failed`; exactly one is called, once.
+   * The same pipeline as `send`, but the common send (no cluster router, every
+   * channel state it needs cached, persisted, to a known person channel or a
+   * group) waits for its commit holding no promise and no suspended async
+   * frame: the gateways' per-message entry. Any other send takes `send`.
+   * Neither callback may throw.
+   */
+  submit(cmd: SendCommand, settled: (outcome: SendOutcome) => void, failed: (err: unknown) => void): void {
+    if (this.router === undefined && cmd.subscribers === undefined && !cmd.noPersist && this.submitCommon(cmd, settled, failed)) return;
+    this.send(cmd).then(settled, failed);
+  }
+
+  /** `submit` of a common send; false (nothing done) when the send is not one. */
+  private submitCommon(cmd: SendCommand, settled: (outcome: SendOutcome) => void, failed: (err: unknown) => void): boolean {
+    const target = this.target(cmd);
+    if (target === undefined || typeof target === 'number') return false;
+    const { channelId, syncOnce, receiverUid, participants } = target;
+    if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID && !this.personDirectory.has(channelId)) return false;
+    const checked = checkSendPermission(
+      { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
+      this.deps,
+    );
+    if (checked !== ReasonCode.Success) {
+      // `send` checks again (a load in progress is shared through the channel cache, so its failure reaches `send`).
+      if (typeof checked !== 'number') checked.catch(() => undefined);
+      return false;
+    }
+    this.stats.sends++;
+    const messageId = this.deps.snowflake.next();
+    const now = Date.now();
+    this.deps.queue.appendThen(
+      this.newMessage(cmd, channelId, syncOnce, messageId, now),
+      !syncOnce,
+      (result) => {
+        let outcome: SendOutcome;
+        try {
+          outcome = this.committed(cmd, result, messageId, channelId, syncOnce, now, participants);
+        } catch (err) {
+          this.stats.ackErrors++;
+          failed(err);
+          return;
+        }
+        if (outcome.reason === ReasonCode.Success) this.stats.acks++;
+        else this.stats.ackErrors++;
+        settled(outcome);
+      },
+      (err) => {
+        this.stats.ackErrors++;
+        failed(err);
+      },
+    );
+    return true;
+  }
+
   async send(cmd: SendCommand): Promise<SendOutcome> {
     this.stats.sends++;
     try {
@@ -132,25 +196,10 @@ export class SendService {
   private async decide(cmd: SendCommand): Promise<SendOutcome> {
     if (cmd.fromUid === '') return rejected(ReasonCode.AuthFail, SEND_REFUSALS.invalidRequest);
     if (cmd.subscribers !== undefined) return this.sendScoped(cmd, cmd.subscribers);
-    if (cmd.channelId === '' || cmd.channelType === 0 || cmd.payload.length === 0) {
-      return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
-    }
-    let channelId = cmd.channelId;
-    let syncOnce = cmd.syncOnce;
-    if (channelId.endsWith(CMD_SUFFIX)) {
-      channelId = channelId.slice(0, -CMD_SUFFIX.length);
-      syncOnce = true;
-      if (channelId === '') return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
-    }
-    let receiverUid: string | undefined;
-    let participants: readonly [string, string] | undefined;
-    if (cmd.channelType === ChannelType.Person) {
-      const canonical = normalizePersonChannel(cmd.fromUid, channelId);
-      if (!canonical) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidChannelId);
-      participants = personPair(cmd.fromUid, channelId, canonical);
-      receiverUid = participants[0] === cmd.fromUid ? participants[1] : participants[0];
-      channelId = canonical;
-    }
+    const target = this.target(cmd);
+    if (target === undefined) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
+    if (target === 0) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidChannelId);
+    const { channelId, syncOnce, receiverUid, participants } = target;
 
     const checked = checkSendPermission(
       { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
@@ -171,23 +220,64 @@ export class SendService {
     if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID && !this.personDirectory.has(channelId)) {
       await this.ensurePersonDirectory(channelId, cmd.channelType);
     }
-    const flags = (cmd.redDot ? FLAG_RED_DOT : 0) | (syncOnce ? FLAG_SYNC_ONCE : 0);
-    const result = await this.deps.queue.append(
-      {
-        channelId: syncOnce ? channelId + CMD_SUFFIX : channelId,
-        channelType: cmd.channelType,
-        messageId,
-        clientMsgNo: cmd.clientMsgNo,
-        fromUid: cmd.fromUid,
-        setting: cmd.setting,
-        flags,
-        expire: cmd.expire,
-        topic: cmd.topic,
-        createdAt: now,
-        payload: cmd.payload,
-      },
-      !syncOnce,
-    );
+    const result = await this.deps.queue.append(this.newMessage(cmd, channelId, syncOnce, messageId, now), !syncOnce);
+    return this.committed(cmd, result, messageId, channelId, syncOnce, now, participants);
+  }
+
+  /**
+   * Where a (non-scoped) send goes: its canonical channel id without a command
+   * suffix, whether it is a command, and a person channel's two participants
+   * and receiver. undefined for an empty sender, channel or payload (or a bare
+   * command suffix), 0 for a malformed person channel id.
+   */
+  private target(cmd: SendCommand): SendTarget | 0 | undefined {
+    if (cmd.fromUid === '' || cmd.channelId === '' || cmd.channelType === 0 || cmd.payload.length === 0) return undefined;
+    let channelId = cmd.channelId;
+    let syncOnce = cmd.syncOnce;
+    if (channelId.endsWith(CMD_SUFFIX)) {
+      channelId = channelId.slice(0, -CMD_SUFFIX.length);
+      syncOnce = true;
+      if (channelId === '') return undefined;
+    }
+    let receiverUid: string | undefined;
+    let participants: readonly [string, string] | undefined;
+    if (cmd.channelType === ChannelType.Person) {
+      const canonical = normalizePersonChannel(cmd.fromUid, channelId);
+      if (!canonical) return 0;
+      participants = personPair(cmd.fromUid, channelId, canonical);
+      receiverUid = participants[0] === cmd.fromUid ? participants[1] : participants[0];
+      channelId = canonical;
+    }
+    return { channelId, syncOnce, receiverUid, participants };
+  }
+
+  /** The row of a persisted send (`channelId` canonical, without a command suffix). */
+  private newMessage(cmd: SendCommand, channelId: string, syncOnce: boolean, messageId: bigint, now: number): NewMessage {
+    return {
+      channelId: syncOnce ? channelId + CMD_SUFFIX : channelId,
+      channelType: cmd.channelType,
+      messageId,
+      clientMsgNo: cmd.clientMsgNo,
+      fromUid: cmd.fromUid,
+      setting: cmd.setting,
+      flags: (cmd.redDot ? FLAG_RED_DOT : 0) | (syncOnce ? FLAG_SYNC_ONCE : 0),
+      expire: cmd.expire,
+      topic: cmd.topic,
+      createdAt: now,
+      payload: cmd.payload,
+    };
+  }
+
+  /** The outcome of a persisted send once its append settled; a newly appended message is fanned out first. */
+  private committed(
+    cmd: SendCommand,
+    result: AppendResult,
+    messageId: bigint,
+    channelId: string,
+    syncOnce: boolean,
+    now: number,
+    participants: readonly [string, string] | undefined,
+  ): SendOutcome {
     if (result.kind === 'conflict') return rejected(ReasonCode.SystemError, SEND_REFUSALS.idempotencyConflict);
     if (result.kind === 'appended') {
       const d = this.delivery(cmd, messageId, result.messageSeq, channelId, cmd.channelType, now, syncOnce, participants);
