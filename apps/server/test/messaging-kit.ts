@@ -35,6 +35,31 @@ export function recordingSession(uid: string, deviceFlag = 1): RecordingSession 
  * The messaging services over a store in memory, wired as the server wires
  * them (no gateways): for unit tests of the services with real repositories.
  */
+/** A send with every field at its zero value but the ones given. */
+function textCommand(
+  fromUid: string,
+  channelId: string,
+  channelType: number,
+  text: string,
+  over: Partial<Parameters<SendService['send']>[0]>,
+): Parameters<SendService['send']>[0] {
+  return {
+    fromUid,
+    deviceId: '',
+    channelId,
+    channelType,
+    payload: Buffer.from(text),
+    clientMsgNo: '',
+    setting: 0,
+    topic: '',
+    expire: 0,
+    redDot: false,
+    syncOnce: false,
+    noPersist: false,
+    ...over,
+  };
+}
+
 export async function messagingKit(options: { personWhitelistEnabled?: boolean; systemUids?: string[] } = {}) {
   const store: Store = await openMemoryStore();
   const cache = new ChannelCache(store.channels, store.memberships);
@@ -70,21 +95,7 @@ export async function messagingKit(options: { personWhitelistEnabled?: boolean; 
       text: string,
       over: Partial<Parameters<SendService['send']>[0]> = {},
     ) {
-      return send.send({
-        fromUid,
-        deviceId: '',
-        channelId,
-        channelType,
-        payload: Buffer.from(text),
-        clientMsgNo: '',
-        setting: 0,
-        topic: '',
-        expire: 0,
-        redDot: false,
-        syncOnce: false,
-        noPersist: false,
-        ...over,
-      });
+      return send.send(textCommand(fromUid, channelId, channelType, text, over));
     },
     /** `sendText` through `SendService.submit` (the gateways' entry): which callback ran, with what. */
     submitText(
@@ -101,21 +112,7 @@ export async function messagingKit(options: { personWhitelistEnabled?: boolean; 
           resolve(r);
         };
         send.submit(
-          {
-            fromUid,
-            deviceId: '',
-            channelId,
-            channelType,
-            payload: Buffer.from(text),
-            clientMsgNo: '',
-            setting: 0,
-            topic: '',
-            expire: 0,
-            redDot: false,
-            syncOnce: false,
-            noPersist: false,
-            ...over,
-          },
+          textCommand(fromUid, channelId, channelType, text, over),
           (settled) => once({ settled }),
           (failed) => once({ failed }),
         );

@@ -79,19 +79,17 @@ class Pending {
   resolveLater(result: AppendResult): void {
     if (this.done) return;
     this.done = true;
-    queueMicrotask(() => {
-      try {
-        this.onSettled(result);
-      } catch (err) {
-        rethrowLater(err);
-      }
-    });
+    queueMicrotask(() => this.settle(result));
   }
 
   /** Hands the send its result (once: a later `reject` of the same send does nothing). */
   resolve(result: AppendResult): void {
     if (this.done) return;
     this.done = true;
+    this.settle(result);
+  }
+
+  private settle(result: AppendResult): void {
     try {
       this.onSettled(result);
     } catch (err) {
