@@ -32,6 +32,14 @@ describe('bin/parley-node', () => {
     expect(JSON.parse(r.stdout)).not.toContain('--single-threaded-gc');
   });
 
+  it('turns allocation-site pretenuring off in every mode, before the flags of PARLEY_NODE_FLAGS', () => {
+    for (const mode of ['auto', 'single', 'parallel']) {
+      const argv = JSON.parse(launch({ PARLEY_GC_THREADS: mode }).stdout) as string[];
+      expect(argv).toContain('--no-allocation-site-pretenuring');
+      expect(argv.indexOf('--no-allocation-site-pretenuring')).toBeLessThan(argv.indexOf('-e'));
+    }
+  });
+
   it.skipIf(!hasTaskset)('PARLEY_GC_THREADS overrides the choice both ways', () => {
     expect(JSON.parse(launch({ PARLEY_GC_THREADS: 'parallel' }, { oneCpu: true }).stdout)).not.toContain('--single-threaded-gc');
     expect(JSON.parse(launch({ PARLEY_GC_THREADS: 'single' }).stdout)).toContain('--single-threaded-gc');
