@@ -36,5 +36,5 @@ VOLUME ["/data"]
 EXPOSE 5001 5100 5200
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:5001/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-ENTRYPOINT ["node", "apps/server/bin/parley.js"]
+ENTRYPOINT ["apps/server/bin/parley-node"]
 CMD ["start"]

@@ -107,6 +107,8 @@ const options: BenchOptions = {
     ...(values.perf ? ['--perf-basic-prof'] : []),
     ...(values['parley-node-args']?.split(' ').filter(Boolean) ?? []),
   ],
+  // Read by Parley's launcher (bin/parley-node), passed on by the driver; recorded with the figures.
+  parleyGcThreads: process.env.PARLEY_GC_THREADS ?? 'auto',
   refImDir: values['ref-im'],
   perfDir: values.perf,
 };

@@ -31,6 +31,8 @@ export interface BenchOptions {
   syncMessages: number;
   syncUsers: number;
   parleyNodeArgs: string[];
+  /** `PARLEY_GC_THREADS` as Parley's launcher sees it (auto: single-threaded GC on the one pinned core). */
+  parleyGcThreads: string;
   /** The calibration loop's folder. */
   refImDir: string;
   /** `--perf DIR`: Parley servers sampled by `perf record`. */

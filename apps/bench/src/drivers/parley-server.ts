@@ -18,6 +18,14 @@ import { listeningEventIn } from '@parley/shared';
 /** `apps/server/bin/parley.js`, found relative to this workspace. */
 export const PARLEY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'server', 'bin', 'parley.js');
 
+/**
+ * `apps/server/bin/parley-node`, the production launcher (`npm start`, the image): it picks node's
+ * garbage-collector flags for the CPUs the server may use (on the bench's one pinned core,
+ * `--single-threaded-gc`) and execs bin/parley.js, so the pid is node's. `PARLEY_GC_THREADS`
+ * in the bench's environment is passed on (auto, single or parallel).
+ */
+export const PARLEY_LAUNCHER = join(dirname(PARLEY_BIN), 'parley-node');
+
 /** The token every bench user authenticates with on Parley (and its MQTT password on mosquitto). */
 export const tokenOf = (uid: string): string => `tok-${uid}`;
 
@@ -49,14 +57,17 @@ export function startParley(
   env: Record<string, string> = {},
   pin = true,
 ): Promise<ParleyServer> {
+  const spaced = nodeArgs.find((a) => /\s/.test(a));
+  if (spaced !== undefined) throw new Error(`node argument "${spaced}" holds white space (the launcher splits PARLEY_NODE_FLAGS on it)`);
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-  const [cmd, args] = pin
-    ? pinned(0, process.execPath, [...nodeArgs, PARLEY_BIN, 'start'])
-    : [process.execPath, [...nodeArgs, PARLEY_BIN, 'start']];
+  const [cmd, args] = pin ? pinned(0, PARLEY_LAUNCHER, ['start']) : [PARLEY_LAUNCHER, ['start']];
   const proc = spawnTracked(cmd, args, {
     env: {
-      PATH: process.env.PATH ?? '',
+      // The launcher runs the `node` it finds first: this one.
+      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
       HOME: process.env.HOME ?? '',
+      PARLEY_NODE_FLAGS: nodeArgs.join(' '),
+      ...(process.env.PARLEY_GC_THREADS ? { PARLEY_GC_THREADS: process.env.PARLEY_GC_THREADS } : {}),
       PARLEY_NODE_DATA_DIR: dataDir,
       PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
       PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',

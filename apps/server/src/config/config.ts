@@ -136,8 +136,8 @@ function storeProblems(s: ConfigValues['store']): string[] {
   return problems;
 }
 
-/** Env variables that are not config keys but are still ours. */
-const OTHER_ENV = new Set(['PARLEY_CONFIG']);
+/** Env variables that are not config keys but are still ours (`bin/parley-node` reads the last two). */
+const OTHER_ENV = new Set(['PARLEY_CONFIG', 'PARLEY_GC_THREADS', 'PARLEY_NODE_FLAGS']);
 
 /**
  * Loads the configuration from an optional TOML file and the environment.
