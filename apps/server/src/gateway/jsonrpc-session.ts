@@ -1,5 +1,6 @@
 import {
   checkPingParams,
+  compactRecvackMessageId,
   decodeJsonRpc,
   encodeError,
   encodeNotification,
@@ -61,6 +62,12 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   onMessage(text: string): void {
     this.lastInboundAt = Date.now();
     if (this.state === 'closed') return;
+    // One per delivered message: a compact recvack is read without the full decoder (same outcome).
+    const ackedId = compactRecvackMessageId(text);
+    if (ackedId !== undefined) {
+      if (this.authenticated) this.acked(ackedId);
+      return;
+    }
     let frame: JsonRpcFrame;
     try {
       frame = decodeJsonRpc(text);
@@ -79,6 +86,15 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       return;
     }
     pending?.catch((err: unknown) => this.handlerFailed(frame.kind === 'request' ? frame.id : null, err));
+  }
+
+  /**
+   * A compact `recvack` the gateway read before ws (see ws-recvack.ts): taken
+   * as `onMessage` takes that frame, ignored before CONNECT completes.
+   */
+  onRecvack(messageId: string): void {
+    this.lastInboundAt = Date.now();
+    if (this.state !== 'closed' && this.authenticated) this.acked(messageId);
   }
 
   /** A handler threw: logged, answered -32603 for request `id`, and the session is closed. */

@@ -10,6 +10,7 @@ import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { MAX_CONNECT_BYTES } from './session-base.ts';
 import { WkprotoSession } from './wkproto-session.ts';
+import { takeRecvacksBeforeWs } from './ws-recvack.ts';
 
 export interface WsGatewayOptions {
   host: string;
@@ -131,8 +132,12 @@ export async function startWsGateway(
       // WKProto clients send binary frames; any text frame is JSON-RPC (answered -32700 at once when it is not JSON).
       if (!isBinary || first === 0x7b || first === 0x5b) {
         entry.protocol = 'jsonrpc';
-        jsonrpc = new JsonRpcSession(conn, services, log);
-        jsonrpc.onAuthenticated = loggedIn;
+        const session = new JsonRpcSession(conn, services, log);
+        jsonrpc = session;
+        jsonrpc.onAuthenticated = () => {
+          loggedIn();
+          takeRecvacksBeforeWs(ws, (messageId) => session.onRecvack(messageId));
+        };
         entry.deadlines = jsonrpc;
         jsonrpc.onMessage(buf.toString('utf8'));
       } else {

@@ -2,3 +2,4 @@ export * from './frame.ts';
 export * from './params.ts';
 export * from './recv.ts';
 export * from './client.ts';
+export * from './recvack.ts';

@@ -134,6 +134,11 @@ export class WkSessionCrypto {
     if (prefixBytes > 0) block.write(prefix, 0, 'utf8');
     block.set(data, prefixBytes);
     block.fill(pad, n);
+    return this.cbcBlocks(block);
+  }
+
+  /** AES-128-CBC with the session IV of `block`, already padded to whole blocks (changed in place): raw ciphertext. */
+  private cbcBlocks(block: Buffer): Buffer {
     const prev = this.encPrev;
     const iv = this.iv;
     for (let i = 0; i < BLOCK; i++) block[i]! ^= prev[i]! ^ iv[i]!;
@@ -211,14 +216,23 @@ export class WkSessionCrypto {
    */
   sealRecvFrame(t: RecvTemplate, plain: Uint8Array): Buffer {
     const ct = this.cbcEncrypt('', plain);
+    const payloadAt = t.payloadAt;
     const sealed = 4 * Math.ceil(ct.length / 3);
-    if (sealed !== t.frame.length - t.payloadAt) {
-      throw new Error(`RECV template holds ${t.frame.length - t.payloadAt} payload bytes, sealed ${sealed}`);
+    if (sealed !== t.frame.length - payloadAt) {
+      throw new Error(`RECV template holds ${t.frame.length - payloadAt} payload bytes, sealed ${sealed}`);
     }
     const frame = Buffer.allocUnsafe(t.frame.length);
-    t.frame.copy(frame, 0, 0, t.payloadAt);
-    frame.write(ct.toString('base64'), t.payloadAt, 'latin1');
-    frame.write(this.msgKey(t.signPrefix, frame.subarray(t.payloadAt)), t.msgKeyAt, 'latin1');
+    t.frame.copy(frame, 0, 0, payloadAt);
+    frame.write(ct.toString('base64'), payloadAt, 'latin1');
+    // The msg_key signs the template's prefix bytes (encoded once per template) and the sealed payload.
+    const prefix = t.signPrefixBytes;
+    const n = prefix.length + sealed;
+    const pad = BLOCK - (n % BLOCK);
+    const sign = Buffer.allocUnsafe(n + pad);
+    prefix.copy(sign, 0);
+    frame.copy(sign, prefix.length, payloadAt);
+    sign.fill(pad, n);
+    frame.write(hash('md5', this.cbcBlocks(sign).toString('base64'), 'hex'), t.msgKeyAt, 'latin1');
     return frame;
   }
 
@@ -268,6 +282,8 @@ export interface RecvTemplate {
   readonly payloadAt: number;
   /** The fields the msg_key signs before the payload. */
   readonly signPrefix: string;
+  /** {@link signPrefix} as UTF-8. */
+  readonly signPrefixBytes: Buffer;
 }
 
 /** Length of a msg_key: lower-hex MD5. */
@@ -280,10 +296,12 @@ export function recvTemplate(p: RecvPacket, plainBytes: number, version: number)
   // The body starts after byte 0 and the varint length; setting (1 byte) and the msg_key's 2-byte length come first.
   let bodyAt = 2;
   while ((frame[bodyAt - 1]! & 0x80) !== 0) bodyAt++;
+  const signPrefix = `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`;
   return {
     frame,
     msgKeyAt: bodyAt + 1 + 2,
     payloadAt: frame.length - payloadBytes,
-    signPrefix: `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`,
+    signPrefix,
+    signPrefixBytes: Buffer.from(signPrefix, 'utf8'),
   };
 }

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { compactRecvacksOf, takeRecvacksBeforeWs } from './ws-recvack.ts';
+
+const recvack = (id: string): string => JSON.stringify({ jsonrpc: '2.0', method: 'recvack', params: { messageId: id, messageSeq: 1 } });
+
+/** A client frame as RFC 6455 wants it: masked, FIN, opcode (text 1, ping 9). */
+function clientFrame(text: string, opcode = 1, fin = true, mask = [0x12, 0x34, 0x56, 0x78]): Buffer {
+  const data = Buffer.from(text, 'utf8');
+  if (data.length > 125) throw new Error('test frames are short');
+  const f = Buffer.alloc(6 + data.length);
+  f[0] = (fin ? 0x80 : 0) | opcode;
+  f[1] = 0x80 | data.length;
+  for (let i = 0; i < 4; i++) f[2 + i] = mask[i]!;
+  for (let i = 0; i < data.length; i++) f[6 + i] = data[i]! ^ mask[i & 3]!;
+  return f;
+}
+
+describe('compactRecvacksOf', () => {
+  it('reads every recvack of a chunk made only of whole compact recvacks, in order', () => {
+    const chunk = Buffer.concat([
+      clientFrame(recvack('1')),
+      clientFrame(recvack('22'), 1, true, [0, 0, 0, 0]),
+      clientFrame(recvack('333')),
+    ]);
+    expect(compactRecvacksOf(chunk, 0)).toEqual(['1', '22', '333']);
+  });
+
+  it('takes nothing from a chunk with anything else in it', () => {
+    const ack = clientFrame(recvack('1'));
+    for (const chunk of [
+      Buffer.concat([ack, clientFrame('{"jsonrpc":"2.0","method":"ping","id":1}')]),
+      Buffer.concat([clientFrame('x', 9), ack]), // a ping frame
+      Buffer.concat([ack, ack.subarray(0, 10)]), // a frame cut short
+      clientFrame(recvack('1'), 1, false), // a fragment
+      clientFrame(recvack('1'), 2), // binary
+      Buffer.from(ack).fill(0x00, 1, 2), // unmasked
+      Buffer.alloc(0),
+    ]) {
+      expect(compactRecvacksOf(chunk, 0)).toBeUndefined();
+    }
+    expect(compactRecvacksOf(ack, 50)).toBeUndefined(); // over the frame limit: ws must refuse it
+  });
+});
+
+describe('takeRecvacksBeforeWs', () => {
+  let wss: WebSocketServer;
+  let url: string;
+  beforeAll(async () => {
+    wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
+    await new Promise((r) => wss.once('listening', r));
+    url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    for (const ws of wss.clients) ws.terminate();
+    return new Promise<void>((r) => wss.close(() => r()));
+  });
+
+  /** A connection whose server side records recvacks taken early and ws messages, in one ordered log. */
+  async function connect(): Promise<{ raw: Socket; log: string[]; until(entry: string): Promise<void>; close(): void }> {
+    const log: string[] = [];
+    const waiters: Array<() => void> = [];
+    const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
+    const client = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((r) => client.once('open', r));
+    const server = await accepted;
+    const note = (s: string) => {
+      log.push(s);
+      for (const w of waiters.splice(0)) w();
+    };
+    expect(takeRecvacksBeforeWs(server, (id) => note(`ack:${id}`))).toBe(true);
+    server.on('message', (data) => note(`msg:${String(data)}`));
+    const raw = (client as unknown as { _socket: Socket })._socket;
+    return {
+      raw,
+      log,
+      async until(entry) {
+        while (!log.includes(entry)) await new Promise<void>((r) => waiters.push(r));
+      },
+      close: () => client.terminate(),
+    };
+  }
+
+  it('hands a chunk of recvacks to the session and every other frame to ws, in arrival order', async () => {
+    const c = await connect();
+    // Each write waits for the previous one to be read, so each is one chunk on the server.
+    c.raw.write(Buffer.concat([clientFrame(recvack('1')), clientFrame(recvack('2'))]));
+    await c.until('ack:2');
+    c.raw.write(clientFrame('{"jsonrpc":"2.0","method":"ping","id":1}'));
+    await c.until('msg:{"jsonrpc":"2.0","method":"ping","id":1}');
+    c.raw.write(clientFrame(recvack('3')));
+    await c.until('ack:3');
+    c.raw.write(Buffer.concat([clientFrame(recvack('4')), clientFrame('{"after":4}')]));
+    await c.until('msg:{"after":4}');
+    c.raw.write(clientFrame('{"end":1}'));
+    await c.until('msg:{"end":1}');
+    expect(c.log).toEqual([
+      'ack:1',
+      'ack:2',
+      'msg:{"jsonrpc":"2.0","method":"ping","id":1}',
+      'ack:3',
+      `msg:${recvack('4')}`,
+      'msg:{"after":4}',
+      'msg:{"end":1}',
+    ]);
+    c.close();
+  });
+
+  it('leaves recvacks to ws while ws holds part of a message', async () => {
+    const c = await connect();
+    const first = clientFrame('{"split":true}');
+    c.raw.write(first.subarray(0, 5));
+    // Let the server read the partial frame first.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(c.log).toEqual([]);
+    c.raw.write(Buffer.concat([first.subarray(5), clientFrame(recvack('9'))]));
+    await c.until(`msg:${recvack('9')}`);
+    c.raw.write(clientFrame(recvack('10')));
+    await c.until('ack:10');
+    c.raw.write(clientFrame('{"end":2}'));
+    await c.until('msg:{"end":2}');
+    expect(c.log).toEqual(['msg:{"split":true}', `msg:${recvack('9')}`, 'ack:10', 'msg:{"end":2}']);
+    c.close();
+  });
+});
