@@ -28,7 +28,7 @@ import { CloseCode, type WsConnection } from './connection.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
 import { startSend, type GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
-import { wsTextFrame } from './ws-frame.ts';
+import { wsAsciiTextFrame, wsTextFrame } from './ws-frame.ts';
 
 /** A decimal message id as RECVACKs name them. */
 const DECIMAL_ID = /^\d{1,20}$/;
@@ -313,7 +313,9 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   private answerSend(id: JsonRpcId, outcome: SendOutcome): void {
     if (this.state !== 'open') return;
     try {
-      this.conn.sendTextFrame(wsTextFrame(encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason)));
+      const text = encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason);
+      // With a numeric id every character of the result is ASCII.
+      this.conn.sendTextFrame(typeof id === 'number' ? wsAsciiTextFrame(text) : wsTextFrame(text));
     } catch (err) {
       this.handlerFailed(id, err);
     }

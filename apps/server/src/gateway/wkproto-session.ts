@@ -1,5 +1,6 @@
 import {
   encodePacket,
+  encodeSendack,
   negotiateVersion,
   PacketType,
   recvTemplate,
@@ -318,19 +319,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       if (o === undefined) break;
       if (this.state !== 'open') continue;
       const p = acks[n]!.packet;
-      this.sink.send(
-        encodePacket(
-          {
-            type: PacketType.SENDACK,
-            messageId: o.messageId,
-            clientSeq: p.clientSeq,
-            messageSeq: BigInt(o.messageSeq),
-            reasonCode: o.reason,
-            clientMsgNo: p.clientMsgNo,
-          },
-          this.version,
-        ),
-      );
+      this.sink.send(encodeSendack(o.messageId, p.clientSeq, BigInt(o.messageSeq), o.reason, p.clientMsgNo, this.version));
     }
     if (n === acks.length) acks.length = 0;
     else acks.splice(0, n);

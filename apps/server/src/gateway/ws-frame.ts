@@ -5,7 +5,20 @@
  * RECV is encoded and framed once, not once per recipient.
  */
 export function wsTextFrame(text: string): Buffer {
-  const length = Buffer.byteLength(text, 'utf8');
+  return framed(text, Buffer.byteLength(text, 'utf8'), 'utf8');
+}
+
+/**
+ * `wsTextFrame` of a text the caller knows is ASCII (a send result with a
+ * numeric id: digits and JSON punctuation): its length is its UTF-8 byte
+ * count and its bytes are its Latin-1 ones, so the text is neither measured
+ * nor encoded as UTF-8. Once per send.
+ */
+export function wsAsciiTextFrame(text: string): Buffer {
+  return framed(text, text.length, 'latin1');
+}
+
+function framed(text: string, length: number, encoding: 'utf8' | 'latin1'): Buffer {
   const header = length < 126 ? 2 : length <= 0xffff ? 4 : 10;
   const frame = Buffer.allocUnsafe(header + length);
   frame[0] = 0x81;
@@ -19,6 +32,6 @@ export function wsTextFrame(text: string): Buffer {
     frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
     frame.writeUInt32BE(length >>> 0, 6);
   }
-  frame.write(text, header, 'utf8');
+  frame.write(text, header, encoding);
   return frame;
 }

@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openEmbeddedStore, type Store } from '@parley/store';
-import { AppendQueue, type NewMessage } from './append-queue.ts';
+import { openEmbeddedStore, type Store, type StoredMessage } from '@parley/store';
+import { AppendQueue, storedRow, type NewMessage } from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -90,6 +90,39 @@ describe('AppendQueue', () => {
     await queue.append(msg({ messageId: id }), true);
     const { messages } = await store.messages.range('g', 2, 1, 10, 10, false);
     expect(messages[0]!.messageId).toBe(id);
+  });
+
+  it('hands the store rows of one shape, fields in column order, whatever the key order of the messages it was given', async () => {
+    const handed: StoredMessage[] = [];
+    const checked = store.messages.appendChecked!;
+    store.messages.appendChecked = (rows, marks) => {
+      handed.push(...rows);
+      return checked(rows, marks);
+    };
+    // Two messages: one with NewMessage's keys in their declared order, one with them reversed.
+    const m = msg({ clientMsgNo: 'a' });
+    const reversed = Object.fromEntries(Object.entries(msg({ clientMsgNo: 'b' })).reverse()) as unknown as NewMessage;
+    const [a, b] = await Promise.all([queue.append(m, true), queue.append(reversed, true)]);
+    expect([a, b]).toMatchObject([
+      { kind: 'appended', messageSeq: 1 },
+      { kind: 'appended', messageSeq: 2 },
+    ]);
+    const columns = [
+      'channelId',
+      'channelType',
+      'messageSeq',
+      'messageId',
+      'clientMsgNo',
+      'fromUid',
+      'setting',
+      'flags',
+      'expire',
+      'topic',
+      'createdAt',
+      'payload',
+    ];
+    expect(handed.map((r) => Object.keys(r))).toEqual([columns, columns]);
+    expect(handed[1]).toEqual(storedRow(reversed, 2));
   });
 
   it('resumes above the committed tail in a new queue (as after a restart)', async () => {

@@ -173,6 +173,18 @@ describe('send fast paths', () => {
   });
 });
 
+describe('send payload bytes', () => {
+  it('takes a small payload from the shared allocation pool (no ArrayBuffer of its own per send), with the same UTF-8 bytes', () => {
+    const lone = String.fromCharCode(0xd800);
+    for (const payload of [{ b: 'x'.repeat(64) }, '{"a":"é€😀"}', `{"r":"${lone}"}`, { r: lone }]) {
+      const bytes = readSendParams({ channelId: 'b', channelType: 1, payload }).payload;
+      const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+      expect(Buffer.from(bytes)).toEqual(Buffer.from(new TextEncoder().encode(text)));
+      expect(bytes.buffer.byteLength).toBeGreaterThan(bytes.byteLength);
+    }
+  });
+});
+
 describe('recv', () => {
   it('sends JSON-object payloads as objects and anything else as Base64', () => {
     expect(recvPayloadJson(Buffer.from(' {"type":1}'))).toBe(' {"type":1}');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PacketType, Setting } from './constants.ts';
 import { decodePacket } from './decode.ts';
-import { encodePacket, encodeRecvack } from './encode.ts';
+import { encodePacket, encodeRecvack, encodeSendack } from './encode.ts';
 import { WkprotoDecodeError, WkprotoEncodeError } from './errors.ts';
 import type { RecvPacket, SendPacket, WkPacket } from './types.ts';
 
@@ -188,5 +188,30 @@ describe('encodeRecvack', () => {
     expect(() => encodeRecvack(1n, 1n << 32n, 5)).toThrow(WkprotoEncodeError);
     expect(() => encodeRecvack(1n << 63n, 1n, 5)).toThrow(WkprotoEncodeError);
     expect(() => encodeRecvack(1n, 1n, 7)).toThrow(WkprotoEncodeError);
+  });
+});
+
+describe('encodeSendack', () => {
+  it('writes the same bytes as encodePacket at every version, and refuses what it refuses', () => {
+    const ids = [0n, 1n, 1957234823423213568n, (1n << 63n) - 1n];
+    for (let v = 1; v <= 6; v++) {
+      for (const messageId of ids) {
+        for (const messageSeq of [0n, 42n, 0xffff_ffffn, ...(v === 6 ? [1n << 40n] : [])]) {
+          for (const clientMsgNo of ['', 'u1-17', 'é😀'.repeat(30)]) {
+            for (const [clientSeq, reasonCode] of [
+              [0, 1],
+              [0xffff_ffff, 12],
+            ] as const) {
+              const want = encodePacket({ type: PacketType.SENDACK, messageId, clientSeq, messageSeq, reasonCode, clientMsgNo }, v);
+              const got = encodeSendack(messageId, clientSeq, messageSeq, reasonCode, clientMsgNo, v);
+              expect(got.equals(want), `v${v} ${messageId} ${messageSeq} ${clientMsgNo}`).toBe(true);
+            }
+          }
+        }
+      }
+    }
+    expect(() => encodeSendack(1n, 1, 1n << 32n, 1, '', 5)).toThrow(WkprotoEncodeError);
+    expect(() => encodeSendack(1n << 63n, 1, 1n, 1, '', 5)).toThrow(WkprotoEncodeError);
+    expect(() => encodeSendack(1n, 1, 1n, 1, '', 7)).toThrow(WkprotoEncodeError);
   });
 });

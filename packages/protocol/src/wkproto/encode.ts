@@ -230,6 +230,33 @@ export function encodePacket(p: WkPacket, version: number): Buffer {
 }
 
 /**
+ * The SENDACK frame of a send's outcome at `version`, byte for byte what
+ * {@link encodePacket} writes for `{ type: SENDACK, messageId, clientSeq,
+ * messageSeq, reasonCode, clientMsgNo }`, without a packet object or the
+ * generic sizing and dispatch (the server writes one per send).
+ */
+export function encodeSendack(
+  messageId: bigint,
+  clientSeq: number,
+  messageSeq: bigint,
+  reasonCode: number,
+  clientMsgNo: string,
+  version: number,
+): Buffer {
+  assertVersion(version);
+  const body = 8 + 4 + seqSize(version) + 1 + (clientMsgNo ? strSize(clientMsgNo, 'clientMsgNo') : 0);
+  const buf = Buffer.allocUnsafe(1 + varintSize(body) + body);
+  buf[0] = PacketType.SENDACK << 4;
+  const w = new ByteWriter(buf, writeVarint(buf, 1, body));
+  w.i64(messageId, 'messageId');
+  w.u32(clientSeq, 'clientSeq');
+  writeSeq(w, messageSeq, version);
+  w.u8(reasonCode, 'reasonCode');
+  if (clientMsgNo) w.str(clientMsgNo);
+  return buf;
+}
+
+/**
  * The RECVACK frame of (`messageId`, `messageSeq`) at `version`, byte for byte
  * what {@link encodePacket} writes, without its generic sizing (a client sends
  * one per received message).

@@ -5,7 +5,7 @@
 export * from './constants.ts';
 export * from './errors.ts';
 export type * from './types.ts';
-export { encodePacket, encodeRecvack, flagBits } from './encode.ts';
+export { encodePacket, encodeRecvack, encodeSendack, flagBits } from './encode.ts';
 export { decodeBody, decodePacket, flagsOf } from './decode.ts';
 export { readFrameHeader, varintSize, writeVarint, type FrameHeader } from './varint.ts';
 export { WkprotoDecoder, type PacketHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
