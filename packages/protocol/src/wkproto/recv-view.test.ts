@@ -69,6 +69,10 @@ describe('decimal text straight from bytes (the RECV sign text)', () => {
     2n ** 53n + 1n,
   ];
   const edges = [...i64s, ...i64s.map((x) => -x), 2n ** 63n - 1n, -(2n ** 63n), -(2n ** 63n) + 1n, 10n ** 18n, 10n ** 18n - 1n];
+  for (let k = 0n; k <= 18n; k++) {
+    for (const x of [10n ** k - 1n, 10n ** k, 10n ** k + 1n, 10n ** k * 2n ** 32n - 1n, 10n ** 6n * 2n ** (32n + k) - 1n])
+      edges.push(BigInt.asIntN(64, x));
+  }
   for (let k = 0; k < 200; k++) edges.push(BigInt.asIntN(64, BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(k * 7919)));
 
   it('writes every int64 as BigInt#toString does, without going through a JS number', () => {

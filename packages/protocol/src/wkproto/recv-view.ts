@@ -123,6 +123,17 @@ const GROUP = 1_000_000;
 /** The 6-digit groups of one conversion, least significant first (a u64 has at most 4). */
 const scratchGroups: number[] = [0, 0, 0, 0];
 
+// No `%` below: on numbers past int32 V8 computes it with a call to fmod.
+// Each quotient is a floor of a correctly rounded double division, then
+// corrected by its remainder, so it is exact for every value below 2^53.
+
+/** ⌊a / 10^6⌋ exactly, for an integer 0 ≤ a < 2^53. */
+function quotient(a: number): number {
+  const q = Math.floor(a / GROUP);
+  const r = a - q * GROUP;
+  return r < 0 ? q - 1 : r >= GROUP ? q + 1 : q;
+}
+
 /**
  * Writes the decimal digits of the unsigned 64-bit integer hi·2^32 + lo at
  * `pos` in `out` (in 6-digit groups, all arithmetic below 2^53: no BigInt, no
@@ -132,41 +143,41 @@ function writeU64Decimal(out: Buffer, pos: number, hi: number, lo: number): numb
   const groups: number[] = scratchGroups;
   let count = 0;
   while (hi > 0) {
-    const r = hi % GROUP;
-    hi = (hi - r) / GROUP;
+    const q = quotient(hi);
+    const r = hi - q * GROUP;
+    hi = q;
     const t = r * TWO_32 + lo;
-    const g = t % GROUP;
-    lo = (t - g) / GROUP;
-    groups[count++] = g;
+    lo = quotient(t);
+    groups[count++] = t - lo * GROUP;
   }
-  // hi is 0: lo < 2^32 is an exact number.
-  pos = writeUintDecimal(out, pos, lo, count > 0);
+  // hi is 0: lo < 2^32 is an exact number, and not 0 once a group was split off (the value was ≥ 2^32).
+  pos = writeUintDecimal(out, pos, lo);
   while (count > 0) pos = writePadded6(out, pos, groups[--count]!);
   return pos;
 }
 
-/** The digits of `x` (an integer in [0, 2^53)); with `skipZero` a 0 writes nothing (a leading zero group). */
-export function writeUintDecimal(out: Buffer, pos: number, x: number, skipZero = false): number {
-  if (x === 0) {
-    if (!skipZero) out[pos++] = 0x30;
-    return pos;
+/** Powers of ten up to 10^15, to count digits. */
+const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
+/** The digits of `x`, an integer in [0, 2^53). */
+export function writeUintDecimal(out: Buffer, pos: number, x: number): number {
+  let digits = 1;
+  while (digits < 16 && x >= POW10[digits]!) digits++;
+  for (let i = pos + digits - 1; i > pos; i--) {
+    const q = Math.floor(x / 10);
+    out[i] = 0x30 + (x - q * 10);
+    x = q;
   }
-  let digits = 0;
-  for (let t = x; t > 0; t = Math.floor(t / 10)) digits++;
-  for (let i = pos + digits - 1; i >= pos; i--) {
-    const d = x % 10;
-    out[i] = 0x30 + d;
-    x = (x - d) / 10;
-  }
+  out[pos] = 0x30 + x;
   return pos + digits;
 }
 
 /** Exactly six digits of `g` (< 10^6), zero-padded. */
 function writePadded6(out: Buffer, pos: number, g: number): number {
   for (let i = pos + 5; i >= pos; i--) {
-    const d = g % 10;
-    out[i] = 0x30 + d;
-    g = (g - d) / 10;
+    const q = (g / 10) | 0;
+    out[i] = 0x30 + (g - q * 10);
+    g = q;
   }
   return pos + 6;
 }
