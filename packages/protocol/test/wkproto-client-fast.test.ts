@@ -80,6 +80,32 @@ describe('WkprotoClient onPayload against a library-built server', () => {
   }
 });
 
+describe('WkprotoClient onPayload: the shared TCP read buffer', () => {
+  it('keeps concurrent clients apart, and a reference client’s held messages intact', async () => {
+    const a = collector(12);
+    const b = collector(12);
+    const fast = [a, b].map(
+      (sink, i) => new WkprotoClient({ url: server.tcpUrl, uid: `share-${i}`, token: 'good', onPayload: sink.onPayload }),
+    );
+    const plain = new WkprotoClient({ url: server.tcpUrl, uid: 'share-plain', token: 'good' });
+    try {
+      await Promise.all([...fast, plain].map((c) => c.connect()));
+      const texts = (tag: string): string[] => Array.from({ length: 12 }, (_, i) => `${tag}|${i}|${'y'.repeat(40 + i)}`);
+      await Promise.all([
+        ...fast.map((c, i) => Promise.all(texts(`c${i}`).map((payload) => c.send({ channelId: 'g', channelType: 2, payload })))),
+        Promise.all(texts('plain').map((payload) => plain.send({ channelId: 'g', channelType: 2, payload }))),
+      ]);
+      await Promise.all([a.done, b.done]);
+      const held = await Promise.all(texts('plain').map(() => plain.nextMessage()));
+      expect(a.got).toStrictEqual(texts('c0'));
+      expect(b.got).toStrictEqual(texts('c1'));
+      expect(held.map((m) => m.payload.toString())).toStrictEqual(texts('plain'));
+    } finally {
+      for (const c of [...fast, plain]) c.close();
+    }
+  });
+});
+
 /** A one-connection server that answers CONNECT, then on the first SEND writes `frames(session)` in one write. */
 async function scriptedServer(
   frames: (seal: (p: RecvPacket) => RecvPacket, version: number) => Buffer[],

@@ -42,9 +42,10 @@ export interface WkprotoClientOptions {
    * payload decrypted (PKCS#7 checked), failures emit `recv-error`. What
    * changes is the cost: a RECV of the common shape is read from the socket's
    * bytes without building strings, BigInts or a packet object, its sign text
-   * is written into a reused buffer, and the RECVACKs of one socket read go out
+   * is written into a reused buffer, the RECVACKs of one socket read go out
    * in one write (still in stream order, before anything the client writes
-   * after them). A RECV of another shape (stream fields, a topic, non-ASCII
+   * after them), and over TCP every read lands in one read buffer shared by
+   * such clients instead of a new buffer and a stream event per read. A RECV of another shape (stream fields, a topic, non-ASCII
    * strings, lenient Base64) takes the reference path, with the same result.
    */
   onPayload?: (buf: Buffer, start: number, end: number) => void;
@@ -130,7 +131,8 @@ export class WkprotoClient extends EventEmitter {
   /** Opens the transport, sends CONNECT and resolves with a success CONNACK (else rejects and closes). */
   async connect(): Promise<ConnackPacket> {
     const o = this.options;
-    const transport = await openTransport(o.url, this.timeoutMs);
+    // With onPayload nothing keeps a view of a read: every read may land in one shared buffer.
+    const transport = await openTransport(o.url, this.timeoutMs, { reuseReadBuffer: o.onPayload !== undefined });
     this.transport = transport;
     transport.onData((chunk) => this.onData(chunk));
     transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
@@ -313,6 +315,8 @@ export class WkprotoClient extends EventEmitter {
         this.emit('disconnect', p satisfies DisconnectPacket);
         return;
       default:
+        // An EVENT's data is a view of the read; with a shared read buffer (onPayload) it must outlive it.
+        if (p.type === PacketType.EVENT && this.options.onPayload) p.data = Buffer.from(p.data);
         this.emit('packet', p);
     }
   }
