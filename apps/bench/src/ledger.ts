@@ -108,7 +108,11 @@ export class Ledger {
    * bytes (see {@link RecipientLedger}); create it once per connection.
    */
   recipient(uid: string): RecipientLedger {
-    return new RecipientLedger(this, uid);
+    return new RecipientLedger(
+      uid,
+      () => this,
+      (body) => this.receive(uid, body),
+    );
   }
 
   /** The track of `stream` at `recipient`, undefined when nobody expects it there. */
@@ -170,27 +174,30 @@ const DIGIT_0 = 0x30;
 const DOT = 0x2e;
 
 /**
- * One recipient's view of a {@link Ledger}: the same checks, fed either text
- * bodies or the bytes of one straight from a read buffer. The bytes path
- * builds no string and no object per delivery: it parses the sequence number
- * and send time from the digits, and reuses the track of the stream the
- * recipient last received from while the stream's bytes are the same (a
- * catch-up, or one sender's burst, is one stream), looking a stream up by
- * name only when it changes.
+ * One recipient's deliveries, fed either text bodies or the bytes of one
+ * straight from a read buffer, recorded in the {@link Ledger} its stream
+ * belongs to (`ledgerOf`: one ledger, or the ledger of the stream's phase).
+ * The bytes path builds no string and no object per delivery: it parses the
+ * sequence number and send time from the digits, and reuses the track (and
+ * ledger) of the stream the recipient last received from while the stream's
+ * bytes are the same (a catch-up, or one sender's burst, is one stream),
+ * looking a stream up by name only when it changes.
  */
 export class RecipientLedger {
-  /** The bytes of the stream id last looked up, and its track (undefined: not expected here). */
+  /** The bytes of the stream id last looked up, its ledger and track (undefined: none, look up again). */
   private lastStream = new Uint8Array(0);
+  private lastLedger: Ledger | undefined;
   private lastTrack: Track | undefined;
 
   constructor(
-    private readonly ledger: Ledger,
     readonly uid: string,
+    private readonly ledgerOf: (stream: string) => Ledger | undefined,
+    private readonly onText: (body: string) => void,
   ) {}
 
   /** Records one delivery of text `body`. */
   text(body: string): void {
-    this.ledger.receive(this.uid, body);
+    this.onText(body);
   }
 
   /**
@@ -205,15 +212,15 @@ export class RecipientLedger {
     let i = start;
     while (i < end && buf[i] !== BAR) i++;
     const a = i;
-    if (a >= end) return this.ledger.countForeign();
+    if (a >= end) return this.foreign(buf, start, a);
     // n: decimal digits only (what encodeBody writes), at most 2^31 - 1.
     let n = 0;
     for (i = a + 1; i < end && buf[i] !== BAR; i++) {
       const d = buf[i]! - DIGIT_0;
-      if (d < 0 || d > 9 || n > 0x7fff_ffff) return this.ledger.countForeign();
+      if (d < 0 || d > 9 || n > 0x7fff_ffff) return this.foreign(buf, start, a);
       n = n * 10 + d;
     }
-    if (i >= end || i === a + 1 || n > 0x7fff_ffff) return this.ledger.countForeign();
+    if (i >= end || i === a + 1 || n > 0x7fff_ffff) return this.foreign(buf, start, a);
     // The send time: digits, optionally a point and more digits (toFixed(3) of performance.now()).
     let whole = 0;
     let frac = 0;
@@ -230,25 +237,35 @@ export class RecipientLedger {
           frac = frac * 10 + (c - DIGIT_0);
           scale *= 10;
         } else whole = whole * 10 + (c - DIGIT_0);
-      } else return this.ledger.countForeign();
+      } else return this.foreign(buf, start, a);
     }
-    if (i >= end || digits === 0) return this.ledger.countForeign();
+    if (i >= end || digits === 0) return this.foreign(buf, start, a);
     const track = this.trackAt(buf, start, a);
-    if (!track) return this.ledger.countForeign();
-    this.ledger.record(track, n, now - (whole + frac / scale));
+    if (!track) return this.foreign(buf, start, a);
+    this.lastLedger!.record(track, n, now - (whole + frac / scale));
   }
 
-  /** The track of the stream named by `buf[start, end)` (the last one's when the bytes are the same). */
+  /** Counts a foreign body whose stream field is `buf[start, end)` in the ledger that stream names (or would). */
+  private foreign(buf: Uint8Array, start: number, end: number): void {
+    this.ledgerOf(utf8.decode(buf.subarray(start, end)))?.countForeign();
+  }
+
+  /** The track of the stream named by `buf[start, end)` (the last one's when the bytes are the same); sets lastLedger. */
   private trackAt(buf: Uint8Array, start: number, end: number): Track | undefined {
     const last = this.lastStream;
-    let same = last.length === end - start;
+    let same = this.lastTrack !== undefined && last.length === end - start;
     for (let k = 0; same && k < last.length; k++) same = last[k] === buf[start + k];
     if (same) return this.lastTrack;
     const copy = new Uint8Array(end - start);
     copy.set(buf.subarray(start, end));
-    this.lastStream = copy;
-    this.lastTrack = this.ledger.trackOf(this.uid, utf8.decode(copy));
-    return this.lastTrack;
+    const stream = utf8.decode(copy);
+    const ledger = this.ledgerOf(stream);
+    const track = ledger?.trackOf(this.uid, stream);
+    // Only a stream expected here is remembered: a foreign one is looked up again (the ledger it falls into may change).
+    this.lastStream = track ? copy : new Uint8Array(0);
+    this.lastLedger = ledger;
+    this.lastTrack = track;
+    return track;
   }
 }
 
@@ -269,9 +286,23 @@ export class PhaseLedgers {
 
   /** Records one delivery to `recipient` in its phase's ledger (or as foreign in the newest one). */
   receive(recipient: string, body: string): void {
-    const a = body.indexOf(':');
-    const b = body.indexOf(':', a + 1);
-    const phase = a >= 0 && b > a ? body.slice(a + 1, b) : '';
-    (this.byPhase.get(phase) ?? [...this.byPhase.values()].at(-1))?.receive(recipient, body);
+    this.ledgerOf(body)?.receive(recipient, body);
+  }
+
+  /** The ledger of the phase `text` (a body or a stream id) names, else the newest one. */
+  ledgerOf(text: string): Ledger | undefined {
+    const a = text.indexOf(':');
+    const b = text.indexOf(':', a + 1);
+    const phase = a >= 0 && b > a ? text.slice(a + 1, b) : '';
+    return this.byPhase.get(phase) ?? [...this.byPhase.values()].at(-1);
+  }
+
+  /** The deliveries of `uid`, as text or bytes, each recorded in its phase's ledger; create it once per connection. */
+  recipient(uid: string): RecipientLedger {
+    return new RecipientLedger(
+      uid,
+      (stream) => this.ledgerOf(stream),
+      (body) => this.receive(uid, body),
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Ledger, decodeBody, encodeBody } from '../src/ledger.ts';
+import { Ledger, PhaseLedgers, decodeBody, encodeBody, type LedgerVerdict } from '../src/ledger.ts';
 import { Samples } from '../src/stats.ts';
 
 describe('the ledger on its own', () => {
@@ -80,6 +80,41 @@ describe('the ledger on its own', () => {
     expect(bytes.latency.percentile(0)).toBeCloseTo(text.latency.percentile(0), 9);
     expect(bytes.latency.percentile(50)).toBeCloseTo(text.latency.percentile(50), 9);
     expect(bytes.latency.percentile(100)).toBeCloseTo(5000 - 1000, 9);
+  });
+
+  it('routes deliveries to their phase from bytes exactly as from text (a late one of a previous phase included)', () => {
+    // Two phase sets fed the same deliveries, one as text, one as bytes through a recipient per uid.
+    const run = (feed: (p: PhaseLedgers, uid: string, body: string) => void): LedgerVerdict[] => {
+      const phases = new PhaseLedgers();
+      const warm = phases.open('warm');
+      warm.expect('s2:warm:0', ['a', 'b']);
+      const w = [0, 1, 2].map((n) => encodeBody('s2:warm:0', warm.next('s2:warm:0'), 100 + n));
+      for (const body of w.slice(0, 2)) for (const uid of ['a', 'b']) feed(phases, uid, body);
+      const p0 = phases.open('p0');
+      p0.expect('s2:p0:0', ['a', 'b']);
+      const bodies = [0, 1, 2, 3].map((n) => encodeBody('s2:p0:0', p0.next('s2:p0:0'), 200 + n, 64));
+      feed(phases, 'a', w[2]!); // late: counted in warm, not as foreign in p0
+      for (const body of bodies) feed(phases, 'a', body);
+      feed(phases, 'b', bodies[1]!);
+      feed(phases, 'b', bodies[0]!); // out of order
+      feed(phases, 'b', bodies[1]!); // duplicate
+      feed(phases, 'b', encodeBody('s2:p0:9', 0, 1)); // a stream b does not expect
+      feed(phases, 'b', encodeBody('s2:nophase:0', 0, 1)); // an unknown phase: foreign in the newest
+      feed(phases, 'a', 'undecryptable');
+      return [warm.verdict(), p0.verdict()];
+    };
+    const text = run((p, uid, body) => p.receive(uid, body));
+    const recipients = new Map<string, ReturnType<PhaseLedgers['recipient']>>();
+    const bytes = run((p, uid, body) => {
+      if (!recipients.has(uid)) recipients.set(uid, p.recipient(uid));
+      const framed = Buffer.concat([Buffer.from('xx'), Buffer.from(body), Buffer.from('yy')]);
+      recipients.get(uid)!.bytes(framed, 2, 2 + Buffer.byteLength(body));
+    });
+    expect(bytes).toEqual(text);
+    expect(text).toEqual([
+      { expected: 6, received: 5, lost: 1, duplicates: 0, outOfOrder: 0, foreign: 0 },
+      { expected: 8, received: 6, lost: 2, duplicates: 1, outOfOrder: 1, foreign: 3 },
+    ]);
   });
 
   it('keeps every sample and its percentiles as samples grow past their first allocation', () => {

@@ -4,7 +4,7 @@
  * acknowledged with `recvack` like the SDKs do.
  */
 import { WebSocket } from 'ws';
-import type { Connection, Destination, OnMessage } from './types.ts';
+import type { Connection, Deliveries, Destination } from './types.ts';
 
 const RECV_PREFIX = '{"jsonrpc":"2.0","method":"recv"';
 
@@ -14,7 +14,7 @@ interface Waiting {
 }
 
 /** Opens `ws`, sends `connect` and resolves once the server answers reasonCode 1. */
-export function connectJsonRpc(ws: string, uid: string, token: string, onMessage: OnMessage, timeoutMs = 10_000): Promise<Connection> {
+export function connectJsonRpc(ws: string, uid: string, token: string, deliveries: Deliveries, timeoutMs = 10_000): Promise<Connection> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(ws, { perMessageDeflate: false });
     const waiting = new Map<number, Waiting>();
@@ -65,7 +65,7 @@ export function connectJsonRpc(ws: string, uid: string, token: string, onMessage
       if (text.startsWith(RECV_PREFIX)) {
         const p = (JSON.parse(text) as { params: { messageId: string; messageSeq: number; payload: { b?: string } } }).params;
         socket.send(`{"jsonrpc":"2.0","method":"recvack","params":{"messageId":"${p.messageId}","messageSeq":${p.messageSeq}}}`);
-        onMessage(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
+        deliveries.text(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
         return;
       }
       const frame = JSON.parse(text) as { id?: number; result?: { reasonCode?: number }; error?: { message: string }; method?: string };

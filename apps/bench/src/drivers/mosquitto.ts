@@ -41,8 +41,8 @@ export async function startMosquittoDriver(log: (line: string) => void): Promise
     async createGroup(id, members) {
       for (const m of members) groupsOf.set(m, [...(groupsOf.get(m) ?? []), id]);
     },
-    async connect(uid, onMessage): Promise<Connection> {
-      const client = await open(uid, (buf, start, end) => onMessage(buf.toString('utf8', start, end)));
+    async connect(uid, deliveries): Promise<Connection> {
+      const client = await open(uid, (buf, start, end) => deliveries.bytes(buf, start, end));
       try {
         await client.subscribe([`u/${uid}`, ...(groupsOf.get(uid) ?? []).map((g) => `g/${g}`)]);
       } catch (e) {

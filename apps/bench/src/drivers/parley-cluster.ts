@@ -13,7 +13,7 @@ import { crc32 } from '@parley/shared';
 import { createTestSchema, TEST_POSTGRES_URL } from '@parley/store/testing';
 import { connectJsonRpc } from './jsonrpc-conn.ts';
 import { postJson, startParley, storeTokens, syncChannel, tokenOf, type ParleyServer } from './parley-server.ts';
-import type { Connection, Driver, OnMessage } from './types.ts';
+import type { Connection, Deliveries, Driver } from './types.ts';
 
 /** A started cluster: its nodes (for their pids) besides the driver. */
 export interface ClusterDriver extends Driver {
@@ -84,8 +84,8 @@ export async function startParleyClusterDriver(count: number, nodeArgs: readonly
     async createGroup(id, members, publishers) {
       await postJson(nodes[0]!.api, '/channel', { channel_id: id, channel_type: 2, subscribers: [...publishers, ...members] });
     },
-    connect(uid: string, onMessage: OnMessage): Promise<Connection> {
-      return connectJsonRpc(nodeOf(uid).ws, uid, tokenOf(uid), onMessage);
+    connect(uid: string, deliveries: Deliveries): Promise<Connection> {
+      return connectJsonRpc(nodeOf(uid).ws, uid, tokenOf(uid), deliveries);
     },
     prepareOffline: async () => undefined,
     async catchUp(uid, fromUid, expected, sink) {

@@ -5,7 +5,7 @@
 import { connectJsonRpc } from './jsonrpc-conn.ts';
 import { getJson, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
 import { connectWkproto } from './wkproto-conn.ts';
-import type { Connection, Driver, OnMessage } from './types.ts';
+import type { Connection, Deliveries, Driver } from './types.ts';
 
 /** Starts a fresh Parley and returns its driver for `protocol`. */
 export async function startParleyDriver(
@@ -22,10 +22,10 @@ export async function startParleyDriver(
     async createGroup(id, members, publishers) {
       await postJson(server.api, '/channel', { channel_id: id, channel_type: 2, subscribers: [...publishers, ...members] });
     },
-    connect(uid: string, onMessage: OnMessage): Promise<Connection> {
+    connect(uid: string, deliveries: Deliveries): Promise<Connection> {
       return protocol === 'jsonrpc'
-        ? connectJsonRpc(server.ws, uid, tokenOf(uid), onMessage)
-        : connectWkproto(server.tcp, uid, tokenOf(uid), onMessage);
+        ? connectJsonRpc(server.ws, uid, tokenOf(uid), deliveries)
+        : connectWkproto(server.tcp, uid, tokenOf(uid), deliveries);
     },
     prepareOffline: async () => undefined,
     async catchUp(uid, fromUid, expected, sink) {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { pinned } from '../pinning.ts';
 import { spawnTracked, stopChild } from '../children.ts';
-import type { Connection, Destination, Driver, OnMessage } from './types.ts';
+import type { Connection, Deliveries, Destination, Driver } from './types.ts';
 
 /** Where the calibration loop lives unless `--ref-im` says otherwise: `<repo>/../shared/tools/ref-im`. */
 export const DEFAULT_REF_IM_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../../shared/tools/ref-im');
@@ -56,7 +56,7 @@ export async function startRefImDriver(dir: string): Promise<Driver> {
     durability: 'result after its WAL transaction is fsynced (synchronous=FULL)',
     provisionUsers: async () => undefined,
     createGroup: () => Promise.reject(new Error('ref-im runs S1 only')),
-    connect: (uid, onMessage) => connectRefIm(`ws://127.0.0.1:${port}/?uid=${encodeURIComponent(uid)}&token=t`, uid, onMessage),
+    connect: (uid, deliveries) => connectRefIm(`ws://127.0.0.1:${port}/?uid=${encodeURIComponent(uid)}&token=t`, uid, deliveries),
     prepareOffline: () => Promise.reject(new Error('ref-im runs S1 only')),
     catchUp: () => Promise.reject(new Error('ref-im runs S1 only')),
     stop,
@@ -64,7 +64,7 @@ export async function startRefImDriver(dir: string): Promise<Driver> {
 }
 
 /** One user's connection to the loop: the uid rides in the URL; results carry reasonCode 0. */
-function connectRefIm(url: string, uid: string, onMessage: OnMessage): Promise<Connection> {
+function connectRefIm(url: string, uid: string, deliveries: Deliveries): Promise<Connection> {
   return new Promise((resolveConn, reject) => {
     const socket = new WebSocket(url, { perMessageDeflate: false });
     const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
@@ -100,7 +100,7 @@ function connectRefIm(url: string, uid: string, onMessage: OnMessage): Promise<C
       if (frame.method === 'recv' && frame.params) {
         const p = frame.params;
         socket.send(`{"method":"recvack","params":{"messageId":"${p.messageId}","messageSeq":${p.messageSeq}}}`);
-        onMessage(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
+        deliveries.text(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
         return;
       }
       if (typeof frame.id !== 'number') return;

@@ -15,18 +15,19 @@ export interface Destination {
   id: string;
 }
 
-/** Called with the text body of each delivered message (the generator's own encoding, see ledger.ts). */
-export type OnMessage = (body: string) => void;
-
 /**
- * Where a catch-up's rows go: as text, or (where a driver has the bytes of a
- * body at hand, as MQTT does) as `buf[start, end)`, the body's UTF-8, read
- * during the call only. The ledger's `RecipientLedger` is one.
+ * Where one user's deliveries (and a catch-up's rows) go: as text, or (where
+ * a driver has the bytes of a body at hand, as MQTT and WKProto do) as
+ * `buf[start, end)`, the body's UTF-8, read during the call only. The
+ * ledger's `RecipientLedger` is one.
  */
 export interface Deliveries {
   text(body: string): void;
   bytes(buf: Uint8Array, start: number, end: number): void;
 }
+
+/** Deliveries nobody looks at (a connection that only sends, the storm's). */
+export const IGNORED: Deliveries = { text: () => undefined, bytes: () => undefined };
 
 /** An authenticated client connection of one user. */
 export interface Connection {
@@ -50,8 +51,8 @@ export interface Driver {
    * `publishers` may send to it but receive nothing (on Parley they are members too).
    */
   createGroup(id: string, members: readonly string[], publishers: readonly string[]): Promise<void>;
-  /** Opens and authenticates one connection of `uid`; `onMessage` sees every delivery to it. */
-  connect(uid: string, onMessage: OnMessage): Promise<Connection>;
+  /** Opens and authenticates one connection of `uid`; `deliveries` sees every delivery to it. */
+  connect(uid: string, deliveries: Deliveries): Promise<Connection>;
   /** Prepares `uid` to accumulate messages while offline (MQTT: a persistent QoS 1 session; Parley: nothing). */
   prepareOffline(uid: string): Promise<void>;
   /**

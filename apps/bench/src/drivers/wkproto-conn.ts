@@ -1,17 +1,20 @@
 /**
  * WKProto over TCP with per-session X25519 + AES (the default of the SDKs):
  * every SEND is encrypted and signed, every RECV verified, decrypted and
- * acknowledged with RECVACK.
+ * acknowledged with RECVACK. RECVs take the client's in-place path
+ * (`onPayload`): the same checks without a packet object or strings per
+ * delivery, the plaintext handed to the ledger as bytes, the RECVACKs of one
+ * socket read in one write.
  */
 import { WkprotoClient } from '@parley/protocol/wkproto';
-import type { Connection, Destination, OnMessage } from './types.ts';
+import type { Connection, Deliveries, Destination } from './types.ts';
 
 /** Connects `uid` over `tcp://…`; resolves after a successful CONNACK. */
 export async function connectWkproto(
   tcp: string,
   uid: string,
   token: string,
-  onMessage: OnMessage,
+  deliveries: Deliveries,
   timeoutMs = 10_000,
 ): Promise<Connection> {
   const client = new WkprotoClient({
@@ -24,9 +27,10 @@ export async function connectWkproto(
     autoRecvAck: true,
     bufferMessages: false,
     timeoutMs,
+    onPayload: (buf, start, end) => deliveries.bytes(buf, start, end),
   });
-  client.on('recv', (m: { payload: Buffer }) => onMessage(m.payload.toString('utf8')));
-  client.on('recv-error', () => onMessage('undecryptable'));
+  // A RECV whose msg_key or decryption fails is dropped by the client: counted as foreign.
+  client.on('recv-error', () => deliveries.text('undecryptable'));
   client.on('close', () => undefined);
   await client.connect();
   return {

@@ -1,20 +1,20 @@
 /** Helpers shared by the scenarios: connecting many users and closing them. */
 import { pool } from '../stats.ts';
-import type { Connection, Driver } from '../drivers/types.ts';
+import type { Connection, Deliveries, Driver } from '../drivers/types.ts';
 
 /** Connections opened at once while setting a scenario up. */
 export const SETUP_CONCURRENCY = 50;
 
-/** Connects every uid (each delivery calls `sink(uid, body)`); returns connections by uid. */
+/** Connects every uid (its deliveries go to `deliveriesOf(uid)`); returns connections by uid. */
 export async function connectAll(
   driver: Driver,
   uids: readonly string[],
-  sink: (uid: string, body: string) => void,
+  deliveriesOf: (uid: string) => Deliveries,
 ): Promise<Map<string, Connection>> {
   const conns = new Map<string, Connection>();
   try {
     await pool(uids, SETUP_CONCURRENCY, async (uid) => {
-      conns.set(uid, await driver.connect(uid, (body) => sink(uid, body)));
+      conns.set(uid, await driver.connect(uid, deliveriesOf(uid)));
     });
   } catch (e) {
     closeAll(conns);

@@ -34,7 +34,7 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
   let ledger: Ledger = phases.open('warm');
   const membersOf = (g: number): string[] => Array.from({ length: o.members }, (_, m) => memberOf(g, m));
   for (let g = 0; g < o.groups; g++) await driver.createGroup(`s2g${g}`, membersOf(g), [publisherOf(g)]);
-  const conns = await connectAll(driver, fanoutUsers(o.groups, o.members), (uid, body) => phases.receive(uid, body));
+  const conns = await connectAll(driver, fanoutUsers(o.groups, o.members), (uid) => phases.recipient(uid));
   const streamsOf = (tag: string): Stream[] =>
     Array.from({ length: o.groups }, (_, g) => {
       ledger.expect(`s2:${tag}:${g}`, membersOf(g));

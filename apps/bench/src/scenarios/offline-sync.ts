@@ -15,7 +15,7 @@ import { startCpuMeter } from '../proc-stats.ts';
 import { fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
 import { pool } from '../stats.ts';
 import { generatorCpuCounts, type ScenarioOptions } from './common.ts';
-import type { Driver } from '../drivers/types.ts';
+import { IGNORED, type Driver } from '../drivers/types.ts';
 
 /** Parameters of S3. */
 export interface OfflineSyncOptions extends ScenarioOptions {
@@ -56,7 +56,7 @@ async function backlogAndCatchUp<T>(
     ledger.expect(`s3:${r}`, [r]);
     await driver.prepareOffline(r);
   }
-  const sender = await driver.connect(SENDER, () => undefined);
+  const sender = await driver.connect(SENDER, IGNORED);
   try {
     // The backlog, 200 sends in flight; not measured.
     await pool(

@@ -36,7 +36,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
   const results: ScenarioResult[] = [];
   const phases = new PhaseLedgers();
   let ledger: Ledger = phases.open('warm');
-  const conns = await connectAll(driver, oneToOneUsers(o.pairs, o.uidPrefix), (uid, body) => phases.receive(uid, body));
+  const conns = await connectAll(driver, oneToOneUsers(o.pairs, o.uidPrefix), (uid) => phases.recipient(uid));
   const streamsOf = (tag: string): Stream[] => {
     const streams: Stream[] = [];
     for (let i = 0; i < o.pairs; i++) {

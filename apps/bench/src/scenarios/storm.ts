@@ -12,7 +12,7 @@ import { startCpuMeter, rssKb } from '../proc-stats.ts';
 import { achievedGate, fig, generatorGate, makeResult, type ScenarioResult } from '../result.ts';
 import { pool, Samples, sleep } from '../stats.ts';
 import { closeAll, type ScenarioOptions } from './common.ts';
-import type { Connection, Driver } from '../drivers/types.ts';
+import { IGNORED, type Connection, type Driver } from '../drivers/types.ts';
 
 /** Parameters of S4. */
 export interface StormOptions extends ScenarioOptions {
@@ -49,7 +49,7 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
       if (wait > 1) await sleep(wait);
       const t0 = performance.now();
       try {
-        conns.set(uid, await driver.connect(uid, () => undefined));
+        conns.set(uid, await driver.connect(uid, IGNORED));
         latency.add(performance.now() - t0);
       } catch (e) {
         failed++;

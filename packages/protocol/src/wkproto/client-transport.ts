@@ -15,7 +15,15 @@ export interface ClientTransport {
   onClose(handler: (error?: Error) => void): void;
 }
 
-function tcpTransport(socket: Socket): ClientTransport {
+/**
+ * The read buffer shared by every TCP transport opened with `reuseReadBuffer`:
+ * each read lands in it and is handed on synchronously, so one is enough for
+ * all connections (JavaScript runs one read callback at a time).
+ */
+let sharedReadBuffer: Buffer | undefined;
+const SHARED_READ_BYTES = 64 * 1024;
+
+function tcpTransport(socket: Socket, reads?: { handler: ((chunk: Buffer) => void) | undefined }): ClientTransport {
   let closeHandler: ((error?: Error) => void) | undefined;
   let lastError: Error | undefined;
   socket.setNoDelay(true);
@@ -26,18 +34,44 @@ function tcpTransport(socket: Socket): ClientTransport {
   return {
     write: (frame) => void socket.write(frame),
     close: () => void socket.destroy(),
-    onData: (handler) => void socket.on('data', handler),
+    onData: (handler) => {
+      if (reads) reads.handler = handler;
+      else socket.on('data', handler);
+    },
     onClose: (handler) => {
       closeHandler = handler;
     },
   };
 }
 
+/** Options of {@link openTransport}. */
+export interface TransportOptions {
+  /**
+   * TCP only: read into one buffer shared by all such transports (Node's
+   * `onread`) instead of a fresh buffer and a stream `data` event per read.
+   * Each chunk is then valid only during the data handler's call.
+   */
+  reuseReadBuffer?: boolean;
+}
+
 /** Opens a transport to `url` (`tcp://host:port`, `ws://host:port/…` or `wss://…`); rejects on failure or timeout. */
-export async function openTransport(url: string, timeoutMs: number): Promise<ClientTransport> {
+export async function openTransport(url: string, timeoutMs: number, options: TransportOptions = {}): Promise<ClientTransport> {
   const parsed = new URL(url);
   if (parsed.protocol === 'tcp:') {
-    const socket = netConnect({ host: parsed.hostname, port: Number(parsed.port) });
+    const reads = options.reuseReadBuffer ? { handler: undefined as ((chunk: Buffer) => void) | undefined } : undefined;
+    const socket = reads
+      ? netConnect({
+          host: parsed.hostname,
+          port: Number(parsed.port),
+          onread: {
+            buffer: () => (sharedReadBuffer ??= Buffer.allocUnsafe(SHARED_READ_BYTES)),
+            callback: (n: number, buf: Uint8Array) => {
+              reads.handler?.(Buffer.from(buf.buffer, buf.byteOffset, n));
+              return true;
+            },
+          },
+        })
+      : netConnect({ host: parsed.hostname, port: Number(parsed.port) });
     await withTimeout(
       new Promise<void>((resolve, reject) => {
         socket.once('connect', resolve);
@@ -47,7 +81,7 @@ export async function openTransport(url: string, timeoutMs: number): Promise<Cli
       () => socket.destroy(),
       `TCP connect to ${url}`,
     );
-    return tcpTransport(socket);
+    return tcpTransport(socket, reads);
   }
   if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new Error(`unsupported WKProto URL ${url}`);
   const { WebSocket } = await import('ws');

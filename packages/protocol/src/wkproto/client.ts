@@ -6,9 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { openTransport, withTimeout, type ClientTransport } from './client-transport.ts';
-import { negotiateVersion, PacketType, ReasonCode } from './constants.ts';
+import { negotiateVersion, PacketType, ReasonCode, Setting } from './constants.ts';
 import { clientKeyExchange, generateKeyPair, type WkSessionCrypto } from './crypto.ts';
+import { decodeBody } from './decode.ts';
 import { encodePacket, encodeRecvack } from './encode.ts';
+import { newRecvView, recvackFrameBytes, scanRecv, writeRecvack } from './recv-view.ts';
 import { WkprotoDecoder } from './stream-decoder.ts';
 import type { ConnackPacket, DisconnectPacket, RecvPacket, SendackPacket, WkPacket } from './types.ts';
 
@@ -31,6 +33,22 @@ export interface WkprotoClientOptions {
   bufferMessages?: boolean;
   /** Connect/CONNACK and per-request timeout in ms (default 5000). */
   timeoutMs?: number;
+  /**
+   * The in-place receive path, for clients that only need each payload (the
+   * benchmark's generator). When set, every valid RECV's plaintext payload is
+   * passed as `buf[start, end)` (valid during the call only) instead of
+   * emitting `recv` and queueing it (so `bufferMessages` does not apply).
+   * The checks are the same: the msg_key of every RECV is verified and its
+   * payload decrypted (PKCS#7 checked), failures emit `recv-error`. What
+   * changes is the cost: a RECV of the common shape is read from the socket's
+   * bytes without building strings, BigInts or a packet object, its sign text
+   * is written into a reused buffer, the RECVACKs of one socket read go out
+   * in one write (still in stream order, before anything the client writes
+   * after them), and over TCP every read lands in one read buffer shared by
+   * such clients instead of a new buffer and a stream event per read. A RECV of another shape (stream fields, a topic, non-ASCII
+   * strings, lenient Base64) takes the reference path, with the same result.
+   */
+  onPayload?: (buf: Buffer, start: number, end: number) => void;
 }
 
 /** Fields of one SEND; `payload` is the plaintext (strings are UTF-8 encoded). */
@@ -62,6 +80,9 @@ export class WkprotoConnectError extends Error {
   }
 }
 
+/** The empty RECVACK queue. */
+const NO_ACKS = Buffer.alloc(0);
+
 function removeItem<T>(list: T[], item: T | undefined): void {
   const i = item === undefined ? -1 : list.indexOf(item);
   if (i >= 0) list.splice(i, 1);
@@ -90,11 +111,17 @@ export class WkprotoClient extends EventEmitter {
   private readonly inbox: ReceivedMessage[] = [];
   private readonly waiters: Pending<ReceivedMessage>[] = [];
   private closedError: Error | undefined;
+  /** The RECV being read in place (one object, refilled per RECV). */
+  private readonly view = newRecvView();
+  /** RECVACKs of the current socket read not written yet: `acks[0, ackBytes)`. */
+  private acks = NO_ACKS;
+  private ackBytes = 0;
 
   constructor(readonly options: WkprotoClientOptions) {
     super();
     this.version = negotiateVersion(options.version ?? 5);
     this.decoder = new WkprotoDecoder({ version: this.version });
+    if (options.onPayload) this.decoder.onRecvBody = (buf, start, end, flags) => this.onRecvBody(buf, start, end, flags);
   }
 
   private get timeoutMs(): number {
@@ -104,7 +131,8 @@ export class WkprotoClient extends EventEmitter {
   /** Opens the transport, sends CONNECT and resolves with a success CONNACK (else rejects and closes). */
   async connect(): Promise<ConnackPacket> {
     const o = this.options;
-    const transport = await openTransport(o.url, this.timeoutMs);
+    // With onPayload nothing keeps a view of a read: every read may land in one shared buffer.
+    const transport = await openTransport(o.url, this.timeoutMs, { reuseReadBuffer: o.onPayload !== undefined });
     this.transport = transport;
     transport.onData((chunk) => this.onData(chunk));
     transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
@@ -172,13 +200,25 @@ export class WkprotoClient extends EventEmitter {
   /** Acknowledges a delivered message (done automatically unless autoRecvAck is false). */
   recvAck(messageId: bigint, messageSeq: bigint): void {
     if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
+    this.flushAcks();
     this.transport.write(encodeRecvack(messageId, messageSeq, this.version));
   }
 
   /** Encodes and writes any packet at the session version. */
   write(packet: WkPacket): void {
     if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
+    this.flushAcks();
     this.transport.write(encodePacket(packet, this.version));
+  }
+
+  /** Writes the RECVACKs queued by the in-place receive path, as one write. */
+  private flushAcks(): void {
+    if (this.ackBytes === 0) return;
+    // The queue itself goes to the transport (which may hold it): the next read's RECVACKs start a new one.
+    const frames = this.acks.subarray(0, this.ackBytes);
+    this.acks = NO_ACKS;
+    this.ackBytes = 0;
+    if (!this.closedError) this.transport?.write(frames);
   }
 
   /** The next queued RECV (waits up to `timeoutMs`). */
@@ -217,6 +257,41 @@ export class WkprotoClient extends EventEmitter {
       this.transport?.close();
       this.onClosed(e as Error);
     }
+    this.flushAcks();
+  }
+
+  /**
+   * The in-place receive path (with `onPayload`): a RECV of the common shape
+   * is verified, decrypted, acknowledged and handed over from the frame's
+   * bytes; anything else (and any failure, to report it) goes through the
+   * reference decoder and {@link onRecv}, which decide alike.
+   */
+  private onRecvBody(buf: Buffer, start: number, end: number, flags: number): void {
+    const v = this.view;
+    if (!scanRecv(buf, start, end, this.version, flags, v))
+      return this.onPacket(decodeBody(PacketType.RECV, flags, buf, start, end, this.version));
+    let out = buf;
+    let from = v.payloadAt;
+    let to = v.end;
+    const c = this.crypto;
+    if (c && (v.setting & Setting.NO_ENCRYPT) === 0) {
+      const plain = c.verifyRecvView(v) ? c.decryptView(v) : undefined;
+      if (plain === undefined) return this.onPacket(decodeBody(PacketType.RECV, flags, buf, start, end, this.version));
+      out = plain;
+      from = 0;
+      to = plain.length;
+    }
+    if (this.options.autoRecvAck !== false) {
+      if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
+      const size = recvackFrameBytes(this.version);
+      if (this.acks.length < this.ackBytes + size) {
+        const grown = Buffer.allocUnsafe(Math.max(8 * size, 2 * (this.ackBytes + size)));
+        if (this.ackBytes > 0) this.acks.copy(grown, 0, 0, this.ackBytes);
+        this.acks = grown;
+      }
+      this.ackBytes = writeRecvack(this.acks, this.ackBytes, v);
+    }
+    this.options.onPayload!(out, from, to);
   }
 
   private onPacket(p: WkPacket): void {
@@ -240,6 +315,8 @@ export class WkprotoClient extends EventEmitter {
         this.emit('disconnect', p satisfies DisconnectPacket);
         return;
       default:
+        // An EVENT's data is a view of the read; with a shared read buffer (onPayload) it must outlive it.
+        if (p.type === PacketType.EVENT && this.options.onPayload) p.data = Buffer.from(p.data);
         this.emit('packet', p);
     }
   }
@@ -253,6 +330,8 @@ export class WkprotoClient extends EventEmitter {
       return;
     }
     if (this.options.autoRecvAck !== false) this.recvAck(p.messageId, p.messageSeq);
+    const onPayload = this.options.onPayload;
+    if (onPayload) return onPayload(payload, 0, payload.length);
     const m: ReceivedMessage = { packet: p, payload };
     this.emit('recv', m);
     if (this.options.bufferMessages === false) return;

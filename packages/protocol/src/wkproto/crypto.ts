@@ -20,6 +20,7 @@ import {
 import { Setting } from './constants.ts';
 import { encodePacket } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
+import { writeI32Decimal, writeI64Decimal, writeUDecimal, writeUintDecimal, type RecvView } from './recv-view.ts';
 import type { RecvPacket, SendPacket } from './types.ts';
 
 /** Standard Base64 (with padding) of exactly 32 bytes: 43 symbols + '='. */
@@ -89,6 +90,54 @@ export type RecvSignFields = Pick<
 /** AES block size, bytes. */
 const BLOCK = 16;
 
+/** Standard Base64 symbol → its 6 bits; 64 for '=', 255 for anything else. */
+const BASE64_VALUE = new Uint8Array(256).fill(255);
+for (let i = 0; i < 64; i++) BASE64_VALUE['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+BASE64_VALUE[0x3d] = 64;
+
+/**
+ * `src[from, to)` copied to `dst` at `at`; returns `at + (to - from)`. A loop:
+ * for the few dozen bytes of a RECV's fields it is cheaper than Buffer#copy,
+ * which builds a typed array per call.
+ */
+function copyBytes(src: Uint8Array, from: number, to: number, dst: Uint8Array, at: number): number {
+  for (let i = from; i < to; i++) dst[at++] = src[i]!;
+  return at;
+}
+
+/**
+ * Strict Standard Base64 (padded, no whitespace) of `src[start, end)` decoded
+ * into `out` from 0: the byte count, or -1 for anything else (whose meaning is
+ * then left to the lenient reference decoder). For strict input both agree.
+ */
+function decodeBase64Strict(src: Buffer, start: number, end: number, out: Buffer): number {
+  const n = end - start;
+  if (n === 0 || n % 4 !== 0) return -1;
+  let o = 0;
+  const last = end - 4;
+  for (let i = start; i < last; i += 4) {
+    const a = BASE64_VALUE[src[i]!]!;
+    const b = BASE64_VALUE[src[i + 1]!]!;
+    const c = BASE64_VALUE[src[i + 2]!]!;
+    const d = BASE64_VALUE[src[i + 3]!]!;
+    if ((a | b | c | d) >= 64) return -1;
+    out[o++] = (a << 2) | (b >> 4);
+    out[o++] = ((b & 15) << 4) | (c >> 2);
+    out[o++] = ((c & 3) << 6) | d;
+  }
+  const a = BASE64_VALUE[src[last]!]!;
+  const b = BASE64_VALUE[src[last + 1]!]!;
+  const c = BASE64_VALUE[src[last + 2]!]!;
+  const d = BASE64_VALUE[src[last + 3]!]!;
+  if (a >= 64 || b >= 64 || c > 64 || d > 64 || (c === 64 && d !== 64)) return -1;
+  out[o++] = (a << 2) | (b >> 4);
+  if (c === 64) return (b & 15) === 0 ? o : -1;
+  out[o++] = ((b & 15) << 4) | (c >> 2);
+  if (d === 64) return (c & 3) === 0 ? o : -1;
+  out[o++] = ((c & 3) << 6) | d;
+  return o;
+}
+
 /**
  * The negotiated AES key/IV of one session, with payload and msg_key operations.
  *
@@ -110,6 +159,8 @@ export class WkSessionCrypto {
   private readonly encPrev: Buffer;
   /** The last ciphertext block the decipher consumed (its CBC state). */
   private readonly decPrev: Buffer;
+  /** Scratch of the RECV fast path (sign text, decoded ciphertext), grown on demand. */
+  private scratch = Buffer.allocUnsafe(1024);
 
   constructor(
     readonly aesKey: string,
@@ -234,6 +285,66 @@ export class WkSessionCrypto {
     sign.fill(pad, n);
     frame.write(hash('md5', this.cbcBlocks(sign).toString('base64'), 'hex'), t.msgKeyAt, 'latin1');
     return frame;
+  }
+
+  /** The scratch buffer, at least `bytes` long. */
+  private scratchOf(bytes: number): Buffer {
+    if (this.scratch.length < bytes) this.scratch = Buffer.allocUnsafe(Math.max(bytes, 2 * this.scratch.length));
+    return this.scratch;
+  }
+
+  /**
+   * The msg_key check of {@link openRecv} for a RECV read in place by
+   * `scanRecv`: true when `v`'s msg_key is the one {@link recvMsgKey} gives
+   * for its fields. The sign text is written straight from the frame's bytes
+   * into a reused buffer (decimal numbers without BigInt), not built as a string.
+   */
+  verifyRecvView(v: RecvView): boolean {
+    if (v.msgKeyLen !== MSG_KEY_CHARS) return false;
+    const b = v.buf;
+    // Decimal digits: id ≤ 20, seq ≤ 20, timestamp ≤ 11, channel type ≤ 3; one block of padding.
+    const most = 54 + v.clientMsgNoLen + v.fromUidLen + v.channelIdLen + (v.end - v.payloadAt) + BLOCK;
+    const s = this.scratchOf(most);
+    let p = writeI64Decimal(s, 0, b, v.messageIdAt);
+    p = writeUDecimal(s, p, b, v.messageSeqAt, v.messageSeqLen);
+    p = copyBytes(b, v.clientMsgNoAt, v.clientMsgNoAt + v.clientMsgNoLen, s, p);
+    p = writeI32Decimal(s, p, v.timestamp);
+    p = copyBytes(b, v.fromUidAt, v.fromUidAt + v.fromUidLen, s, p);
+    p = copyBytes(b, v.channelIdAt, v.channelIdAt + v.channelIdLen, s, p);
+    p = writeUintDecimal(s, p, v.channelType);
+    p = copyBytes(b, v.payloadAt, v.end, s, p);
+    const pad = BLOCK - (p % BLOCK);
+    s.fill(pad, p, p + pad);
+    const prev = this.encPrev;
+    const iv = this.iv;
+    for (let i = 0; i < BLOCK; i++) s[i]! ^= prev[i]! ^ iv[i]!;
+    const ct = this.cipher.update(s.subarray(0, p + pad));
+    copyBytes(ct, ct.length - BLOCK, ct.length, prev, 0);
+    const key = hash('md5', ct.toString('base64'), 'hex');
+    const at = v.msgKeyAt;
+    for (let i = 0; i < MSG_KEY_CHARS; i++) if (key.charCodeAt(i) !== b[at + i]) return false;
+    return true;
+  }
+
+  /**
+   * The decryption of {@link openRecv} for a RECV read in place: its
+   * plaintext, or undefined when the payload is not strict Base64 of whole
+   * blocks with valid PKCS#7 padding (the reference {@link decrypt} then
+   * decides: it is more lenient about Base64 and reports the error).
+   */
+  decryptView(v: RecvView): Buffer | undefined {
+    const s = this.scratchOf(v.end - v.payloadAt);
+    const n = decodeBase64Strict(v.buf, v.payloadAt, v.end, s);
+    if (n <= 0 || n % BLOCK !== 0) return undefined;
+    const out = this.decipher.update(s.subarray(0, n));
+    const prev = this.decPrev;
+    const iv = this.iv;
+    for (let i = 0; i < BLOCK; i++) out[i]! ^= prev[i]! ^ iv[i]!;
+    copyBytes(s, n - BLOCK, n, prev, 0);
+    const pad = out[out.length - 1]!;
+    if (pad === 0 || pad > BLOCK) return undefined;
+    for (let i = out.length - pad; i < out.length; i++) if (out[i] !== pad) return undefined;
+    return out.subarray(0, out.length - pad);
   }
 
   /** Client side: verifies a RECV's msg_key and returns its plaintext payload. */

@@ -12,7 +12,7 @@
  * 5-byte header. Any violation throws a {@link WkprotoDecodeError}; the
  * decoder then stays failed and the caller closes the connection.
  */
-import { MAX_HEADER_BYTES, MAX_REMAINING_LENGTH } from './constants.ts';
+import { MAX_HEADER_BYTES, MAX_REMAINING_LENGTH, PacketType } from './constants.ts';
 import { assertDecodeVersion, decodeBody } from './decode.ts';
 import { WkprotoDecodeError } from './errors.ts';
 import { readFrameHeader, type FrameHeader } from './varint.ts';
@@ -29,6 +29,9 @@ export interface WkprotoDecoderOptions {
 /** Receives each decoded packet, in stream order. */
 export type PacketHandler = (packet: WkPacket) => void;
 
+/** Receives the body `buf[start, end)` of a packet undecoded (read during the call only), with its header flags. */
+export type RawBodyHandler = (buf: Buffer, start: number, end: number, flags: number) => void;
+
 const asBuffer = (chunk: Uint8Array): Buffer =>
   Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 
@@ -44,6 +47,12 @@ export class WkprotoDecoder {
   private bodyType = 0;
   private bodyFlags = 0;
   private failure: Error | undefined;
+  /**
+   * When set, RECV bodies go to this handler undecoded instead of being
+   * decoded for `onPacket` (a client's in-place receive path); every other
+   * packet type is decoded as usual. Stream order is kept.
+   */
+  onRecvBody: RawBodyHandler | undefined;
 
   constructor(options: WkprotoDecoderOptions = {}) {
     const max = options.maxRemainingLength ?? MAX_REMAINING_LENGTH;
@@ -139,7 +148,7 @@ export class WkprotoDecoder {
         this.startBody(buf, bodyStart, end);
         return;
       }
-      onPacket(decodeBody(h.type, h.flags, buf, bodyStart, bodyEnd, this.versionValue));
+      this.emit(h.type, h.flags, buf, bodyStart, bodyEnd, onPacket);
       pos = bodyEnd;
     }
   }
@@ -153,7 +162,7 @@ export class WkprotoDecoder {
         this.headLen = 0;
         const avail = end - pos;
         if (avail >= h.remainingLength) {
-          onPacket(decodeBody(h.type, h.flags, buf, pos, pos + h.remainingLength, this.versionValue));
+          this.emit(h.type, h.flags, buf, pos, pos + h.remainingLength, onPacket);
           return pos + h.remainingLength;
         }
         this.startBody(buf, pos, end);
@@ -161,6 +170,13 @@ export class WkprotoDecoder {
       }
     }
     return pos;
+  }
+
+  /** Hands one complete body to {@link onRecvBody} (RECV, when set) or decodes it for `onPacket`. */
+  private emit(type: number, flags: number, buf: Buffer, start: number, end: number, onPacket: PacketHandler): void {
+    const raw = this.onRecvBody;
+    if (raw !== undefined && type === PacketType.RECV) raw(buf, start, end, flags);
+    else onPacket(decodeBody(type, flags, buf, start, end, this.versionValue));
   }
 
   private startBody(buf: Buffer, from: number, end: number): void {
@@ -179,7 +195,7 @@ export class WkprotoDecoder {
     if (this.bodyFilled < body.length) return pos + take;
     this.body = undefined;
     this.bodyFilled = 0;
-    onPacket(decodeBody(this.bodyType, this.bodyFlags, body, 0, body.length, this.versionValue));
+    this.emit(this.bodyType, this.bodyFlags, body, 0, body.length, onPacket);
     return pos + take;
   }
 }
