@@ -60,14 +60,14 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
 
   /** Handles one inbound text message. */
   onMessage(text: string): void {
-    this.lastInboundAt = Date.now();
-    if (this.state === 'closed') return;
     // One per delivered message: a compact recvack is read without the full decoder (same outcome).
     const ackedId = compactRecvackMessageId(text);
     if (ackedId !== undefined) {
-      if (this.authenticated) this.acked(ackedId);
+      this.onRecvack(ackedId);
       return;
     }
+    this.lastInboundAt = Date.now();
+    if (this.state === 'closed') return;
     let frame: JsonRpcFrame;
     try {
       frame = decodeJsonRpc(text);
@@ -89,8 +89,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   }
 
   /**
-   * A compact `recvack` the gateway read before ws (see ws-recvack.ts): taken
-   * as `onMessage` takes that frame, ignored before CONNECT completes.
+   * A compact `recvack`, from `onMessage` or read by the gateway before ws
+   * (see ws-recvack.ts); ignored before CONNECT completes.
    */
   onRecvack(messageId: string): void {
     this.lastInboundAt = Date.now();

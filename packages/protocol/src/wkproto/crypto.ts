@@ -90,6 +90,11 @@ export type RecvSignFields = Pick<
 /** AES block size, bytes. */
 const BLOCK = 16;
 
+/** The text a RECV's msg_key signs before its payload. */
+function recvSignPrefix(p: Omit<RecvSignFields, 'payload'>): string {
+  return `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`;
+}
+
 /** Standard Base64 symbol → its 6 bits; 64 for '=', 255 for anything else. */
 const BASE64_VALUE = new Uint8Array(256).fill(255);
 for (let i = 0; i < 64; i++) BASE64_VALUE['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
@@ -176,13 +181,16 @@ export class WkSessionCrypto {
     this.decPrev = Buffer.from(this.iv);
   }
 
-  /** AES-128-CBC/PKCS#7 with the session IV of `prefix` (UTF-8) followed by `data`: raw ciphertext. */
-  private cbcEncrypt(prefix: string, data: Uint8Array): Buffer {
-    const prefixBytes = prefix === '' ? 0 : Buffer.byteLength(prefix, 'utf8');
+  /** AES-128-CBC/PKCS#7 with the session IV of `prefix` (text as UTF-8, or bytes) followed by `data`: raw ciphertext. */
+  private cbcEncrypt(prefix: string | Uint8Array, data: Uint8Array): Buffer {
+    const text = typeof prefix === 'string';
+    const prefixBytes = text ? (prefix === '' ? 0 : Buffer.byteLength(prefix, 'utf8')) : prefix.length;
     const n = prefixBytes + data.length;
     const pad = BLOCK - (n % BLOCK);
     const block = Buffer.allocUnsafe(n + pad);
-    if (prefixBytes > 0) block.write(prefix, 0, 'utf8');
+    if (text) {
+      if (prefixBytes > 0) block.write(prefix, 0, 'utf8');
+    } else block.set(prefix, 0);
     block.set(data, prefixBytes);
     block.fill(pad, n);
     return this.cbcBlocks(block);
@@ -209,20 +217,29 @@ export class WkSessionCrypto {
     if (raw.length === 0 || raw.length % BLOCK !== 0) {
       throw new WkprotoCryptoError('DECRYPT_FAILED', `ciphertext of ${raw.length} bytes is not whole AES blocks`);
     }
+    const plain = this.cbcDecrypt(raw);
+    if (!plain) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
+    return plain;
+  }
+
+  /**
+   * AES-128-CBC decryption with the session IV of `raw` (whole blocks, not
+   * empty) and its PKCS#7 padding removed; undefined when the padding is bad.
+   */
+  private cbcDecrypt(raw: Uint8Array): Buffer | undefined {
     const out = this.decipher.update(raw);
     const prev = this.decPrev;
     const iv = this.iv;
     for (let i = 0; i < BLOCK; i++) out[i]! ^= prev[i]! ^ iv[i]!;
-    raw.copy(prev, 0, raw.length - BLOCK);
+    copyBytes(raw, raw.length - BLOCK, raw.length, prev, 0);
     const pad = out[out.length - 1]!;
-    let bad = pad === 0 || pad > BLOCK;
-    for (let i = out.length - pad; !bad && i < out.length; i++) bad = out[i] !== pad;
-    if (bad) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
+    if (pad === 0 || pad > BLOCK) return undefined;
+    for (let i = out.length - pad; i < out.length; i++) if (out[i] !== pad) return undefined;
     return out.subarray(0, out.length - pad);
   }
 
-  /** lower-hex MD5(Base64Std(AES-CBC(UTF-8 sign))) where sign = prefix + payload bytes. */
-  private msgKey(prefix: string, payload: Uint8Array): string {
+  /** lower-hex MD5(Base64Std(AES-CBC(sign))) where sign = prefix (text as UTF-8, or bytes) + payload bytes. */
+  private msgKey(prefix: string | Uint8Array, payload: Uint8Array): string {
     return hash('md5', this.cbcEncrypt(prefix, payload).toString('base64'), 'hex');
   }
 
@@ -233,8 +250,7 @@ export class WkSessionCrypto {
 
   /** msg_key of a RECV over its wire payload. */
   recvMsgKey(p: RecvSignFields): string {
-    const prefix = `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`;
-    return this.msgKey(prefix, p.payload);
+    return this.msgKey(recvSignPrefix(p), p.payload);
   }
 
   /** Client side: encrypts `p.payload` (plaintext) and signs it, unless Setting.NO_ENCRYPT. */
@@ -276,14 +292,7 @@ export class WkSessionCrypto {
     t.frame.copy(frame, 0, 0, payloadAt);
     frame.write(ct.toString('base64'), payloadAt, 'latin1');
     // The msg_key signs the template's prefix bytes (encoded once per template) and the sealed payload.
-    const prefix = t.signPrefixBytes;
-    const n = prefix.length + sealed;
-    const pad = BLOCK - (n % BLOCK);
-    const sign = Buffer.allocUnsafe(n + pad);
-    prefix.copy(sign, 0);
-    frame.copy(sign, prefix.length, payloadAt);
-    sign.fill(pad, n);
-    frame.write(hash('md5', this.cbcBlocks(sign).toString('base64'), 'hex'), t.msgKeyAt, 'latin1');
+    frame.write(this.msgKey(t.signPrefixBytes, frame.subarray(payloadAt)), t.msgKeyAt, 'latin1');
     return frame;
   }
 
@@ -315,12 +324,7 @@ export class WkSessionCrypto {
     p = copyBytes(b, v.payloadAt, v.end, s, p);
     const pad = BLOCK - (p % BLOCK);
     s.fill(pad, p, p + pad);
-    const prev = this.encPrev;
-    const iv = this.iv;
-    for (let i = 0; i < BLOCK; i++) s[i]! ^= prev[i]! ^ iv[i]!;
-    const ct = this.cipher.update(s.subarray(0, p + pad));
-    copyBytes(ct, ct.length - BLOCK, ct.length, prev, 0);
-    const key = hash('md5', ct.toString('base64'), 'hex');
+    const key = hash('md5', this.cbcBlocks(s.subarray(0, p + pad)).toString('base64'), 'hex');
     const at = v.msgKeyAt;
     for (let i = 0; i < MSG_KEY_CHARS; i++) if (key.charCodeAt(i) !== b[at + i]) return false;
     return true;
@@ -336,15 +340,7 @@ export class WkSessionCrypto {
     const s = this.scratchOf(v.end - v.payloadAt);
     const n = decodeBase64Strict(v.buf, v.payloadAt, v.end, s);
     if (n <= 0 || n % BLOCK !== 0) return undefined;
-    const out = this.decipher.update(s.subarray(0, n));
-    const prev = this.decPrev;
-    const iv = this.iv;
-    for (let i = 0; i < BLOCK; i++) out[i]! ^= prev[i]! ^ iv[i]!;
-    copyBytes(s, n - BLOCK, n, prev, 0);
-    const pad = out[out.length - 1]!;
-    if (pad === 0 || pad > BLOCK) return undefined;
-    for (let i = out.length - pad; i < out.length; i++) if (out[i] !== pad) return undefined;
-    return out.subarray(0, out.length - pad);
+    return this.cbcDecrypt(s.subarray(0, n));
   }
 
   /** Client side: verifies a RECV's msg_key and returns its plaintext payload. */
@@ -391,9 +387,7 @@ export interface RecvTemplate {
   readonly frame: Buffer;
   readonly msgKeyAt: number;
   readonly payloadAt: number;
-  /** The fields the msg_key signs before the payload. */
-  readonly signPrefix: string;
-  /** {@link signPrefix} as UTF-8. */
+  /** The fields the msg_key signs before the payload, as UTF-8 ({@link recvSignPrefix}). */
   readonly signPrefixBytes: Buffer;
 }
 
@@ -407,12 +401,10 @@ export function recvTemplate(p: RecvPacket, plainBytes: number, version: number)
   // The body starts after byte 0 and the varint length; setting (1 byte) and the msg_key's 2-byte length come first.
   let bodyAt = 2;
   while ((frame[bodyAt - 1]! & 0x80) !== 0) bodyAt++;
-  const signPrefix = `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`;
   return {
     frame,
     msgKeyAt: bodyAt + 1 + 2,
     payloadAt: frame.length - payloadBytes,
-    signPrefix,
-    signPrefixBytes: Buffer.from(signPrefix, 'utf8'),
+    signPrefixBytes: Buffer.from(recvSignPrefix(p), 'utf8'),
   };
 }
