@@ -242,6 +242,27 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
       expect(await store.messages.loadTail('k1', 2)).toBe(4);
     });
 
+  it.skipIf(skip)('messages: payloads that are views into shared buffers are stored byte for byte and stay the caller’s', async () => {
+    // One backing buffer for several payloads at odd offsets, one empty, one from Node's allocation pool:
+    // the embedded store's writer copies them into a buffer of the batch's own and transfers that.
+    const shared = new Uint8Array(64).map((_, i) => (i * 37 + 11) & 0xff);
+    const pooled = Buffer.from('{"b":"pooled"}');
+    const payloads = [shared.subarray(3, 10), shared.subarray(0, 0), shared.subarray(9, 40), pooled, shared.subarray(63)];
+    const copies = payloads.map((p) => [...p]);
+    const rows = payloads.map((payload, i) => message('pv1', i + 1, 1_000n + BigInt(i), { payload }));
+    const [first, ...rest] = rows;
+    await store.messages.appendBatch([first!], []);
+    const checked = store.messages.appendChecked;
+    if (checked) expect(await checked(rest, [])).toEqual([]);
+    else await store.messages.appendBatch(rest, []);
+    const stored = await store.messages.bySeqs('pv1', 2, [1, 2, 3, 4, 5]);
+    expect(stored.map((m) => [Number(m.messageSeq), [...m.payload]])).toEqual(copies.map((c, i) => [i + 1, c]));
+    // Nothing of the caller's was moved to the writer thread: the views and the pool still hold their bytes.
+    expect(payloads.map((p) => [...p])).toEqual(copies);
+    expect(shared.byteLength).toBe(64);
+    expect(pooled.toString()).toBe('{"b":"pooled"}');
+  });
+
   it.skipIf(skip)('messages: seventy-one latest-send marks in one batch, each only raised', async () => {
     const uids = Array.from({ length: 70 }, (_, i) => `m${i}`);
     await store.memberships.addMembers('lm1', 2, uids, 1);
