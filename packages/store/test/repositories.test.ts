@@ -263,6 +263,51 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(pooled.toString()).toBe('{"b":"pooled"}');
   });
 
+  it.skipIf(skip)('messages: every row keeps its own setting, flags, expire and topic, shared by the batch or not', async () => {
+    // A guard for any writer that treats values a batch shares apart from the others (one such was
+    // measured: README, "Where the writer thread's instructions go").
+    const shared = { setting: 3, flags: 5, expire: 2 ** 40 + 7 };
+    const sharedRows = [1, 2, 3].map((seq) => message('sc1', seq, 1_100n + BigInt(seq), { ...shared, createdAt: 1_800_000_000_000 + seq }));
+    // Batches of two rows that differ in one of the four only (the second row), then a batch of one row.
+    const differing: Partial<StoredMessage>[] = [{ flags: 6 }, { topic: 't' }, { setting: 0 }, { expire: 0 }];
+    const pairs = differing.map((d, k) => [
+      message('sc1', 4 + 2 * k, 1_104n + BigInt(2 * k), { ...shared }),
+      message('sc1', 5 + 2 * k, 1_105n + BigInt(2 * k), { ...shared, ...d }),
+    ]);
+    const lone = [message('sc1', 12, 1_112n, { setting: 1, flags: 2, expire: 3 })];
+    const checked = store.messages.appendChecked;
+    for (const rows of [sharedRows, ...pairs, lone]) {
+      if (checked) expect(await checked(rows, [])).toEqual([]);
+      else await store.messages.appendBatch(rows, []);
+    }
+    const want = [sharedRows, ...pairs, lone].flat();
+    const got = await store.messages.bySeqs('sc1', 2, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const view = (m: StoredMessage) => ({
+      seq: Number(m.messageSeq),
+      id: BigInt(m.messageId),
+      clientMsgNo: m.clientMsgNo,
+      fromUid: m.fromUid,
+      setting: Number(m.setting),
+      flags: Number(m.flags),
+      expire: Number(m.expire),
+      topic: m.topic,
+      createdAt: Number(m.createdAt),
+      payload: [...m.payload],
+    });
+    expect(got.map(view)).toEqual(want.map(view));
+    // Their idempotency keys were written too: each is found again.
+    if (checked) {
+      const again = await checked(
+        [message('sc1', 13, 1_113n, { clientMsgNo: 'c2' }), message('sc1', 14, 1_114n, { clientMsgNo: 'c12' })],
+        [],
+      );
+      expect(again.map((h) => [h.clientMsgNo, h.messageId, h.messageSeq])).toEqual([
+        ['c2', 1_102n, 2],
+        ['c12', 1_112n, 12],
+      ]);
+    }
+  });
+
   it.skipIf(skip)('messages: seventy-one latest-send marks in one batch, each only raised', async () => {
     const uids = Array.from({ length: 70 }, (_, i) => `m${i}`);
     await store.memberships.addMembers('lm1', 2, uids, 1);

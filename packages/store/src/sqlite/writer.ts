@@ -191,7 +191,7 @@ export class SqliteWriter {
 
   private async handOver(rows: readonly StoredMessage[], marks: readonly LastSendMark[], check: boolean): Promise<unknown[] | undefined> {
     // The payloads are copied into one buffer of the batch's own, transferred: a payload that is a
-    // view (Node's shared allocation pool, a socket read) would otherwise have its whole backing
+    // view (Node's shared allocation pool, a packet's bytes) would otherwise have its whole backing
     // ArrayBuffer copied by the structured clone, once per distinct buffer and batch.
     let bytes = 0;
     for (const m of rows) bytes += m.payload.byteLength;
