@@ -242,6 +242,72 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
       expect(await store.messages.loadTail('k1', 2)).toBe(4);
     });
 
+  it.skipIf(skip)('messages: payloads that are views into shared buffers are stored byte for byte and stay the caller’s', async () => {
+    // One backing buffer for several payloads at odd offsets, one empty, one from Node's allocation pool:
+    // the embedded store's writer copies them into a buffer of the batch's own and transfers that.
+    const shared = new Uint8Array(64).map((_, i) => (i * 37 + 11) & 0xff);
+    const pooled = Buffer.from('{"b":"pooled"}');
+    const payloads = [shared.subarray(3, 10), shared.subarray(0, 0), shared.subarray(9, 40), pooled, shared.subarray(63)];
+    const copies = payloads.map((p) => [...p]);
+    const rows = payloads.map((payload, i) => message('pv1', i + 1, 1_000n + BigInt(i), { payload }));
+    const [first, ...rest] = rows;
+    await store.messages.appendBatch([first!], []);
+    const checked = store.messages.appendChecked;
+    if (checked) expect(await checked(rest, [])).toEqual([]);
+    else await store.messages.appendBatch(rest, []);
+    const stored = await store.messages.bySeqs('pv1', 2, [1, 2, 3, 4, 5]);
+    expect(stored.map((m) => [Number(m.messageSeq), [...m.payload]])).toEqual(copies.map((c, i) => [i + 1, c]));
+    // Nothing of the caller's was moved to the writer thread: the views and the pool still hold their bytes.
+    expect(payloads.map((p) => [...p])).toEqual(copies);
+    expect(shared.byteLength).toBe(64);
+    expect(pooled.toString()).toBe('{"b":"pooled"}');
+  });
+
+  it.skipIf(skip)('messages: every row keeps its own setting, flags, expire and topic, shared by the batch or not', async () => {
+    // A guard for any writer that treats values a batch shares apart from the others (one such was
+    // measured: README, "Where the writer thread's instructions go").
+    const shared = { setting: 3, flags: 5, expire: 2 ** 40 + 7 };
+    const sharedRows = [1, 2, 3].map((seq) => message('sc1', seq, 1_100n + BigInt(seq), { ...shared, createdAt: 1_800_000_000_000 + seq }));
+    // Batches of two rows that differ in one of the four only (the second row), then a batch of one row.
+    const differing: Partial<StoredMessage>[] = [{ flags: 6 }, { topic: 't' }, { setting: 0 }, { expire: 0 }];
+    const pairs = differing.map((d, k) => [
+      message('sc1', 4 + 2 * k, 1_104n + BigInt(2 * k), { ...shared }),
+      message('sc1', 5 + 2 * k, 1_105n + BigInt(2 * k), { ...shared, ...d }),
+    ]);
+    const lone = [message('sc1', 12, 1_112n, { setting: 1, flags: 2, expire: 3 })];
+    const checked = store.messages.appendChecked;
+    for (const rows of [sharedRows, ...pairs, lone]) {
+      if (checked) expect(await checked(rows, [])).toEqual([]);
+      else await store.messages.appendBatch(rows, []);
+    }
+    const want = [sharedRows, ...pairs, lone].flat();
+    const got = await store.messages.bySeqs('sc1', 2, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const view = (m: StoredMessage) => ({
+      seq: Number(m.messageSeq),
+      id: BigInt(m.messageId),
+      clientMsgNo: m.clientMsgNo,
+      fromUid: m.fromUid,
+      setting: Number(m.setting),
+      flags: Number(m.flags),
+      expire: Number(m.expire),
+      topic: m.topic,
+      createdAt: Number(m.createdAt),
+      payload: [...m.payload],
+    });
+    expect(got.map(view)).toEqual(want.map(view));
+    // Their idempotency keys were written too: each is found again.
+    if (checked) {
+      const again = await checked(
+        [message('sc1', 13, 1_113n, { clientMsgNo: 'c2' }), message('sc1', 14, 1_114n, { clientMsgNo: 'c12' })],
+        [],
+      );
+      expect(again.map((h) => [h.clientMsgNo, h.messageId, h.messageSeq])).toEqual([
+        ['c2', 1_102n, 2],
+        ['c12', 1_112n, 12],
+      ]);
+    }
+  });
+
   it.skipIf(skip)('messages: seventy-one latest-send marks in one batch, each only raised', async () => {
     const uids = Array.from({ length: 70 }, (_, i) => `m${i}`);
     await store.memberships.addMembers('lm1', 2, uids, 1);

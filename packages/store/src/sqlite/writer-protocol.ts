@@ -3,7 +3,8 @@
  * (`writer-thread.ts`). Rows travel as one flat array per batch (one
  * structured clone, no object per row): `MESSAGE_FIELDS` values per message,
  * `MARK_FIELDS` per latest-send mark, in the order of the statements'
- * placeholders.
+ * placeholders. A batch's payloads are views into one buffer of the batch's
+ * own, in the request's transfer list: moved to the thread, not copied.
  */
 
 /** What the thread is started with. */
