@@ -6,7 +6,6 @@
 import {
   createCipheriv,
   createDecipheriv,
-  createHash,
   createPrivateKey,
   hash,
   createPublicKey,
@@ -69,7 +68,7 @@ export function sharedSecret(privateKey: KeyObject, peerPublicKey: string): Buff
 
 /** AES key = first 16 characters of lower-case hex MD5(Base64Std(shared)). */
 export function deriveAesKey(shared: Uint8Array): string {
-  return createHash('md5').update(Buffer.from(shared).toString('base64'), 'latin1').digest('hex').slice(0, 16);
+  return hash('md5', Buffer.from(shared).toString('base64'), 'hex').slice(0, 16);
 }
 
 /** 16 random characters of [a-zA-Z0-9]: the CONNACK salt, whose ASCII bytes are the CBC IV. */
@@ -164,8 +163,12 @@ export class WkSessionCrypto {
   private readonly encPrev: Buffer;
   /** The last ciphertext block the decipher consumed (its CBC state). */
   private readonly decPrev: Buffer;
-  /** Scratch of the RECV fast path (sign text, decoded ciphertext), grown on demand. */
-  private scratch = Buffer.allocUnsafe(1024);
+  /**
+   * Scratch of the RECV fast path (sign text, decoded ciphertext), made on first
+   * use and grown on demand: a session that never takes that path (every
+   * server session, an idle client) holds none.
+   */
+  private scratch: Buffer | undefined;
 
   constructor(
     readonly aesKey: string,
@@ -298,8 +301,9 @@ export class WkSessionCrypto {
 
   /** The scratch buffer, at least `bytes` long. */
   private scratchOf(bytes: number): Buffer {
-    if (this.scratch.length < bytes) this.scratch = Buffer.allocUnsafe(Math.max(bytes, 2 * this.scratch.length));
-    return this.scratch;
+    const s = this.scratch;
+    if (s !== undefined && s.length >= bytes) return s;
+    return (this.scratch = Buffer.allocUnsafe(Math.max(bytes, 1024, 2 * (s?.length ?? 0))));
   }
 
   /**
