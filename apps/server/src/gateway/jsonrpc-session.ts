@@ -270,7 +270,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     this.state = 'open';
     this.markAuthenticated();
     this.services.presence.add(this);
-    this.conn.send(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success }));
+    // Framed here and written straight to the socket, as every later result is (no trip through ws's sender).
+    this.conn.sendTextFrame(wsTextFrame(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success })));
   }
 
   /**
