@@ -45,6 +45,28 @@ describe('connect is refused with ReasonAuthFail and the socket closed', () => {
   it('and the server keeps serving', stillServing);
 });
 
+describe('connect of a user whose person channel is banned', () => {
+  async function connectResult(uid: string, token: string): Promise<{ result?: unknown; error?: unknown }> {
+    const c = await JsonRpcClient.open(t.ws);
+    const r = await c.request('connect', { uid, token, deviceFlag: 1 });
+    c.close();
+    return r;
+  }
+
+  it('is refused with ReasonBan (19) while the ban holds, from the store or from the channel cache', async () => {
+    await storeToken(t.api, 'ub', 'tok-b', 1);
+    await post(t.api, '/channel/info', { channel_id: 'ub', channel_type: 1, ban: 1 });
+    expect((await connectResult('ub', 'tok-b')).error).toEqual({ code: 19, message: 'ReasonBan' });
+    // A message to ub loads its person channel into the cache; the ban still holds.
+    const u1 = await connectRpc(t.ws, 'u1', 'tok-1');
+    await u1.request('send', { channelId: 'ub', channelType: 1, payload: { n: 1 } });
+    u1.close();
+    expect((await connectResult('ub', 'tok-b')).error).toEqual({ code: 19, message: 'ReasonBan' });
+    await post(t.api, '/channel/info', { channel_id: 'ub', channel_type: 1, ban: 0 });
+    expect((await connectResult('ub', 'tok-b')).result).toMatchObject({ reasonCode: 1 });
+  });
+});
+
 describe('malformed input gets a JSON-RPC error object, stores nothing and closes only that session', () => {
   async function rejects(frames: Array<string | Buffer>, code: number, id: string | null = null): Promise<void> {
     const before = await storedCount();

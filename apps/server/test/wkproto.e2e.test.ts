@@ -117,6 +117,19 @@ describe('WKProto over TCP and WebSocket', () => {
     expect(err).toBeInstanceOf(WkprotoConnectError);
     expect((err as WkprotoConnectError).reasonCode).toBe(2);
   });
+
+  it('refuses a user whose person channel is banned with CONNACK reason 19, and takes them back once unbanned', async () => {
+    await storeToken(t.api, 'wb', 'tok-wb', 1);
+    await post(t.api, '/channel/info', { channel_id: 'wb', channel_type: 1, ban: 1 });
+    for (const url of [t.tcp, t.ws]) {
+      const err = await wk(url, 'wb').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WkprotoConnectError);
+      expect((err as WkprotoConnectError).reasonCode).toBe(19);
+    }
+    await post(t.api, '/channel/info', { channel_id: 'wb', channel_type: 1, ban: 0 });
+    const c = await wk(t.tcp, 'wb');
+    c.close();
+  });
 });
 
 /** A raw TCP client that does the handshake itself, to control how bytes are split. */

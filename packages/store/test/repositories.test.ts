@@ -97,6 +97,21 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(await store.devices.get('u1', 2)).toBeUndefined();
   });
 
+  it.skipIf(skip)('devices: a CONNECT reads the credentials and the user’s ban in one look-up', async () => {
+    await store.devices.upsert({ uid: 'c1', deviceFlag: 1, deviceLevel: 1, deviceId: 'd', tokenSha256: 'ef'.repeat(32) });
+    await store.devices.upsert({ uid: 'c2', deviceFlag: 0, deviceLevel: 0, deviceId: 'd', tokenSha256: '01'.repeat(32) });
+    // No person channel yet: not banned.
+    expect(await store.devices.getForConnect('c1', 1)).toEqual({ deviceLevel: 1, tokenSha256: 'ef'.repeat(32), banned: false });
+    await store.channels.upsert('c1', 1, { ban: 1 });
+    // A group of the same id, and another user's ban, are not c2's.
+    await store.channels.upsert('c2', 2, { ban: 1 });
+    expect((await store.devices.getForConnect('c1', 1))?.banned).toBe(true);
+    expect((await store.devices.getForConnect('c2', 0))?.banned).toBe(false);
+    await store.channels.upsert('c1', 1, { ban: 0 });
+    expect((await store.devices.getForConnect('c1', 1))?.banned).toBe(false);
+    expect(await store.devices.getForConnect('c1', 0)).toBeUndefined();
+  });
+
   it.skipIf(skip)('channels: flags, sticky disband, member lists in byte order, system uids', async () => {
     await store.channels.upsert('g1', 2, { ban: 1 });
     await store.channels.upsert('g1', 2, { disband: 1 });

@@ -11,6 +11,11 @@ export interface Deadlines {
   expire(reason: 'auth timeout' | 'idle timeout'): void;
 }
 
+/** Told once, just before a client that does not read is closed. */
+export interface OverflowListener {
+  overflowed(): void;
+}
+
 /** WebSocket close codes used by the gateway. */
 export const CloseCode = {
   Normal: 1000,
@@ -32,14 +37,14 @@ export class WsConnection {
   /**
    * @param maxOutboundBytes `gateway.max_outbound_bytes`: past this the client is not reading and is closed.
    * @param meter sees the buffer after every write.
-   * @param onOverflow called once, just before a client that does not read is closed.
+   * @param overflow told once, just before a client that does not read is closed.
    * @param raw the socket under `socket` (what the HTTP upgrade handed over), for `sendTextFrame`.
    */
   constructor(
     readonly socket: WebSocket,
     private readonly maxOutboundBytes: number,
     private readonly meter: OutboundMeter,
-    private readonly onOverflow: () => void,
+    private readonly overflow: OverflowListener,
     private readonly raw: Duplex,
   ) {}
 
@@ -77,7 +82,7 @@ export class WsConnection {
     if (!this.isOpen) return false;
     if (this.socket.bufferedAmount > this.maxOutboundBytes) {
       this.meter.observe(this.socket.bufferedAmount);
-      this.onOverflow();
+      this.overflow.overflowed();
       this.close(CloseCode.TryAgainLater, 'outbound buffer full');
       return false;
     }

@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SendOutcome } from '../messaging/send.service.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
-import { KICK_GRACE_MS } from '../identity/token.service.ts';
+import { KICK_GRACE_MS, type AuthResult } from '../identity/token.service.ts';
 import { CloseCode, type WsConnection } from './connection.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
 import { startSend, type GatewayServices } from './services.ts';
@@ -243,12 +243,13 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       node_id: this.services.nodeId,
     };
     const reason = params.uid === '' ? ReasonCode.AuthFail : undefined;
-    const auth: { reason: number; deviceLevel: number } =
+    const auth: AuthResult =
       reason === undefined
         ? await this.services.tokens.authenticate(params.uid, params.deviceFlag, params.token)
         : { reason, deviceLevel: 0 };
     if (this.state !== 'authenticating') return;
-    if (auth.reason === ReasonCode.Success && (await this.services.isUserBanned(params.uid))) auth.reason = ReasonCode.Ban;
+    // The ban came with the credentials; only a device with no record needs a look-up of its own.
+    if (auth.reason === ReasonCode.Success && (auth.banned ?? (await this.services.isUserBanned(params.uid)))) auth.reason = ReasonCode.Ban;
     if (this.state !== 'authenticating') return;
     if (auth.reason !== ReasonCode.Success) {
       if (auth.reason === ReasonCode.AuthFail) this.services.metrics.authFailures++;
@@ -269,7 +270,8 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     this.state = 'open';
     this.markAuthenticated();
     this.services.presence.add(this);
-    this.conn.send(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success }));
+    // Framed here and written straight to the socket, as every later result is (no trip through ws's sender).
+    this.conn.sendTextFrame(wsTextFrame(encodeResult(id, { ...base, reasonCode: ReasonCode.Success, reason_code: ReasonCode.Success })));
   }
 
   /**

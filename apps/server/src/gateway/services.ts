@@ -15,7 +15,10 @@ export interface GatewayServices {
   metrics: GatewayMetrics;
   /** RECV redelivery and the per-session window (`delivery.*`). */
   ackPolicy: AckPolicy;
-  /** A `ban` on the user's own person channel refuses CONNECT (reason 19). */
+  /**
+   * A `ban` on the user's own person channel refuses CONNECT (reason 19): asked only when the
+   * device has no record (the token look-up reads the ban with the credentials otherwise).
+   */
   isUserBanned(uid: string): Promise<boolean>;
 }
 

@@ -71,7 +71,9 @@ export abstract class SessionBase implements Deadlines {
 
   protected markAuthenticated(): void {
     this.authenticated = true;
-    this.onAuthenticated?.();
+    const done = this.onAuthenticated;
+    this.onAuthenticated = undefined;
+    done?.();
   }
 
   /**

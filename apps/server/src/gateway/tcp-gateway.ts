@@ -1,9 +1,9 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { ConnectionRegistry, LiveConnection } from './registry.ts';
+import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
-import { WkprotoSession } from './wkproto-session.ts';
+import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
 
 export interface TcpGatewayOptions {
   host: string;
@@ -33,7 +33,9 @@ export async function startTcpGateway(
   log: Logger,
 ): Promise<TcpGateway> {
   const sockets = new Set<Socket>();
-  const metrics = services.metrics;
+  const gateway: TcpGatewayContext = { services, registry, log, maxOutboundBytes: opts.maxOutboundBytes, sockets };
+  // One listener for every socket's errors (a socket failure also closes it).
+  const onSocketError = (err: Error) => log.debug({ err: err.message }, 'tcp socket error');
   const server: Server = createServer((socket) => {
     if (!registry.admits()) {
       socket.destroy();
@@ -41,53 +43,11 @@ export async function startTcpGateway(
     }
     sockets.add(socket);
     socket.setNoDelay(true);
-    let closing = false;
-    const session = new WkprotoSession(
-      {
-        send(packet) {
-          if (closing || socket.destroyed) return;
-          if (socket.writableLength > opts.maxOutboundBytes) {
-            metrics.outbound.observe(socket.writableLength);
-            metrics.sessionError('wkproto', 'outbound_overflow', SessionErrorClass.backpressure);
-            log.info({ session: session.id }, 'closing a client that does not read');
-            socket.destroy();
-            return;
-          }
-          socket.write(packet);
-          metrics.outbound.observe(socket.writableLength);
-        },
-        close() {
-          if (closing) return;
-          closing = true;
-          socket.end();
-          setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
-        },
-      },
-      services,
-      log,
-      MAX_PACKET,
-    );
-    const entry: LiveConnection = {
-      deadlines: session,
-      protocol: 'wkproto',
-      outboundBytes: () => socket.writableLength,
-      pendingAcks: () => session.pendingAckCount,
-      session: () => session,
-      closeGracefully: () => {
-        if (!socket.destroyed) socket.end();
-      },
-      terminate: () => socket.destroy(),
-    };
-    registry.add(entry);
-    session.onAuthenticated = () => registry.loggedIn(entry);
-    socket.on('data', (chunk) => session.onData(chunk));
-    socket.on('error', (err) => log.debug({ err: err.message }, 'tcp socket error'));
-    socket.on('close', () => {
-      sockets.delete(socket);
-      registry.delete(entry);
-      services.metrics.closes++;
-      session.onClose();
-    });
+    const link = new TcpLink(socket, gateway);
+    registry.add(link);
+    socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
+    socket.on('error', onSocketError);
+    socket.on('close', () => link.onClose());
   });
   let closed: Promise<void> | undefined;
   await new Promise<void>((resolve, reject) => {
@@ -108,4 +68,86 @@ export async function startTcpGateway(
       await closed;
     },
   };
+}
+
+/** What every connection of the TCP listener shares. */
+interface TcpGatewayContext {
+  services: GatewayServices;
+  registry: ConnectionRegistry;
+  log: Logger;
+  /** `gateway.max_outbound_bytes`: past this the client is not reading and is closed. */
+  maxOutboundBytes: number;
+  sockets: Set<Socket>;
+}
+
+/**
+ * One TCP connection: its WKProto session's packet sink and the registry's
+ * view of it, as one object with no closures of its own.
+ */
+class TcpLink implements LiveConnection, PacketSink {
+  readonly protocol = 'wkproto' as const;
+  /** The connection's WKProto session. */
+  readonly wk: WkprotoSession;
+  readonly deadlines: WkprotoSession;
+  private closing = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly gateway: TcpGatewayContext,
+  ) {
+    this.wk = new WkprotoSession(this, gateway.services, gateway.log, MAX_PACKET);
+    this.deadlines = this.wk;
+    this.wk.onAuthenticated = () => gateway.registry.loggedIn(this);
+  }
+
+  send(packet: Uint8Array): void {
+    const socket = this.socket;
+    if (this.closing || socket.destroyed) return;
+    const { metrics } = this.gateway.services;
+    if (socket.writableLength > this.gateway.maxOutboundBytes) {
+      metrics.outbound.observe(socket.writableLength);
+      metrics.sessionError('wkproto', 'outbound_overflow', SessionErrorClass.backpressure);
+      this.gateway.log.info({ session: this.wk.id }, 'closing a client that does not read');
+      socket.destroy();
+      return;
+    }
+    socket.write(packet);
+    metrics.outbound.observe(socket.writableLength);
+  }
+
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    const socket = this.socket;
+    socket.end();
+    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  }
+
+  outboundBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  pendingAcks(): number {
+    return this.wk.pendingAckCount;
+  }
+
+  session(): RegisteredSession {
+    return this.wk;
+  }
+
+  closeGracefully(): void {
+    if (!this.socket.destroyed) this.socket.end();
+  }
+
+  terminate(): void {
+    this.socket.destroy();
+  }
+
+  onClose(): void {
+    const { sockets, registry, services } = this.gateway;
+    sockets.delete(this.socket);
+    registry.delete(this);
+    services.metrics.closes++;
+    this.wk.onClose();
+  }
 }

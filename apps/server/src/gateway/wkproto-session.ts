@@ -17,7 +17,7 @@ import {
 } from '@parley/protocol/wkproto';
 import { ReasonCode } from '@parley/shared';
 import type { Logger } from 'pino';
-import { KICK_GRACE_MS } from '../identity/token.service.ts';
+import { KICK_GRACE_MS, type AuthResult } from '../identity/token.service.ts';
 import type { Delivery } from '../messaging/delivery.ts';
 import type { SessionHandle } from '../messaging/presence.ts';
 import { refusalReason, SessionErrorClass } from './metrics.ts';
@@ -236,13 +236,14 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.closeWith('connect refused', [refusalReason(reasonCode), SessionErrorClass.auth]);
     };
 
-    const auth =
+    const auth: AuthResult =
       p.uid === ''
         ? { reason: ReasonCode.AuthFail, deviceLevel: 0 }
         : await this.services.tokens.authenticate(p.uid, p.deviceFlag, p.token);
     if (this.state !== 'authenticating') return;
     if (auth.reason !== ReasonCode.Success) return refuse(auth.reason);
-    if (await this.services.isUserBanned(p.uid)) return refuse(ReasonCode.Ban);
+    // The ban came with the credentials; only a device with no record needs a look-up of its own.
+    if (auth.banned ?? (await this.services.isUserBanned(p.uid))) return refuse(ReasonCode.Ban);
     if (this.state !== 'authenticating') return;
     if (p.clientKey === '') return refuse(ReasonCode.ClientKeyIsEmpty);
     let exchange: ReturnType<typeof serverKeyExchange>;

@@ -3,13 +3,13 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { CloseCode, WsConnection } from './connection.ts';
+import { CloseCode, WsConnection, type Deadlines, type OverflowListener } from './connection.ts';
 import { JsonRpcSession } from './jsonrpc-session.ts';
-import type { ConnectionRegistry, LiveConnection } from './registry.ts';
+import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { MAX_CONNECT_BYTES } from './session-base.ts';
-import { WkprotoSession } from './wkproto-session.ts';
+import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
 import { takeRecvacksBeforeWs } from './ws-recvack.ts';
 
 export interface WsGatewayOptions {
@@ -54,7 +54,13 @@ export async function startWsGateway(
   registry: ConnectionRegistry,
   log: Logger,
 ): Promise<WsGateway> {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxFrameBytes, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: opts.maxFrameBytes,
+    perMessageDeflate: false,
+    // The registry tracks every connection already; ws's own set would add an entry and a listener per socket.
+    clientTracking: false,
+  });
 
   const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket upgrade required\n');
@@ -76,101 +82,18 @@ export async function startWsGateway(
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws, socket as Socket));
   });
 
+  const gateway: WsGatewayContext = { services, registry, log, maxWkprotoPacket: Math.min(MAX_WKPROTO_PACKET, opts.maxFrameBytes) };
   function accept(ws: WebSocket, socket: Socket): void {
-    const metrics = services.metrics;
-    const conn = new WsConnection(
-      ws,
-      opts.maxOutboundBytes,
-      metrics.outbound,
-      () => {
-        log.info({ protocol: entry.protocol, session: (jsonrpc ?? wkproto)?.id }, 'closing a client that does not read');
-        metrics.sessionError(entry.protocol ?? 'unknown', 'outbound_overflow', SessionErrorClass.backpressure);
-      },
-      socket,
-    );
-    const openedAt = Date.now();
-    let jsonrpc: JsonRpcSession | undefined;
-    let wkproto: WkprotoSession | undefined;
-    const entry: LiveConnection = {
-      deadlines: {
-        openedAt,
-        lastInboundAt: openedAt,
-        authenticated: false,
-        expire: (reason) => conn.close(CloseCode.PolicyViolation, reason),
-      },
-      protocol: undefined,
-      outboundBytes: () => conn.outboundBytes,
-      pendingAcks: () => (jsonrpc ?? wkproto)?.pendingAckCount ?? 0,
-      session: () => jsonrpc ?? wkproto,
-      closeGracefully: (reason) => conn.close(CloseCode.GoingAway, reason),
-      terminate: () => ws.terminate(),
-    };
-    registry.add(entry);
-
+    const link = new WsLink(ws, socket, opts.maxOutboundBytes, gateway);
+    registry.add(link);
     // Before CONNECT completes the connection may send at most one CONNECT's worth of bytes
     // (WebSocket framing included): counted on the raw socket, before ws buffers a frame.
-    let preLoginBytes = 0;
-    const countPreLogin = (chunk: Buffer) => {
-      preLoginBytes += chunk.length;
-      if (preLoginBytes <= MAX_CONNECT_BYTES) return;
-      socket.off('data', countPreLogin);
-      metrics.sessionError(entry.protocol ?? 'unknown', 'connect_too_large', SessionErrorClass.protocol);
-      socket.destroy();
-    };
-    socket.on('data', countPreLogin);
-    const loggedIn = () => {
-      socket.off('data', countPreLogin);
-      registry.loggedIn(entry);
-    };
-
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-      if (jsonrpc) return jsonrpc.onMessage(buf.toString('utf8'));
-      if (wkproto) return wkproto.onData(buf);
-      const first = firstSignificantByte(buf);
-      if (first === undefined && isBinary) return;
-      // WKProto clients send binary frames; any text frame is JSON-RPC (answered -32700 at once when it is not JSON).
-      if (!isBinary || first === 0x7b || first === 0x5b) {
-        entry.protocol = 'jsonrpc';
-        const session = new JsonRpcSession(conn, services, log);
-        jsonrpc = session;
-        jsonrpc.onAuthenticated = () => {
-          loggedIn();
-          takeRecvacksBeforeWs(ws, (messageId) => session.onRecvack(messageId));
-        };
-        entry.deadlines = jsonrpc;
-        jsonrpc.onMessage(buf.toString('utf8'));
-      } else {
-        entry.protocol = 'wkproto';
-        wkproto = new WkprotoSession(
-          { send: (packet) => conn.send(packet), close: (reason) => conn.close(CloseCode.PolicyViolation, reason.slice(0, 120)) },
-          services,
-          log,
-          Math.min(MAX_WKPROTO_PACKET, opts.maxFrameBytes),
-        );
-        wkproto.onAuthenticated = loggedIn;
-        entry.deadlines = wkproto;
-        wkproto.onData(buf);
-      }
-    });
-    ws.on('close', () => {
-      registry.delete(entry);
-      services.metrics.closes++;
-      jsonrpc?.onClose();
-      wkproto?.onClose();
-    });
+    link.countPreLogin = (chunk: Buffer) => link.preLoginData(chunk);
+    socket.on('data', link.countPreLogin);
+    ws.on('message', (data: RawData, isBinary: boolean) => link.onMessage(data, isBinary));
+    ws.on('close', () => link.onClose());
     // ws emits 'error' for frames that break RFC 6455 (socket failures just close).
-    ws.on('error', (err) => {
-      log.debug({ err: err.message }, 'websocket error');
-      const tooBig = (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
-      metrics.sessionError(
-        entry.protocol ?? 'unknown',
-        tooBig ? 'frame_too_large' : 'websocket_protocol_error',
-        SessionErrorClass.protocol,
-      );
-      if (tooBig) return;
-      ws.terminate();
-    });
+    ws.on('error', (err: Error) => link.onError(err));
   }
 
   let closed: Promise<void> | undefined;
@@ -195,4 +118,150 @@ export async function startWsGateway(
       await closed;
     },
   };
+}
+
+/** What every connection of one WebSocket listener shares. */
+interface WsGatewayContext {
+  services: GatewayServices;
+  registry: ConnectionRegistry;
+  log: Logger;
+  /** Largest WKProto packet accepted over this listener, bytes. */
+  maxWkprotoPacket: number;
+}
+
+/**
+ * One WebSocket connection as the registry sees it, and its protocol session
+ * once the first data picks one. A class, so the registry's view of a
+ * connection costs one object and no closures of its own; before the protocol
+ * is known it is its own deadlines.
+ */
+class WsLink implements LiveConnection, Deadlines, OverflowListener, PacketSink {
+  deadlines: Deadlines = this;
+  protocol: 'jsonrpc' | 'wkproto' | undefined = undefined;
+  readonly openedAt = Date.now();
+  lastInboundAt = this.openedAt;
+  authenticated = false;
+  private readonly conn: WsConnection;
+  private jsonrpc: JsonRpcSession | undefined;
+  private wkproto: WkprotoSession | undefined;
+  private preLoginBytes = 0;
+  /** The raw socket's `data` listener until CONNECT completes. */
+  countPreLogin: ((chunk: Buffer) => void) | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly socket: Socket,
+    maxOutboundBytes: number,
+    private readonly gateway: WsGatewayContext,
+  ) {
+    this.conn = new WsConnection(ws, maxOutboundBytes, gateway.services.metrics.outbound, this, socket);
+  }
+
+  outboundBytes(): number {
+    return this.conn.outboundBytes;
+  }
+
+  pendingAcks(): number {
+    return (this.jsonrpc ?? this.wkproto)?.pendingAckCount ?? 0;
+  }
+
+  session(): RegisteredSession | undefined {
+    return this.jsonrpc ?? this.wkproto;
+  }
+
+  closeGracefully(reason: string): void {
+    this.conn.close(CloseCode.GoingAway, reason);
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  expire(reason: 'auth timeout' | 'idle timeout'): void {
+    this.conn.close(CloseCode.PolicyViolation, reason);
+  }
+
+  /** A WKProto session's packet, one binary message. */
+  send(packet: Uint8Array): void {
+    this.conn.send(packet);
+  }
+
+  /** A WKProto session closing. */
+  close(reason: string): void {
+    this.conn.close(CloseCode.PolicyViolation, reason.slice(0, 120));
+  }
+
+  overflowed(): void {
+    const { log, services } = this.gateway;
+    log.info({ protocol: this.protocol, session: (this.jsonrpc ?? this.wkproto)?.id }, 'closing a client that does not read');
+    services.metrics.sessionError(this.protocol ?? 'unknown', 'outbound_overflow', SessionErrorClass.backpressure);
+  }
+
+  preLoginData(chunk: Buffer): void {
+    this.preLoginBytes += chunk.length;
+    if (this.preLoginBytes <= MAX_CONNECT_BYTES) return;
+    this.stopCountingPreLogin();
+    this.gateway.services.metrics.sessionError(this.protocol ?? 'unknown', 'connect_too_large', SessionErrorClass.protocol);
+    this.socket.destroy();
+  }
+
+  private stopCountingPreLogin(): void {
+    if (this.countPreLogin) this.socket.off('data', this.countPreLogin);
+    this.countPreLogin = undefined;
+  }
+
+  /** CONNECT completed: the pre-login bounds no longer apply. */
+  private loggedIn(): void {
+    this.stopCountingPreLogin();
+    this.gateway.registry.loggedIn(this);
+  }
+
+  onMessage(data: RawData, isBinary: boolean): void {
+    const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (this.jsonrpc) return this.jsonrpc.onMessage(buf.toString('utf8'));
+    if (this.wkproto) return this.wkproto.onData(buf);
+    const first = firstSignificantByte(buf);
+    if (first === undefined && isBinary) return;
+    const { services, log } = this.gateway;
+    // WKProto clients send binary frames; any text frame is JSON-RPC (answered -32700 at once when it is not JSON).
+    if (!isBinary || first === 0x7b || first === 0x5b) {
+      this.protocol = 'jsonrpc';
+      const session = new JsonRpcSession(this.conn, services, log);
+      this.jsonrpc = session;
+      session.onAuthenticated = () => {
+        this.loggedIn();
+        takeRecvacksBeforeWs(this.ws, (messageId) => session.onRecvack(messageId));
+      };
+      this.deadlines = session;
+      session.onMessage(buf.toString('utf8'));
+    } else {
+      this.protocol = 'wkproto';
+      const session = new WkprotoSession(this, services, log, this.gateway.maxWkprotoPacket);
+      this.wkproto = session;
+      session.onAuthenticated = () => this.loggedIn();
+      this.deadlines = session;
+      session.onData(buf);
+    }
+  }
+
+  onClose(): void {
+    const { registry, services } = this.gateway;
+    registry.delete(this);
+    services.metrics.closes++;
+    this.jsonrpc?.onClose();
+    this.wkproto?.onClose();
+  }
+
+  onError(err: Error): void {
+    const { log, services } = this.gateway;
+    log.debug({ err: err.message }, 'websocket error');
+    const tooBig = (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
+    services.metrics.sessionError(
+      this.protocol ?? 'unknown',
+      tooBig ? 'frame_too_large' : 'websocket_protocol_error',
+      SessionErrorClass.protocol,
+    );
+    if (tooBig) return;
+    this.ws.terminate();
+  }
 }

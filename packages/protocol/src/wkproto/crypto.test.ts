@@ -193,6 +193,19 @@ describe('session crypto reusing one cipher per direction', () => {
     }
   });
 
+  it('makes no cipher until a session needs one, and decrypting first or encrypting first gives the same bytes', () => {
+    const idle = new WkSessionCrypto(key, iv) as unknown as Record<string, unknown>;
+    // An idle connection's session (the common case) holds no OpenSSL context and no scratch buffer.
+    expect([idle.cipher, idle.decipher, idle.scratch]).toEqual([undefined, undefined, undefined]);
+    const wire = refEncrypt(bytes(33, 3)).toString('base64');
+    const decFirst = new WkSessionCrypto(key, iv);
+    expect(decFirst.decrypt(Buffer.from(wire, 'latin1')).equals(bytes(33, 3))).toBe(true);
+    expect(decFirst.encrypt(bytes(20, 4)).toString('latin1')).toBe(refEncrypt(bytes(20, 4)).toString('base64'));
+    const encFirst = new WkSessionCrypto(key, iv);
+    expect(encFirst.encrypt(bytes(20, 4)).toString('latin1')).toBe(refEncrypt(bytes(20, 4)).toString('base64'));
+    expect(encFirst.decrypt(Buffer.from(wire, 'latin1')).equals(bytes(33, 3))).toBe(true);
+  });
+
   it('keeps working after a refused ciphertext, and refuses what a fresh decipher refuses', () => {
     const s = new WkSessionCrypto(key, iv);
     const good = refEncrypt(bytes(40, 1));

@@ -6,7 +6,6 @@
 import {
   createCipheriv,
   createDecipheriv,
-  createHash,
   createPrivateKey,
   hash,
   createPublicKey,
@@ -69,7 +68,7 @@ export function sharedSecret(privateKey: KeyObject, peerPublicKey: string): Buff
 
 /** AES key = first 16 characters of lower-case hex MD5(Base64Std(shared)). */
 export function deriveAesKey(shared: Uint8Array): string {
-  return createHash('md5').update(Buffer.from(shared).toString('base64'), 'latin1').digest('hex').slice(0, 16);
+  return hash('md5', Buffer.from(shared).toString('base64'), 'hex').slice(0, 16);
 }
 
 /** 16 random characters of [a-zA-Z0-9]: the CONNACK salt, whose ASCII bytes are the CBC IV. */
@@ -158,14 +157,24 @@ function decodeBase64Strict(src: Buffer, start: number, end: number, out: Buffer
  */
 export class WkSessionCrypto {
   private readonly iv: Buffer;
-  private readonly cipher: Cipher;
-  private readonly decipher: Decipher;
-  /** The last ciphertext block the cipher produced (its CBC state). */
-  private readonly encPrev: Buffer;
-  /** The last ciphertext block the decipher consumed (its CBC state). */
-  private readonly decPrev: Buffer;
-  /** Scratch of the RECV fast path (sign text, decoded ciphertext), grown on demand. */
-  private scratch = Buffer.allocUnsafe(1024);
+  /**
+   * The cipher and the decipher are made on first use (a session that sends or
+   * receives nothing, such as an idle connection, holds neither): starting
+   * either at the session IV is exactly what chaining from a `prev` equal to
+   * the IV does.
+   */
+  private cipher: Cipher | undefined;
+  private decipher: Decipher | undefined;
+  /** The last ciphertext block the cipher produced (its CBC state); made with the cipher. */
+  private encPrev: Buffer | undefined;
+  /** The last ciphertext block the decipher consumed (its CBC state); made with the decipher. */
+  private decPrev: Buffer | undefined;
+  /**
+   * Scratch of the RECV fast path (sign text, decoded ciphertext), made on first
+   * use and grown on demand: a session that never takes that path (every
+   * server session, an idle client) holds none.
+   */
+  private scratch: Buffer | undefined;
 
   constructor(
     readonly aesKey: string,
@@ -173,12 +182,17 @@ export class WkSessionCrypto {
   ) {
     if (!ASCII_16.test(aesKey)) throw new WkprotoCryptoError('BAD_SALT', 'AES key must be 16 printable ASCII characters');
     if (!ASCII_16.test(aesIv)) throw new WkprotoCryptoError('BAD_SALT', 'AES IV (salt) must be 16 printable ASCII characters');
-    const key = Buffer.from(aesKey, 'latin1');
     this.iv = Buffer.from(aesIv, 'latin1');
-    this.cipher = createCipheriv('aes-128-cbc', key, this.iv).setAutoPadding(false);
-    this.decipher = createDecipheriv('aes-128-cbc', key, this.iv).setAutoPadding(false);
+  }
+
+  private startCipher(): Cipher {
     this.encPrev = Buffer.from(this.iv);
+    return (this.cipher = createCipheriv('aes-128-cbc', Buffer.from(this.aesKey, 'latin1'), this.iv).setAutoPadding(false));
+  }
+
+  private startDecipher(): Decipher {
     this.decPrev = Buffer.from(this.iv);
+    return (this.decipher = createDecipheriv('aes-128-cbc', Buffer.from(this.aesKey, 'latin1'), this.iv).setAutoPadding(false));
   }
 
   /** AES-128-CBC/PKCS#7 with the session IV of `prefix` (text as UTF-8, or bytes) followed by `data`: raw ciphertext. */
@@ -198,10 +212,11 @@ export class WkSessionCrypto {
 
   /** AES-128-CBC with the session IV of `block`, already padded to whole blocks (changed in place): raw ciphertext. */
   private cbcBlocks(block: Buffer): Buffer {
-    const prev = this.encPrev;
+    const cipher = this.cipher ?? this.startCipher();
+    const prev = this.encPrev!;
     const iv = this.iv;
     for (let i = 0; i < BLOCK; i++) block[i]! ^= prev[i]! ^ iv[i]!;
-    const out = this.cipher.update(block);
+    const out = cipher.update(block);
     out.copy(prev, 0, out.length - BLOCK);
     return out;
   }
@@ -227,8 +242,8 @@ export class WkSessionCrypto {
    * empty) and its PKCS#7 padding removed; undefined when the padding is bad.
    */
   private cbcDecrypt(raw: Uint8Array): Buffer | undefined {
-    const out = this.decipher.update(raw);
-    const prev = this.decPrev;
+    const out = (this.decipher ?? this.startDecipher()).update(raw);
+    const prev = this.decPrev!;
     const iv = this.iv;
     for (let i = 0; i < BLOCK; i++) out[i]! ^= prev[i]! ^ iv[i]!;
     copyBytes(raw, raw.length - BLOCK, raw.length, prev, 0);
@@ -298,8 +313,9 @@ export class WkSessionCrypto {
 
   /** The scratch buffer, at least `bytes` long. */
   private scratchOf(bytes: number): Buffer {
-    if (this.scratch.length < bytes) this.scratch = Buffer.allocUnsafe(Math.max(bytes, 2 * this.scratch.length));
-    return this.scratch;
+    const s = this.scratch;
+    if (s !== undefined && s.length >= bytes) return s;
+    return (this.scratch = Buffer.allocUnsafe(Math.max(bytes, 1024, 2 * (s?.length ?? 0))));
   }
 
   /**
