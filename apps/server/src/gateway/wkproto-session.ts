@@ -3,6 +3,7 @@ import {
   encodeSendack,
   negotiateVersion,
   PacketType,
+  recvackMessageIdText,
   recvTemplate,
   serverKeyExchange,
   Setting,
@@ -212,6 +213,16 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     }
   }
 
+  /**
+   * A RECVACK of an open session, read in place (same outcome as the decoded
+   * packet: a non-positive id is ignored, a truncated body fails the decoder).
+   */
+  private onRecvack(buf: Buffer, start: number, end: number): void {
+    if (this.state !== 'open') return;
+    const id = recvackMessageIdText(buf, start, end, this.version);
+    if (id !== '0' && id.charCodeAt(0) !== 0x2d) this.acked(id);
+  }
+
   private async connect(p: ConnectPacket): Promise<void> {
     const version = negotiateVersion(p.version);
     // The session's version applies from a successful CONNECT on; a refusal is
@@ -262,6 +273,8 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.version = version;
     this.decoder.version = version;
     this.decoder.maxRemainingLength = this.maxPacketBytes;
+    // From here on (state 'open') RECVACKs are read in place, one per delivered message.
+    this.decoder.onRecvackBody = (buf, start, end) => this.onRecvack(buf, start, end);
     for (const old of this.services.presence.conflicting(this.uid, this.deviceFlag, this.deviceId, this.deviceLevel)) {
       old.kick(ReasonCode.ConnectKick, 'login in other device');
     }

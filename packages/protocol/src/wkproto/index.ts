@@ -8,7 +8,8 @@ export type * from './types.ts';
 export { encodePacket, encodeRecvack, encodeSendack, flagBits } from './encode.ts';
 export { decodeBody, decodePacket, flagsOf } from './decode.ts';
 export { readFrameHeader, varintSize, writeVarint, type FrameHeader } from './varint.ts';
-export { WkprotoDecoder, type PacketHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
+export { WkprotoDecoder, type PacketHandler, type RawBodyHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
+export { recvackMessageIdText } from './recvack-view.ts';
 export {
   clientKeyExchange,
   deriveAesKey,

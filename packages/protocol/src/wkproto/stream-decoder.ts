@@ -53,6 +53,13 @@ export class WkprotoDecoder {
    * packet type is decoded as usual. Stream order is kept.
    */
   onRecvBody: RawBodyHandler | undefined;
+  /**
+   * When set, RECVACK bodies go to this handler undecoded instead of being
+   * decoded for `onPacket` (a server's acknowledgement path, one per
+   * delivered message; {@link recvackMessageIdText} reads the id). Every
+   * other packet type is decoded as usual. Stream order is kept.
+   */
+  onRecvackBody: RawBodyHandler | undefined;
 
   constructor(options: WkprotoDecoderOptions = {}) {
     const max = options.maxRemainingLength ?? MAX_REMAINING_LENGTH;
@@ -172,10 +179,13 @@ export class WkprotoDecoder {
     return pos;
   }
 
-  /** Hands one complete body to {@link onRecvBody} (RECV, when set) or decodes it for `onPacket`. */
+  /**
+   * Hands one complete body to {@link onRecvBody} (RECV, when set), to
+   * {@link onRecvackBody} (RECVACK, when set) or decodes it for `onPacket`.
+   */
   private emit(type: number, flags: number, buf: Buffer, start: number, end: number, onPacket: PacketHandler): void {
-    const raw = this.onRecvBody;
-    if (raw !== undefined && type === PacketType.RECV) raw(buf, start, end, flags);
+    const raw = type === PacketType.RECV ? this.onRecvBody : type === PacketType.RECVACK ? this.onRecvackBody : undefined;
+    if (raw !== undefined) raw(buf, start, end, flags);
     else onPacket(decodeBody(type, flags, buf, start, end, this.versionValue));
   }
 
