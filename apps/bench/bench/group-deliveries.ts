@@ -4,7 +4,10 @@
  * not traced), one group of `members` receivers connected through the
  * bench's own client (`jsonrpc` or `wkproto`), one publisher sending
  * `messages` bodies in windows of `window` (each window waits for all its
- * deliveries), every delivery checked by the ledger. Run it under
+ * deliveries), every delivery checked by the ledger. The default window of
+ * one message gives each receiver one frame per socket read, as in S2 and
+ * the group staircase: larger windows let frames share reads, by timing, so
+ * that the count varies from run to run. Run it under
  * `valgrind --tool=callgrind` twice (N and N/2 messages); the difference of
  * the instruction totals over the difference of deliveries is the
  * generator's cost of one delivery, start-up and warm-up cancelled out.
@@ -21,7 +24,7 @@ import { startParleyDriver } from '../src/drivers/parley.ts';
 import { encodeBody, PhaseLedgers } from '../src/ledger.ts';
 import type { Connection, Deliveries } from '../src/drivers/types.ts';
 
-const [protocol = 'jsonrpc', membersArg = '50', messagesArg = '400', windowArg = '5'] = process.argv.slice(2);
+const [protocol = 'jsonrpc', membersArg = '50', messagesArg = '400', windowArg = '1'] = process.argv.slice(2);
 if (protocol !== 'jsonrpc' && protocol !== 'wkproto') throw new Error(`protocol jsonrpc or wkproto, not ${protocol}`);
 const members = Number(membersArg);
 const messages = Number(messagesArg);
