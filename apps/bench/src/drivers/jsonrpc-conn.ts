@@ -22,7 +22,7 @@ interface Waiting {
 /** Opens `ws`, sends `connect` and resolves once the server answers reasonCode 1. */
 export function connectJsonRpc(ws: string, uid: string, token: string, deliveries: Deliveries, timeoutMs = 10_000): Promise<Connection> {
   return new Promise((resolve, reject) => {
-    const reads = { shared: false };
+    const reads: SharedReads = { fast: undefined };
     const socket = new WebSocket(ws, {
       perMessageDeflate: false,
       createConnection: ((o: NetConnectOpts) => sharedReadSocket(o, reads)) as typeof netConnect,
@@ -55,7 +55,7 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
       },
     };
     socket.on('open', () => {
-      reads.shared = readRecvsBeforeWs(socket, deliveries);
+      reads.fast = recvReaderBeforeWs(socket, deliveries);
       socket.send(
         JSON.stringify({
           jsonrpc: '2.0',
@@ -104,13 +104,19 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
 let sharedReadBuffer: Buffer | undefined;
 const SHARED_READ_BYTES = 64 * 1024;
 
+/** A connection's in-place reader once ws is open (see {@link recvReaderBeforeWs}). */
+interface SharedReads {
+  fast: ((buf: Uint8Array, n: number) => number) | undefined;
+}
+
 /**
  * ws's TCP connection, reading into the shared buffer (Node's `onread`)
- * instead of a fresh buffer per read and the stream machinery: each read is
- * emitted as the socket's `data` event, a copy until `reads.shared` says the
- * listener (the in-place reader in front of ws) copies what it keeps.
+ * instead of a fresh buffer per read and the stream machinery. Each read is
+ * offered to the in-place reader first (once there is one); what it leaves,
+ * the whole read before, goes on as a copy in the socket's `data` event,
+ * which ws (and before it, the HTTP upgrade) listens to.
  */
-function sharedReadSocket(o: NetConnectOpts, reads: { shared: boolean }): Socket {
+function sharedReadSocket(o: NetConnectOpts, reads: SharedReads): Socket {
   const { host, port } = o as { host?: string; port?: number };
   const socket: Socket = netConnect({
     host,
@@ -118,8 +124,8 @@ function sharedReadSocket(o: NetConnectOpts, reads: { shared: boolean }): Socket
     onread: {
       buffer: () => (sharedReadBuffer ??= Buffer.allocUnsafe(SHARED_READ_BYTES)),
       callback: (n: number, buf: Uint8Array) => {
-        const view = Buffer.from(buf.buffer, buf.byteOffset, n);
-        socket.emit('data', reads.shared ? view : Buffer.from(view));
+        const taken = reads.fast ? reads.fast(buf, n) : 0;
+        if (taken < n) socket.emit('data', Buffer.from(buf.subarray(taken, n)));
         return true;
       },
     },
@@ -130,7 +136,6 @@ function sharedReadSocket(o: NetConnectOpts, reads: { shared: boolean }): Socket
 /** What this module reads of ws 8's receiver and sender (both between frames when it reads or writes itself). */
 interface WsInternals {
   _receiver?: {
-    write(chunk: Buffer): boolean;
     writableLength: number;
     _state: number;
     _bufferedBytes: number;
@@ -150,22 +155,20 @@ const SENDER_IDLE = 0;
 const acks = { out: new Uint8Array(4096) };
 
 /**
- * Puts the in-place `recv` reader in front of ws's frame parser: while ws's
- * receiver is between two messages and its sender has nothing queued, the
- * leading `recv` frames of each chunk are read here (bodies to `deliveries`
- * as bytes, their recvacks written to the socket in one write), the rest of
- * the chunk goes to ws, so frames are still handled in the order they came.
- * When ws's internals are not as expected the connection keeps ws's path
- * (false). Chunks may be views of the shared read buffer: what goes on to ws
- * is copied.
+ * The in-place `recv` reader in front of ws's frame parser: while ws's
+ * receiver is between two messages and its sender has nothing queued, it
+ * reads the leading `recv` frames of `buf[0, n)` (bodies to `deliveries` as
+ * bytes, their recvacks written to the socket in one write) and returns how
+ * many bytes it took; the rest goes to ws, so frames are still handled in the
+ * order they came. Undefined when ws's internals are not as expected: the
+ * connection then keeps ws's path.
  */
-function readRecvsBeforeWs(ws: WebSocket, deliveries: Deliveries): boolean {
+function recvReaderBeforeWs(ws: WebSocket, deliveries: Deliveries): ((buf: Uint8Array, n: number) => number) | undefined {
   const { _receiver: receiver, _sender: sender, _socket: socket } = ws as unknown as WsInternals;
   if (
     !receiver ||
     !sender ||
     !socket ||
-    typeof receiver.write !== 'function' ||
     typeof receiver._state !== 'number' ||
     typeof receiver._bufferedBytes !== 'number' ||
     typeof receiver._fragmented !== 'number' ||
@@ -173,31 +176,28 @@ function readRecvsBeforeWs(ws: WebSocket, deliveries: Deliveries): boolean {
     typeof sender._state !== 'number' ||
     !Array.isArray(sender._queue)
   ) {
-    return false;
+    return undefined;
   }
-  const write = receiver.write.bind(receiver);
   const onBody = (buf: Uint8Array, start: number, end: number): void => deliveries.bytes(buf, start, end);
-  receiver.write = (chunk: Buffer): boolean => {
+  return (buf, n) => {
     if (
-      receiver._state === GET_INFO &&
-      receiver._bufferedBytes === 0 &&
-      receiver._fragmented === 0 &&
-      !receiver._errored &&
-      receiver.writableLength === 0 &&
-      sender._state === SENDER_IDLE &&
-      sender._queue.length === 0 &&
-      ws.readyState === ws.OPEN
+      receiver._state !== GET_INFO ||
+      receiver._bufferedBytes !== 0 ||
+      receiver._fragmented !== 0 ||
+      receiver._errored ||
+      receiver.writableLength !== 0 ||
+      sender._state !== SENDER_IDLE ||
+      sender._queue.length !== 0 ||
+      ws.readyState !== ws.OPEN
     ) {
-      const taken = takeRecvs(chunk, receiver._maxPayload, acks, onBody);
-      if (taken.ackBytes > 0) {
-        const frames = Buffer.allocUnsafe(taken.ackBytes);
-        frames.set(acks.out.subarray(0, taken.ackBytes));
-        socket.write(frames);
-      }
-      if (taken.taken === chunk.length) return true;
-      if (taken.taken > 0) return write(Buffer.from(chunk.subarray(taken.taken)));
+      return 0;
     }
-    return write(Buffer.from(chunk));
+    const taken = takeRecvs(buf, n, receiver._maxPayload, acks, onBody);
+    if (taken.ackBytes > 0) {
+      const frames = Buffer.allocUnsafe(taken.ackBytes);
+      frames.set(acks.out.subarray(0, taken.ackBytes));
+      socket.write(frames);
+    }
+    return taken.taken;
   };
-  return true;
 }

@@ -177,20 +177,20 @@ export interface FastPrefix {
 const prefix: FastPrefix = { taken: 0, ackBytes: 0 };
 
 /**
- * Reads the leading whole frames of `chunk` that are unmasked, unfragmented
+ * Reads the leading whole frames of `chunk[0, n)` that are unmasked, unfragmented
  * text frames holding a `recv` of the shape {@link readRecv} knows (at most
  * `maxPayload` bytes when that is positive), handing each body to `onBody`
  * (`buf[start, end)`, read during the call only) and writing its recvack
- * frame into `out` (grown when needed: the returned holder's `out`). Stops at
+ * frame into `outs.out` (grown when needed). Stops at
  * the first frame of any other kind, or a frame not wholly in the chunk.
  */
 export function takeRecvs(
   chunk: Uint8Array,
+  n: number,
   maxPayload: number,
   outs: { out: Uint8Array },
   onBody: (buf: Uint8Array, start: number, end: number) => void,
 ): FastPrefix {
-  const n = chunk.length;
   let at = 0;
   let o = 0;
   while (n - at >= 2 && chunk[at] === FIN_TEXT) {
