@@ -126,9 +126,10 @@ export function readRecv(buf: Uint8Array, start: number, end: number): boolean {
 
 const ACK_HEAD = ascii('{"jsonrpc":"2.0","method":"recvack","params":{"messageId":"');
 const ACK_MID = ascii('","messageSeq":');
-const ACK_TAIL = ascii('}}');
+/** The recvack text's bytes but the id's and the seq's digits: head, middle and the closing `}}`. */
+const ACK_FIXED_BYTES = ACK_HEAD.length + ACK_MID.length + 2;
 /** Largest recvack frame: 2 header bytes, a 4-byte mask, the text (ids ≤ 20 digits, seqs ≤ 15). */
-const MAX_ACK_FRAME = 6 + ACK_HEAD.length + 20 + ACK_MID.length + 15 + ACK_TAIL.length;
+const MAX_ACK_FRAME = 6 + ACK_FIXED_BYTES + 20 + 15;
 
 /** Random masking keys (client frames are masked with an unpredictable key), drawn 4 bytes a frame. */
 const maskPool = Buffer.alloc(8 * 1024);
@@ -141,28 +142,47 @@ let maskAt = maskPool.length;
  * room for {@link MAX_ACK_FRAME} bytes.
  */
 export function writeRecvack(buf: Uint8Array, out: Uint8Array, at: number): number {
-  const { idStart, idEnd, seqStart, seqEnd } = recvAt;
-  const len = ACK_HEAD.length + (idEnd - idStart) + ACK_MID.length + (seqEnd - seqStart) + ACK_TAIL.length;
+  const idStart = recvAt.idStart;
+  const idEnd = recvAt.idEnd;
+  const seqStart = recvAt.seqStart;
+  const seqEnd = recvAt.seqEnd;
+  const len = ACK_FIXED_BYTES + (idEnd - idStart) + (seqEnd - seqStart);
   if (maskAt === maskPool.length) {
     randomFillSync(maskPool);
     maskAt = 0;
   }
+  const m0 = maskPool[maskAt]!;
+  const m1 = maskPool[maskAt + 1]!;
+  const m2 = maskPool[maskAt + 2]!;
+  const m3 = maskPool[maskAt + 3]!;
+  maskAt += 4;
   out[at] = FIN_TEXT;
   out[at + 1] = 0x80 | len;
-  const m = at + 2;
-  out[m] = maskPool[maskAt]!;
-  out[m + 1] = maskPool[maskAt + 1]!;
-  out[m + 2] = maskPool[maskAt + 2]!;
-  out[m + 3] = maskPool[maskAt + 3]!;
-  maskAt += 4;
-  let o = m + 4;
-  const text = o;
-  for (let k = 0; k < ACK_HEAD.length; k++) out[o++] = ACK_HEAD[k]!;
+  out[at + 2] = m0;
+  out[at + 3] = m1;
+  out[at + 4] = m2;
+  out[at + 5] = m3;
+  // The fixed parts by TypedArray#set (a copy, not a loop over bytes), the id and seq digits from the recv.
+  const text = at + 6;
+  out.set(ACK_HEAD, text);
+  let o = text + ACK_HEAD.length;
   for (let k = idStart; k < idEnd; k++) out[o++] = buf[k]!;
-  for (let k = 0; k < ACK_MID.length; k++) out[o++] = ACK_MID[k]!;
+  out.set(ACK_MID, o);
+  o += ACK_MID.length;
   for (let k = seqStart; k < seqEnd; k++) out[o++] = buf[k]!;
-  for (let k = 0; k < ACK_TAIL.length; k++) out[o++] = ACK_TAIL[k]!;
-  for (let k = 0; k < len; k++) out[text + k]! ^= out[m + (k & 3)]!;
+  out[o++] = CLOSE_BRACE;
+  out[o++] = CLOSE_BRACE;
+  // Masking, four bytes a step: byte k of the text is XORed with mask byte k mod 4.
+  let k = text;
+  for (const whole = text + (len & ~3); k < whole; k += 4) {
+    out[k]! ^= m0;
+    out[k + 1]! ^= m1;
+    out[k + 2]! ^= m2;
+    out[k + 3]! ^= m3;
+  }
+  if (k < o) out[k++]! ^= m0;
+  if (k < o) out[k++]! ^= m1;
+  if (k < o) out[k]! ^= m2;
   return o;
 }
 
