@@ -1,0 +1,94 @@
+/**
+ * A fixed amount of group delivery work for measuring the generator's cost
+ * per delivery (not part of the bench run): a real Parley server (a child,
+ * not traced), one group of `members` receivers connected through the
+ * bench's own client (`jsonrpc` or `wkproto`), one publisher sending
+ * `messages` bodies in windows of `window` (each window waits for all its
+ * deliveries), every delivery checked by the ledger. The default window of
+ * one message gives each receiver one frame per socket read, as in S2 and
+ * the group staircase: larger windows let frames share reads, by timing, so
+ * that the count varies from run to run. Run it under
+ * `valgrind --tool=callgrind` twice (N and N/2 messages); the difference of
+ * the instruction totals over the difference of deliveries is the
+ * generator's cost of one delivery, start-up and warm-up cancelled out.
+ * With `CALLGRIND_DUMP=1` it also asks callgrind (`callgrind_control -d`) to
+ * dump its counts right before and right after the measured phase, so the
+ * second dump holds that phase alone (every thread of the process).
+ *
+ *   node --conditions=@parley/source --import tsx bench/group-deliveries.ts jsonrpc 50 400
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { installCleanup } from '../src/children.ts';
+import { startParleyDriver } from '../src/drivers/parley.ts';
+import { encodeBody, PhaseLedgers } from '../src/ledger.ts';
+import type { Connection, Deliveries } from '../src/drivers/types.ts';
+
+const [protocol = 'jsonrpc', membersArg = '50', messagesArg = '400', windowArg = '1'] = process.argv.slice(2);
+if (protocol !== 'jsonrpc' && protocol !== 'wkproto') throw new Error(`protocol jsonrpc or wkproto, not ${protocol}`);
+const members = Number(membersArg);
+const messages = Number(messagesArg);
+const window = Number(windowArg);
+const WARMUP = 100;
+
+installCleanup();
+const driver = await startParleyDriver(protocol);
+try {
+  const uids = Array.from({ length: members }, (_, i) => `gd-m${i}`);
+  await driver.provisionUsers(['gd-pub', ...uids]);
+  await driver.createGroup('gd-g', uids, ['gd-pub']);
+  const phases = new PhaseLedgers();
+  const conns: Connection[] = [];
+  // Counts deliveries so that a window ends on its last one (no polling timer in the measured work).
+  let delivered = 0;
+  let target = Infinity;
+  let reached: (() => void) | undefined;
+  const counted = (uid: string): Deliveries => {
+    const r = phases.recipient(uid);
+    const tick = (): void => {
+      if (++delivered >= target) reached?.();
+    };
+    return {
+      text: (body) => (r.text(body), tick()),
+      bytes: (buf, start, end) => (r.bytes(buf, start, end), tick()),
+    };
+  };
+  for (const uid of uids) conns.push(await driver.connect(uid, counted(uid)));
+  const pub = await driver.connect('gd-pub', phases.recipient('gd-pub'));
+  const run = async (phase: string, count: number): Promise<void> => {
+    const ledger = phases.open(phase);
+    const stream = `gd:${phase}:0`;
+    ledger.expect(stream, uids);
+    for (let sent = 0; sent < count;) {
+      const k = Math.min(window, count - sent);
+      const acks: Promise<void>[] = [];
+      for (let i = 0; i < k; i++)
+        acks.push(pub.send({ kind: 'group', id: 'gd-g' }, encodeBody(stream, ledger.next(stream), performance.now(), 64)));
+      sent += k;
+      await Promise.all(acks);
+      if (ledger.recordedDeliveries < sent * members) {
+        const done = new Promise<void>((resolve) => (reached = resolve));
+        target = delivered + sent * members - ledger.recordedDeliveries;
+        const timer = setTimeout(() => reached?.(), 120_000);
+        await done;
+        clearTimeout(timer);
+        target = Infinity;
+        if (ledger.recordedDeliveries < sent * members)
+          throw new Error(`${phase}: ${ledger.recordedDeliveries} of ${sent * members} deliveries`);
+      }
+    }
+    const v = ledger.verdict();
+    if (v.lost !== 0 || v.duplicates !== 0 || v.outOfOrder !== 0 || v.foreign !== 0) throw new Error(`${phase}: ${JSON.stringify(v)}`);
+    process.stderr.write(`${phase}: ${JSON.stringify(v)}\n`);
+  };
+  const dump = async (): Promise<void> => {
+    if (process.env.CALLGRIND_DUMP === '1') await promisify(execFile)('callgrind_control', ['-d', String(process.pid)]);
+  };
+  await run('warm', WARMUP);
+  await dump();
+  await run('measured', messages);
+  await dump();
+  for (const c of [...conns, pub]) c.close();
+} finally {
+  await driver.stop();
+}
