@@ -29,8 +29,8 @@ const COMPACT_SEND = new RegExp(
  * character or surrogate), an integer of at most 15 digits other than -0,
  * true, false or null; then `,` or the closing `}`.
  */
-// eslint-disable-next-line no-control-regex -- control characters are what JSON.stringify escapes
 const MEMBER =
+  // eslint-disable-next-line no-control-regex -- control characters are what JSON.stringify escapes
   /"([A-Za-z_$][^"\\\x00-\x1f\ud800-\udfff]{0,63})":(?:"[^"\\\x00-\x1f\ud800-\udfff]*"|0|-?[1-9]\d{0,14}|true|false|null)([,}])/y;
 
 /** Most members a payload object may have on this path. */
