@@ -1,6 +1,7 @@
 import {
   checkPingParams,
   compactRecvackMessageId,
+  compactSend,
   decodeJsonRpc,
   encodeError,
   encodeNotification,
@@ -68,6 +69,18 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     }
     this.lastInboundAt = Date.now();
     if (this.state === 'closed') return;
+    // One per message: a compact send is read without the full decoder (same params, same refusals).
+    if (this.state === 'open') {
+      const send = compactSend(text);
+      if (send !== undefined) {
+        try {
+          this.submitSend(send.id, send.params);
+        } catch (err) {
+          this.handlerFailed(send.id, err);
+        }
+        return;
+      }
+    }
     let frame: JsonRpcFrame;
     try {
       frame = decodeJsonRpc(text);
@@ -288,6 +301,11 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.fail(id, JsonRpcErrorCode.InvalidParams, err.message);
       return;
     }
+    this.submitSend(id, p);
+  }
+
+  /** Starts a send with read params; its result is written once it is settled. */
+  private submitSend(id: JsonRpcId, p: SendParams): void {
     startSend(
       this.services.send,
       {

@@ -10,7 +10,7 @@ import {
   MAX_FRAME_DEPTH,
 } from './frame.ts';
 import { readConnectParams, readPayload, readRecvackMessageId, readRecvackParams, readSendParams, InvalidParamsError } from './params.ts';
-import { encodeRecv, recvPayloadJson } from './recv.ts';
+import { encodeRecv, jsonString, recvPayloadJson } from './recv.ts';
 
 function decodeError(text: string): JsonRpcDecodeError {
   try {
@@ -231,6 +231,30 @@ describe('recv', () => {
         payload: { type: 1 },
       },
     });
+  });
+});
+
+describe('jsonString', () => {
+  it('is JSON.stringify of the string, escapes and surrogates included', () => {
+    const samples = [
+      '',
+      'alice',
+      'u1-42',
+      'héllo ✓',
+      '\x7f',
+      'a"b',
+      'a\\b',
+      '\n',
+      '\u0000',
+      '\u001f',
+      ' ',
+      '\u2028',
+      '\ud83d\ude00',
+      '\ud800',
+      'x\udfff',
+    ];
+    for (let c = 0; c < 0x10000; c += 0x7f) samples.push(`id-${String.fromCharCode(c)}-${c}`);
+    for (const s of samples) expect(jsonString(s), JSON.stringify(s)).toBe(JSON.stringify(s));
   });
 });
 

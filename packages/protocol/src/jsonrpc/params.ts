@@ -153,7 +153,8 @@ export function readConnectParams(params: unknown): ConnectParams {
   };
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Standard Base64 with its padding, as a send payload string that is not JSON text must be. */
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * The UTF-8 bytes of a payload's text. `Buffer.from` takes small texts from
