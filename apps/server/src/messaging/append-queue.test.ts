@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore, type Store, type StoredMessage } from '@parley/store';
-import { AppendQueue, storedRow, type NewMessage } from './append-queue.ts';
+import { AppendQueue, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -191,5 +191,30 @@ describe('AppendQueue', () => {
     }
     await Promise.all(all);
     expect(order).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe('commitWindowMs', () => {
+  const perMs = (perSecond: number) => perSecond / 1000;
+
+  it('gathers at least 16 sends per commit at moderate rates, waiting at most 8 ms', () => {
+    expect(commitWindowMs(perMs(2000))).toBe(8);
+    expect(commitWindowMs(perMs(3000))).toBeCloseTo(16 / 3, 9);
+    // Slower than 2k msg/s: the longest window, never longer.
+    expect(commitWindowMs(perMs(500))).toBe(8);
+    expect(commitWindowMs(perMs(50))).toBe(8);
+  });
+
+  it('keeps the 4 ms window from 4k msg/s and shortens it above 12k (48 sends per commit)', () => {
+    expect(commitWindowMs(perMs(4000))).toBe(4);
+    expect(commitWindowMs(perMs(5000))).toBe(4);
+    expect(commitWindowMs(perMs(12000))).toBe(4);
+    expect(commitWindowMs(perMs(24000))).toBe(2);
+  });
+
+  it('uses the plain window while the rate is unknown', () => {
+    expect(commitWindowMs(0)).toBe(4);
+    expect(commitWindowMs(Number.NaN)).toBe(4);
+    expect(commitWindowMs(0, 6)).toBe(6);
   });
 });
