@@ -76,6 +76,10 @@ async function loaded(payloadBytes: number) {
   };
   const appenders = Array.from({ length: APPENDERS }, (_, k) => appender(k));
   let maxWalBytes = 0;
+  // The WAL's growth before its first restart: (ms, bytes) of the first and the latest poll.
+  const firstSequence = walSequence(wal);
+  let growthFrom: [number, number] | undefined;
+  let growthTo: [number, number] | undefined;
   return {
     dir,
     wal,
@@ -84,13 +88,27 @@ async function loaded(payloadBytes: number) {
     /** The largest the `-wal` file was seen. */
     maxWalBytes: () => (maxWalBytes = Math.max(maxWalBytes, statSync(wal).size)),
     /**
+     * Bytes a second the appends added to the WAL before its first restart, as polled by `until`
+     * (undefined before two polls): how fast this machine's disk and CPU fill it.
+     */
+    walBytesPerSecond: () =>
+      growthFrom && growthTo && growthTo[0] > growthFrom[0]
+        ? ((growthTo[1] - growthFrom[1]) * 1000) / (growthTo[0] - growthFrom[0])
+        : undefined,
+    /**
      * Waits, appending, until `done()` (read while the writer may be writing: only to decide
      * when to stop; what is asserted is read after `stop`), or gives up.
      */
     async until(done: () => boolean) {
       const giveUpAt = performance.now() + GIVE_UP_AFTER_MS;
       while (!done() && performance.now() < giveUpAt) {
-        maxWalBytes = Math.max(maxWalBytes, statSync(wal).size);
+        const size = statSync(wal).size;
+        maxWalBytes = Math.max(maxWalBytes, size);
+        if (walSequence(wal) === firstSequence) {
+          const sample: [number, number] = [performance.now(), size];
+          growthFrom ??= sample;
+          growthTo = sample;
+        }
         await sleep(50);
       }
     },
@@ -119,8 +137,13 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
     // Thousands of commits, each a few pages of the WAL, and yet it was written from its start again and again.
     expect(load.counts.batches).toBeGreaterThan(100);
     expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(3);
-    // Bounded: about a second of appends (without restarts it grows ~16 MB a second at 5k messages/s).
-    expect(load.maxWalBytes()).toBeLessThan(WAL_LIMIT);
+    // Bounded: about a second of appends (a checkpointer pass a second). The appends fill the WAL as
+    // fast as this machine commits: ~16 MB a second on some hosts, 50–70 MB on others, so the bound
+    // is the larger of the size limit and three seconds of appends at the rate seen before the
+    // first restart; without restarts the file grows by that rate for as long as appends go on.
+    const perSecond = load.walBytesPerSecond();
+    expect(perSecond).toBeGreaterThan(0);
+    expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, 3 * perSecond!));
 
     // Every acknowledged message is there, read by a connection of its own.
     const reader = new SqliteDatabase(join(load.dir, 'parley.db'), { readonly: true });
@@ -152,7 +175,7 @@ it('lets a reader keep the WAL from restarting, then restarts it and cuts its fi
     expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(seen);
 
     reader.exec('commit');
-    // Small messages again: whatever the disk's speed, a second of them stays far below the limit.
+    // Small messages again (restarts about once a second from here on).
     load.sizes.payloadBytes = 64;
     await load.until(() => walSequence(load.wal) - first >= 2);
     await load.stop();
