@@ -199,12 +199,10 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       case 'authenticating':
         return this.closeWith('packet before CONNACK', ['packet_before_connack', SessionErrorClass.protocol]);
     }
+    // An open session's RECVACKs never come here: the decoder hands them to `onRecvack` undecoded.
     switch (p.type) {
       case PacketType.SEND:
         return this.send(p);
-      case PacketType.RECVACK:
-        if (p.messageId > 0n) this.acked(p.messageId.toString());
-        return;
       case PacketType.PING:
         this.sink.send(encodePacket({ type: PacketType.PONG }, this.version));
         return;
