@@ -171,6 +171,29 @@ for (const path of ['reference', 'in-place'] as const) {
       c.close();
     });
 
+    it('says, when the CONNACK times out, what the connection wrote, read and holds', async () => {
+      const { url } = await scripted(() => undefined);
+      const c = new WkprotoClient({
+        url,
+        uid: 'silent',
+        token: 't',
+        timeoutMs: 300,
+        ...(path === 'in-place' ? { onPayload: () => undefined } : {}),
+      });
+      await expect(c.connect()).rejects.toThrow(
+        /^CONNACK timed out after 300 ms \(tcp local port \d+, \d+ bytes written, 0 read(, destroyed)?; decoder holds 0 bytes; CONNACK awaited\)$/,
+      );
+      const { url: halfUrl } = await scripted((s, connack) => void s.write(connack.subarray(0, 10)));
+      const h = new WkprotoClient({
+        url: halfUrl,
+        uid: 'half',
+        token: 't',
+        timeoutMs: 300,
+        ...(path === 'in-place' ? { onPayload: () => undefined } : {}),
+      });
+      await expect(h.connect()).rejects.toThrow(/, \d+ bytes written, 10 read(, destroyed)?; decoder holds 10 bytes; CONNACK awaited\)$/);
+    });
+
     it('rejects at once, not at the CONNACK timeout, when the server closes without a CONNACK', async () => {
       const { url } = await scripted((s) => void s.end());
       const c = client(url, 'no-connack', path === 'in-place' ? () => undefined : undefined);

@@ -153,7 +153,8 @@ export class WkprotoClient extends EventEmitter {
       clientTimestamp: BigInt(Date.now()),
       clientKey: keys?.publicKey ?? '',
     });
-    const ack = await withTimeout(done, this.timeoutMs, () => this.close(), 'CONNACK');
+    // On timeout the error says what the connection got (and the client closes it).
+    const ack = await withTimeout(done, this.timeoutMs, () => this.fail(`CONNACK timed out after ${this.timeoutMs} ms`), 'CONNACK');
     if (ack.reasonCode !== ReasonCode.Success) {
       this.close();
       throw new WkprotoConnectError(ack.reasonCode);
@@ -267,6 +268,24 @@ export class WkprotoClient extends EventEmitter {
   close(): void {
     this.transport?.close();
     this.onClosed(new Error('client closed'));
+  }
+
+  /** The connection's state in a few words: the transport's, and what the decoder holds of an unfinished packet. */
+  describeConnection(): string {
+    const t = this.transport ? this.transport.describe() : 'no transport';
+    return `${t}; decoder holds ${this.decoder.bufferedBytes} bytes${this.connack ? '; CONNACK awaited' : ''}`;
+  }
+
+  /** The local TCP port of the connection (undefined over WebSocket or before it is open). */
+  get localPort(): number | undefined {
+    return this.transport?.localPort;
+  }
+
+  /** Closes the connection, pending requests rejecting with `what` and the connection's state. */
+  private fail(what: string): void {
+    const error = new Error(`${what} (${this.describeConnection()})`);
+    this.transport?.close();
+    this.onClosed(error);
   }
 
   private onData(chunk: Buffer): void {
