@@ -25,7 +25,7 @@ export async function startParleyDriver(
     connect(uid: string, deliveries: Deliveries): Promise<Connection> {
       return protocol === 'jsonrpc'
         ? connectJsonRpc(server.ws, uid, tokenOf(uid), deliveries)
-        : connectWkproto(server.tcp, uid, tokenOf(uid), deliveries);
+        : connectWkproto(server.tcp, uid, tokenOf(uid), deliveries).catch((e: unknown) => withServerLog(e, server.logTail));
     },
     prepareOffline: async () => undefined,
     async catchUp(uid, fromUid, expected, sink) {
@@ -45,4 +45,20 @@ export async function startParleyDriver(
     },
     stop: () => server.stop(),
   };
+}
+
+/**
+ * Rethrows a failed connect's error (rare) with the server's last log lines
+ * (audit lines left out), read once the server has had a moment to see the
+ * client go: whether it had the CONNECT and what its answer waited for.
+ */
+async function withServerLog(e: unknown, logTail: () => string): Promise<never> {
+  await new Promise((r) => setTimeout(r, 300));
+  if (e instanceof Error) {
+    const lines = logTail()
+      .split('\n')
+      .filter((l) => l !== '' && !l.includes('"audit":'));
+    e.message += `\nserver log (last lines):\n${lines.slice(-8).join('\n')}`;
+  }
+  throw e;
 }

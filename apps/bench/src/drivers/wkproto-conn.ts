@@ -6,8 +6,31 @@
  * delivery, the plaintext handed to the ledger as bytes, the RECVACKs of one
  * socket read in one write.
  */
+import { execFileSync } from 'node:child_process';
 import { WkprotoClient } from '@parley/protocol/wkproto';
+import { deadline } from '../deadlines.ts';
 import type { Connection, Deliveries, Destination } from './types.ts';
+
+/** How long before the CONNACK timeout the kernel's view of a connection still waiting is taken, ms. */
+const SNAPSHOT_LEAD_MS = 1000;
+
+/**
+ * Both ends of the TCP connection on local port `port` and the listener on
+ * `serverPort`, as `ss` sees them (queues: Recv-Q is what the owner has not
+ * read, Send-Q what the peer has not acknowledged; for the listener, Recv-Q
+ * is connections waiting to be accepted). Only taken for a connect about to
+ * time out.
+ */
+function kernelView(port: number | undefined, serverPort: string): string {
+  if (port === undefined) return 'no local port';
+  try {
+    const conn = execFileSync('ss', ['-tnoip', `( sport = :${port} or dport = :${port} )`], { timeout: 2000 }).toString();
+    const listener = execFileSync('ss', ['-tnl', `( sport = :${serverPort} )`], { timeout: 2000 }).toString();
+    return `${conn}${listener.split('\n').slice(1).join('\n')}`;
+  } catch (e) {
+    return `ss failed: ${(e as Error).message}`;
+  }
+}
 
 /** Connects `uid` over `tcp://…`; resolves after a successful CONNACK. */
 export async function connectWkproto(
@@ -32,7 +55,21 @@ export async function connectWkproto(
   // A RECV whose msg_key or decryption fails is dropped by the client: counted as foreign.
   client.on('recv-error', () => deliveries.text('undecryptable'));
   client.on('close', () => undefined);
-  await client.connect();
+  // A connect still waiting just before its timeout: take the kernel's view of both ends then, before
+  // the client closes the socket, so the error can tell a CONNECT the server never read from a CONNACK
+  // the client never read (a rare timeout in S2 could not be reproduced; this says which side next time).
+  let snapshot: string | undefined;
+  const cancel = deadline(Math.max(0, timeoutMs - SNAPSHOT_LEAD_MS), () => {
+    snapshot = `at ${timeoutMs - SNAPSHOT_LEAD_MS} ms: ${client.describeConnection()}\n${kernelView(client.localPort, new URL(tcp).port)}`;
+  });
+  try {
+    await client.connect();
+  } catch (e) {
+    if (snapshot !== undefined && e instanceof Error) e.message += `\n${uid} ${snapshot}`;
+    throw e;
+  } finally {
+    cancel();
+  }
   return {
     async send(to: Destination, body: string) {
       const ack = await client.send({ channelId: to.id, channelType: to.kind === 'user' ? 1 : 2, payload: body });

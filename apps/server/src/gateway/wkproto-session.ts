@@ -44,6 +44,9 @@ interface AckSlot {
   outcome: AckOutcome | undefined;
 }
 
+/** A CONNECT answered this long after it was read is logged, ms (clients give up after a few seconds). */
+const SLOW_CONNECT_MS = 1000;
+
 /** Protocol version used for packets written before CONNECT is decoded. */
 const PRE_CONNECT_VERSION = 5;
 
@@ -64,6 +67,9 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   private readonly onPacketBound = (p: WkPacket) => this.onPacket(p);
   /** Bytes received before CONNECT completed; bounded by MAX_CONNECT_BYTES. */
   private preConnectBytes = 0;
+  /** While CONNECT is being answered: what it waits for, and since when (unix ms), for the log of a connection lost meanwhile. */
+  private connectStage = '';
+  private connectAt = 0;
 
   constructor(
     private readonly sink: PacketSink,
@@ -97,13 +103,36 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   }
 
   onClose(): void {
+    if (this.state === 'authenticating' || (this.state === 'awaiting-connect' && this.preConnectBytes > 0))
+      this.logUnanswered('closed by the client');
     if (this.state === 'open') this.services.presence.remove(this);
     this.state = 'closed';
     this.forgetAcks();
   }
 
   expire(reason: 'auth timeout' | 'idle timeout'): void {
+    if (!this.authenticated) this.logUnanswered(reason);
     this.closeWith(reason);
+  }
+
+  /**
+   * Logs a connection that ends before its CONNECT was answered (rare: a
+   * client that gave up, a half-sent CONNECT): whether the CONNECT had
+   * arrived, how many bytes had, and what its answer was waiting for.
+   */
+  private logUnanswered(how: string): void {
+    const now = Date.now();
+    this.log.info(
+      {
+        session: this.id,
+        state: this.state,
+        bytes: this.preConnectBytes,
+        decoderHolds: this.decoder.bufferedBytes,
+        ageMs: now - this.openedAt,
+        ...(this.state === 'authenticating' ? { stage: this.connectStage, connectWaitMs: now - this.connectAt } : {}),
+      },
+      `connection ${how} before its CONNECT was answered`,
+    );
   }
 
   deliver(d: Delivery): void {
@@ -191,6 +220,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
         if (p.type !== PacketType.CONNECT)
           return this.closeWith('CONNECT must be the first packet', ['connect_required', SessionErrorClass.protocol]);
         this.state = 'authenticating';
+        this.connectAt = Date.now();
         this.connect(p).catch((err: unknown) => {
           this.log.error({ err, session: this.id }, 'wkproto connect failed');
           this.closeWith('internal error', ['internal_error', SessionErrorClass.internal]);
@@ -245,6 +275,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.closeWith('connect refused', [refusalReason(reasonCode), SessionErrorClass.auth]);
     };
 
+    this.connectStage = 'token lookup';
     const auth: AuthResult =
       p.uid === ''
         ? { reason: ReasonCode.AuthFail, deviceLevel: 0 }
@@ -252,6 +283,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     if (this.state !== 'authenticating') return;
     if (auth.reason !== ReasonCode.Success) return refuse(auth.reason);
     // The ban came with the credentials; only a device with no record needs a look-up of its own.
+    this.connectStage = 'ban lookup';
     if (auth.banned ?? (await this.services.isUserBanned(p.uid))) return refuse(ReasonCode.Ban);
     if (this.state !== 'authenticating') return;
     if (p.clientKey === '') return refuse(ReasonCode.ClientKeyIsEmpty);
@@ -279,6 +311,8 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.state = 'open';
     this.markAuthenticated();
     this.services.presence.add(this);
+    const waitedMs = Date.now() - this.connectAt;
+    if (waitedMs > SLOW_CONNECT_MS) this.log.warn({ session: this.id, uid: this.uid, waitedMs }, 'CONNECT answered late');
     this.sink.send(connack(ReasonCode.Success, version, exchange.serverKey, exchange.salt));
   }
 

@@ -13,6 +13,10 @@ export interface ClientTransport {
   onData(handler: (chunk: Buffer) => void): void;
   /** Registers the single close handler; `error` is set when the pipe failed. */
   onClose(handler: (error?: Error) => void): void;
+  /** The pipe's state in a few words, for an error report (a TCP socket's local port and byte counts). */
+  describe(): string;
+  /** The local TCP port (undefined over WebSocket or once closed). */
+  readonly localPort: number | undefined;
 }
 
 /**
@@ -40,6 +44,11 @@ function tcpTransport(socket: Socket, reads?: { handler: ((chunk: Buffer) => voi
     },
     onClose: (handler) => {
       closeHandler = handler;
+    },
+    describe: () =>
+      `tcp local port ${socket.localPort ?? '-'}, ${socket.bytesWritten} bytes written, ${socket.bytesRead} read${socket.destroyed ? ', destroyed' : ''}`,
+    get localPort() {
+      return socket.localPort;
     },
   };
 }
@@ -113,6 +122,8 @@ export async function openTransport(url: string, timeoutMs: number, options: Tra
     onClose: (handler) => {
       closeHandler = handler;
     },
+    describe: () => `websocket readyState ${ws.readyState}, ${ws.bufferedAmount} bytes buffered`,
+    localPort: undefined,
   };
 }
 

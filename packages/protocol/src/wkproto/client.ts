@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { openTransport, withTimeout, type ClientTransport } from './client-transport.ts';
 import { negotiateVersion, PacketType, ReasonCode, Setting } from './constants.ts';
-import { clientKeyExchange, generateKeyPair, type WkSessionCrypto } from './crypto.ts';
+import { clientKeyExchange, generateKeyPair, type WkKeyPair, type WkSessionCrypto } from './crypto.ts';
 import { decodeBody } from './decode.ts';
 import { encodePacket, encodeRecvack } from './encode.ts';
 import { newRecvView, recvackFrameBytes, scanRecv, writeRecvack } from './recv-view.ts';
@@ -108,6 +108,8 @@ export class WkprotoClient extends EventEmitter {
   private readonly pendingSends = new Map<number, Pending<SendackPacket>>();
   private readonly pendingPings: Pending<void>[] = [];
   private connack: Pending<ConnackPacket> | undefined;
+  /** This connection's X25519 keys while its CONNACK is awaited (none with `encrypt: false`). */
+  private connectKeys: WkKeyPair | undefined;
   private readonly inbox: ReceivedMessage[] = [];
   private readonly waiters: Pending<ReceivedMessage>[] = [];
   private closedError: Error | undefined;
@@ -137,6 +139,7 @@ export class WkprotoClient extends EventEmitter {
     transport.onData((chunk) => this.onData(chunk));
     transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
     const keys = o.encrypt === false ? undefined : generateKeyPair();
+    this.connectKeys = keys;
     const done = new Promise<ConnackPacket>((resolve, reject) => {
       this.connack = { resolve, reject };
     });
@@ -150,15 +153,32 @@ export class WkprotoClient extends EventEmitter {
       clientTimestamp: BigInt(Date.now()),
       clientKey: keys?.publicKey ?? '',
     });
-    const ack = await withTimeout(done, this.timeoutMs, () => this.close(), 'CONNACK');
+    // On timeout the error says what the connection got (and the client closes it).
+    const ack = await withTimeout(done, this.timeoutMs, () => this.fail(`CONNACK timed out after ${this.timeoutMs} ms`), 'CONNACK');
     if (ack.reasonCode !== ReasonCode.Success) {
       this.close();
       throw new WkprotoConnectError(ack.reasonCode);
     }
-    if (ack.serverVersion !== undefined) this.version = ack.serverVersion;
-    this.decoder.version = this.version;
-    if (keys && ack.serverKey) this.crypto = clientKeyExchange(keys.privateKey, ack.serverKey, ack.salt);
     return ack;
+  }
+
+  /**
+   * A success CONNACK's version and keys apply from the next packet on, so
+   * they are taken as the CONNACK is read: the packets behind it in the same
+   * read (a RECV, a SENDACK) are decoded at the session's version and
+   * decrypted with its keys, not before `connect()` resumes.
+   */
+  private onConnack(ack: ConnackPacket): void {
+    const keys = this.connectKeys;
+    this.connectKeys = undefined;
+    if (ack.reasonCode === ReasonCode.Success) {
+      if (ack.serverVersion !== undefined) this.version = ack.serverVersion;
+      this.decoder.version = this.version;
+      // A server key that is not a key fails the read: the connection closes and connect() rejects with why.
+      if (keys && ack.serverKey) this.crypto = clientKeyExchange(keys.privateKey, ack.serverKey, ack.salt);
+    }
+    this.connack?.resolve(ack);
+    this.connack = undefined;
   }
 
   /** Sends one message and resolves with its SENDACK (whatever its reason code). */
@@ -250,6 +270,24 @@ export class WkprotoClient extends EventEmitter {
     this.onClosed(new Error('client closed'));
   }
 
+  /** The connection's state in a few words: the transport's, and what the decoder holds of an unfinished packet. */
+  describeConnection(): string {
+    const t = this.transport ? this.transport.describe() : 'no transport';
+    return `${t}; decoder holds ${this.decoder.bufferedBytes} bytes${this.connack ? '; CONNACK awaited' : ''}`;
+  }
+
+  /** The local TCP port of the connection (undefined over WebSocket or before it is open). */
+  get localPort(): number | undefined {
+    return this.transport?.localPort;
+  }
+
+  /** Closes the connection, pending requests rejecting with `what` and the connection's state. */
+  private fail(what: string): void {
+    const error = new Error(`${what} (${this.describeConnection()})`);
+    this.transport?.close();
+    this.onClosed(error);
+  }
+
   private onData(chunk: Buffer): void {
     try {
       this.decoder.push(chunk, (p) => this.onPacket(p));
@@ -297,8 +335,7 @@ export class WkprotoClient extends EventEmitter {
   private onPacket(p: WkPacket): void {
     switch (p.type) {
       case PacketType.CONNACK:
-        this.connack?.resolve(p);
-        this.connack = undefined;
+        if (this.connack) this.onConnack(p);
         return;
       case PacketType.SENDACK: {
         const pending = this.pendingSends.get(p.clientSeq);
