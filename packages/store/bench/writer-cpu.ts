@@ -29,7 +29,13 @@ const batch = Number(process.argv[4] ?? 10);
 const channels = Number(process.argv[5] ?? 500);
 const keep = process.argv[6];
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'parley-writer-bench-'));
-const WARMUP = 2_000;
+/**
+ * Messages appended before the measured ones (`WRITER_BENCH_WARMUP`, default 12,000). The
+ * writer thread's JavaScript runs once per batch and does little per call, so V8 optimises it
+ * (TurboFan) only after some 500-1,000 batches; with a shorter warm-up part of the measured
+ * phase still ran baseline (Sparkplug) code.
+ */
+const WARMUP = Number(process.env.WRITER_BENCH_WARMUP ?? 12_000);
 const body = 'x'.repeat(40);
 
 const channelOf = (c: number) => `u${c}@v${c}`;

@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore, type Store, type StoredMessage } from '../src/index.ts';
+
+/**
+ * The embedded store's hand-off to its writer thread (`sqlite/writer.ts`): batches handed over
+ * without waiting for one another are settled in order, each with its own outcome; a failed or
+ * idempotent batch does not disturb the ones around it; closing the store settles every batch
+ * handed over before, committed. Real threads, a real file, `sync=full`.
+ */
+
+function message(channelId: string, seq: number, id: bigint, extra: Partial<StoredMessage> = {}): StoredMessage {
+  return {
+    channelId,
+    channelType: 1,
+    messageSeq: seq,
+    messageId: id,
+    clientMsgNo: `c${seq}`,
+    fromUid: 'alice',
+    setting: 0,
+    flags: 0,
+    expire: 0,
+    topic: '',
+    createdAt: 1_700_000_000_000 + seq,
+    payload: new Uint8Array([seq & 0xff, 1, 2]),
+    ...extra,
+  };
+}
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+
+async function open(dir?: string): Promise<{ store: Store; dir: string }> {
+  const d = dir ?? mkdtempSync(join(tmpdir(), 'parley-handoff-'));
+  if (!dir) dirs.push(d);
+  const store = await openEmbeddedStore({ dataDir: d, sync: 'full' });
+  stores.push(store);
+  return { store, dir: d };
+}
+
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close().catch(() => undefined);
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('embedded writer hand-off', () => {
+  it('settles batches handed over together in order, each with its own outcome', async () => {
+    const { store } = await open();
+    await store.memberships.addMembers('h1', 1, ['alice'], 1);
+    const checked = store.messages.appendChecked!;
+    // Handed over at once: a commit, a batch repeating its key (hits), a batch taking a taken seq
+    // (a constraint failure), then a commit again; none waits for the one before.
+    const outcomes = await Promise.allSettled([
+      checked([message('h1', 1, 11n), message('h1', 2, 12n)], [{ channelId: 'h1', channelType: 1, uid: 'alice', seq: 2 }]),
+      checked([message('h1', 3, 13n, { clientMsgNo: 'c1' })], []),
+      checked([message('h1', 2, 14n, { clientMsgNo: 'other' })], []),
+      checked([message('h1', 3, 15n)], [{ channelId: 'h1', channelType: 1, uid: 'alice', seq: 3 }]),
+      store.messages.appendBatch([message('h1', 4, 16n)], []),
+    ]);
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: [] });
+    expect(outcomes[1].status).toBe('fulfilled');
+    const hits = (outcomes[1] as PromiseFulfilledResult<Awaited<ReturnType<typeof checked>>>).value;
+    expect(hits.map((h) => [h.clientMsgNo, h.messageId, h.messageSeq, [...h.payload]])).toEqual([['c1', 11n, 1, [1, 1, 2]]]);
+    expect(outcomes[2].status).toBe('rejected');
+    expect(((outcomes[2] as PromiseRejectedResult).reason as { code?: string }).code).toMatch(/^SQLITE_CONSTRAINT/);
+    expect(outcomes[3]).toEqual({ status: 'fulfilled', value: [] });
+    expect(outcomes[4]).toEqual({ status: 'fulfilled', value: undefined });
+    const rows = await store.messages.bySeqs('h1', 1, [1, 2, 3, 4]);
+    expect(rows.map((m) => [Number(m.messageSeq), m.messageId])).toEqual([
+      [1, 11n],
+      [2, 12n],
+      [3, 15n],
+      [4, 16n],
+    ]);
+    expect((await store.memberships.get('h1', 1, 'alice'))?.lastSendSeq).toBe(3);
+    // A failed batch leaves the writer as it was: the next one commits.
+    expect(await checked([message('h1', 5, 17n)], [])).toEqual([]);
+    expect(await store.messages.loadTail('h1', 1)).toBe(5);
+  });
+
+  it('closing the store settles every batch handed over before it, committed', async () => {
+    const { store, dir } = await open();
+    const pending: Promise<unknown>[] = [];
+    for (let b = 0; b < 40; b++) {
+      const rows = [0, 1, 2].map((k) => message('h2', b * 3 + k + 1, 1_000n + BigInt(b * 3 + k)));
+      pending.push(b % 2 === 0 ? store.messages.appendChecked!(rows, []) : store.messages.appendBatch(rows, []));
+    }
+    stores.splice(stores.indexOf(store), 1);
+    const closing = store.close();
+    const outcomes = await Promise.allSettled(pending);
+    await closing;
+    expect(outcomes.filter((o) => o.status !== 'fulfilled')).toEqual([]);
+    const again = await open(dir);
+    expect(await again.store.messages.loadTail('h2', 1)).toBe(120);
+  });
+
+  it('strings that are not ASCII reach the writer unit for unit: both connections find their idempotency key', async () => {
+    const { store } = await open();
+    // Accents, CJK, a surrogate pair and lone surrogates: the idempotency hash is over UTF-16 units, computed
+    // by the writer thread when it commits and by the main connection when it looks a key up.
+    const key = { channelId: 'grüppe-日本', channelType: 1, fromUid: 'ü\ud800', clientMsgNo: 'k\ud83d\ude00\udc00' };
+    const m = message(key.channelId, 1, 77n, { fromUid: key.fromUid, clientMsgNo: key.clientMsgNo, topic: 'tö' });
+    expect(await store.messages.appendChecked!([m], [])).toEqual([]);
+    const found = await store.messages.findByIdempotencyKeys([key]);
+    expect(found.map((h) => [h.messageId, h.messageSeq])).toEqual([[77n, 1]]);
+    const again = await store.messages.appendChecked!(
+      [message(key.channelId, 2, 78n, { fromUid: key.fromUid, clientMsgNo: key.clientMsgNo })],
+      [],
+    );
+    expect(again.map((h) => [h.messageId, h.messageSeq])).toEqual([[77n, 1]]);
+    const [stored] = await store.messages.bySeqs(key.channelId, 1, [1]);
+    expect([stored?.channelId, stored?.topic]).toEqual([key.channelId, 'tö']);
+  });
+});
