@@ -113,4 +113,16 @@ describe('embedded writer hand-off', () => {
     const [stored] = await store.messages.bySeqs(key.channelId, 1, [1]);
     expect([stored?.channelId, stored?.topic]).toEqual([key.channelId, 'tö']);
   });
+
+  it('closing the store a second time, at once or after, resolves (it hung waiting for an exited thread)', async () => {
+    const { store, dir } = await open();
+    await store.messages.appendBatch([message('h3', 1, 31n)], []);
+    stores.splice(stores.indexOf(store), 1);
+    const bounded = (p: Promise<void>) =>
+      Promise.race([p.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('hung'), 5_000))]);
+    expect(await Promise.all([bounded(store.close()), bounded(store.close())])).toEqual(['closed', 'closed']);
+    expect(await bounded(store.close())).toBe('closed');
+    const again = await open(dir);
+    expect(await again.store.messages.loadTail('h3', 1)).toBe(1);
+  });
 });

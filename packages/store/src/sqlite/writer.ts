@@ -66,6 +66,9 @@ class Thread {
   private readonly worker: Worker;
   private readonly ready: Promise<void>;
   private closed: (() => void) | undefined;
+  /** The one close in progress or done: a second `close()` waits for the same one. */
+  private closing: Promise<void> | undefined;
+  private exited = false;
   /** Per batch handed over: settled with the earlier messages found (`hits`), or none once committed. */
   readonly waiting = new Map<number, { resolve(hits: unknown[] | undefined): void; reject(err: Error): void }>();
 
@@ -86,6 +89,7 @@ class Thread {
         this.failAll(err);
       });
       this.worker.on('exit', (code) => {
+        this.exited = true;
         const err = new WriterError('SQLITE_WRITER_EXIT', `the SQLite writer thread exited (code ${code})`);
         reject(err);
         this.failAll(err);
@@ -102,7 +106,13 @@ class Thread {
     this.worker.postMessage(m, transfer);
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return (this.closing ??= this.closeOnce());
+  }
+
+  private async closeOnce(): Promise<void> {
+    // A thread that has exited never answers `close`.
+    if (this.exited) return;
     const done = new Promise<void>((resolve) => (this.closed = resolve));
     this.post({ kind: 'close' });
     await done;
