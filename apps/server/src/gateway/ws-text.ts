@@ -26,6 +26,14 @@ const MAX_FRAMES = 64;
 
 /** Unmasked bytes of one frame (reused: one JavaScript thread, no re-entry). */
 const scratch = Buffer.alloc(MAX_TEXT_BYTES);
+/** The same bytes as 32-bit words (`Buffer.alloc` of this size is not pooled: offset 0). */
+const scratch32 = new Uint32Array(scratch.buffer, scratch.byteOffset, MAX_TEXT_BYTES / 4);
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** `x` with its four bytes reversed. */
+function swap32(x: number): number {
+  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
+}
 
 /**
  * The texts of `chunk` when it is nothing but whole, masked, unfragmented,
@@ -56,30 +64,26 @@ export function asciiTextFramesOf(chunk: Buffer, maxPayload: number): string[] |
     if (len === 0 || len > MAX_TEXT_BYTES || (maxPayload > 0 && len > maxPayload)) return undefined;
     const data = mask + 4;
     if (n - data < len) return undefined;
-    const m0 = chunk[mask]!;
-    const m1 = chunk[mask + 1]!;
-    const m2 = chunk[mask + 2]!;
-    const m3 = chunk[mask + 3]!;
-    // Unmasked four bytes at a time; `high` collects every byte's top bit (non-zero: not ASCII).
+    // The payload is copied (memcpy) and unmasked in place four bytes at a time through a
+    // 32-bit view (the scratch buffer owns its memory from offset 0, so the view is aligned);
+    // `high` collects every byte's top bit (non-zero: not ASCII).
+    chunk.copy(scratch, 0, data, data + len);
+    const key = (chunk[mask]! | (chunk[mask + 1]! << 8) | (chunk[mask + 2]! << 16) | (chunk[mask + 3]! << 24)) >>> 0;
+    const key32 = LITTLE_ENDIAN ? key : swap32(key);
     let high = 0;
-    let i = 0;
-    for (const whole = len & ~3; i < whole; i += 4) {
-      const a = chunk[data + i]! ^ m0;
-      const b = chunk[data + i + 1]! ^ m1;
-      const c = chunk[data + i + 2]! ^ m2;
-      const d = chunk[data + i + 3]! ^ m3;
-      scratch[i] = a;
-      scratch[i + 1] = b;
-      scratch[i + 2] = c;
-      scratch[i + 3] = d;
-      high |= a | b | c | d;
+    const words = len >>> 2;
+    for (let w = 0; w < words; w++) {
+      const v = scratch32[w]! ^ key32;
+      scratch32[w] = v;
+      high |= v;
     }
-    for (; i < len; i++) {
-      const k = i & 3;
-      const a = chunk[data + i]! ^ (k === 0 ? m0 : k === 1 ? m1 : m2);
+    for (let i = words << 2; i < len; i++) {
+      const a = scratch[i]! ^ chunk[mask + (i & 3)]!;
       scratch[i] = a;
       high |= a;
     }
+    high |= high >>> 8;
+    high |= high >>> 16;
     if ((high & 0x80) !== 0) return undefined;
     texts.push(scratch.toString('latin1', 0, len));
     at = data + len;
