@@ -62,6 +62,8 @@ const proc = spawn(
       PARLEY_API_CREDENTIAL_RATE_PER_KEY: '10000000',
       PARLEY_API_CREDENTIAL_RATE_PER_UID: '1000000',
     },
+    // node's --perf-basic-prof also writes isolate-*-v8.log files into its working directory.
+    cwd: out,
     stdio: ['ignore', 'pipe', process.env.SEND_PATH_SERVER_LOG ? 'inherit' : 'pipe'],
   },
 );
@@ -71,7 +73,7 @@ const ev = await new Promise<{ api: string; ws: string; tcp: string }>((resolve,
   let text = '';
   const timer = setTimeout(() => reject(new Error(`no listening line in 600 s:\n${err}`)), 600_000);
   proc.once('exit', (code) => reject(new Error(`server exited ${code}:\n${err}`)));
-  proc.stdout.on('data', (d: Buffer) => {
+  proc.stdout!.on('data', (d: Buffer) => {
     if (process.env.SEND_PATH_STDOUT) appendFileSync(process.env.SEND_PATH_STDOUT, d);
     text += d.toString();
     const e = listeningEventIn(text);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo, Socket } from 'node:net';
-import { Receiver, WebSocket, WebSocketServer } from 'ws';
+import type { EventEmitter } from 'node:events';
+import * as wsModule from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { asciiTextFramesOf, MAX_TEXT_BYTES, takeTextBeforeWs } from './ws-text.ts';
 
 const send = (n: number): string =>
@@ -24,6 +26,11 @@ function clientFrame(data: string | Buffer, opcode = 1, fin = true, mask = [0x12
   for (let i = 0; i < body.length; i++) f[head + 4 + i] = body[i]! ^ mask[i & 3]!;
   return f;
 }
+
+/** ws's frame parser (exported by ws, not declared by its types). */
+const { Receiver } = wsModule as unknown as {
+  Receiver: new (o: { isServer: boolean; maxPayload: number }) => EventEmitter & { write(chunk: Buffer): boolean };
+};
 
 /** What ws's own receiver (server side) emits for `chunk`. */
 function wsMessages(chunk: Buffer, maxPayload = 0): string[] {
