@@ -11,6 +11,7 @@ import type { GatewayServices } from './services.ts';
 import { MAX_CONNECT_BYTES } from './session-base.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
 import { takeRecvacksBeforeWs } from './ws-recvack.ts';
+import { takeTextBeforeWs } from './ws-text.ts';
 
 export interface WsGatewayOptions {
   host: string;
@@ -230,6 +231,9 @@ class WsLink implements LiveConnection, Deadlines, OverflowListener, PacketSink 
       this.jsonrpc = session;
       session.onAuthenticated = () => {
         this.loggedIn();
+        // A chunk of only ASCII text frames (a send, a few) is read before ws; a chunk of only
+        // compact recvacks before that (installed last, so it sees each chunk first).
+        takeTextBeforeWs(this.ws, (text) => session.onMessage(text));
         takeRecvacksBeforeWs(this.ws, (messageId) => session.onRecvack(messageId));
       };
       this.deadlines = session;

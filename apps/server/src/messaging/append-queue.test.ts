@@ -79,6 +79,34 @@ describe('AppendQueue', () => {
     expect((await store.memberships.get('g', 2, 'u'))?.lastSendSeq).toBe(3);
   });
 
+  it('in one batch, tells a repeat (same channel, sender and client_msg_no) from other sends sharing the client_msg_no, and marks each sender once', async () => {
+    await store.memberships.addMembers('g', 2, ['u', 'v'], 1);
+    await store.memberships.addMembers('h', 2, ['u'], 1);
+    const all = await Promise.all([
+      queue.append(msg({ clientMsgNo: 'k' }), true), // g/u: 1
+      queue.append(msg({ clientMsgNo: 'k', fromUid: 'v' }), true), // g/v: 2
+      queue.append(msg({ clientMsgNo: 'k', channelId: 'h' }), true), // h/u: 1
+      queue.append(msg({ clientMsgNo: 'k', fromUid: 'v' }), true), // repeat of g/v
+      queue.append(msg({ clientMsgNo: 'k', channelId: 'h', payload: Buffer.from('other') }), true), // h/u reused
+      queue.append(msg({ clientMsgNo: 'j' }), true), // g/u: 3
+      queue.append(msg({ clientMsgNo: 'k' }), true), // repeat of g/u
+    ]);
+    expect(queue.stats.batches).toBe(1);
+    const id = (r: (typeof all)[number]) => (r as { messageId: bigint }).messageId;
+    expect(all).toEqual([
+      { kind: 'appended', messageId: id(all[0]!), messageSeq: 1 },
+      { kind: 'appended', messageId: id(all[1]!), messageSeq: 2 },
+      { kind: 'appended', messageId: id(all[2]!), messageSeq: 1 },
+      { kind: 'duplicate', messageId: id(all[1]!), messageSeq: 2 },
+      { kind: 'conflict' },
+      { kind: 'appended', messageId: id(all[5]!), messageSeq: 3 },
+      { kind: 'duplicate', messageId: id(all[0]!), messageSeq: 1 },
+    ]);
+    expect((await store.memberships.get('g', 2, 'u'))?.lastSendSeq).toBe(3);
+    expect((await store.memberships.get('g', 2, 'v'))?.lastSendSeq).toBe(2);
+    expect((await store.memberships.get('h', 2, 'u'))?.lastSendSeq).toBe(1);
+  });
+
   it('refuses a reused client_msg_no with a different payload and writes nothing for it', async () => {
     await queue.append(msg({ clientMsgNo: 'x' }), true);
     expect(await queue.append(msg({ clientMsgNo: 'x', payload: Buffer.from('other') }), true)).toEqual({ kind: 'conflict' });

@@ -1,0 +1,140 @@
+import type { WebSocket } from 'ws';
+
+/**
+ * What this module reads of a ws `Receiver` (ws 8): a Writable whose
+ * `write` the socket's `data` listener calls with every chunk, and the
+ * parse state that says whether it is between two messages.
+ */
+interface WsReceiver {
+  write(chunk: Buffer): boolean;
+  writableLength: number;
+  _state: number;
+  _bufferedBytes: number;
+  _fragmented: number;
+  _errored: boolean;
+  _maxPayload: number;
+}
+
+/** The receiver's state between two frames (`GET_INFO`). */
+const GET_INFO = 0;
+/** First byte of an unfragmented text frame: FIN, no RSV bits, opcode 1. */
+const FIN_TEXT = 0x81;
+/** Largest frame payload read on this path, bytes (a send of a few KiB; longer ones go to ws). */
+export const MAX_TEXT_BYTES = 8192;
+/** Most frames read from one chunk on this path. */
+const MAX_FRAMES = 64;
+
+/** Unmasked bytes of one frame (reused: one JavaScript thread, no re-entry). */
+const scratch = Buffer.alloc(MAX_TEXT_BYTES);
+/** The same bytes as 32-bit words (`Buffer.alloc` of this size is not pooled: offset 0). */
+const scratch32 = new Uint32Array(scratch.buffer, scratch.byteOffset, MAX_TEXT_BYTES / 4);
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** `x` with its four bytes reversed. */
+function swap32(x: number): number {
+  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
+}
+
+/**
+ * The texts of `chunk` when it is nothing but whole, masked, unfragmented,
+ * non-empty text frames whose payloads are ASCII, each within `maxPayload`
+ * (0: no limit) and `MAX_TEXT_BYTES`; else undefined, and `chunk` is left
+ * untouched for ws to parse. ASCII is valid UTF-8 that decodes to the same
+ * characters, so for such a chunk ws would emit exactly these texts, in this
+ * order.
+ */
+export function asciiTextFramesOf(chunk: Buffer, maxPayload: number): string[] | undefined {
+  const texts: string[] = [];
+  const n = chunk.length;
+  let at = 0;
+  while (at < n) {
+    if (texts.length === MAX_FRAMES || n - at < 6 || chunk[at] !== FIN_TEXT) return undefined;
+    const b1 = chunk[at + 1]!;
+    // A client frame is masked.
+    if ((b1 & 0x80) === 0) return undefined;
+    let len = b1 & 0x7f;
+    let mask = at + 2;
+    if (len === 126) {
+      if (n - at < 8) return undefined;
+      len = (chunk[at + 2]! << 8) | chunk[at + 3]!;
+      mask = at + 4;
+    } else if (len === 127) {
+      return undefined;
+    }
+    if (len === 0 || len > MAX_TEXT_BYTES || (maxPayload > 0 && len > maxPayload)) return undefined;
+    const data = mask + 4;
+    if (n - data < len) return undefined;
+    // The payload is copied (memcpy) and unmasked in place four bytes at a time through a
+    // 32-bit view (the scratch buffer owns its memory from offset 0, so the view is aligned);
+    // `high` collects every byte's top bit (non-zero: not ASCII).
+    chunk.copy(scratch, 0, data, data + len);
+    const key = (chunk[mask]! | (chunk[mask + 1]! << 8) | (chunk[mask + 2]! << 16) | (chunk[mask + 3]! << 24)) >>> 0;
+    const key32 = LITTLE_ENDIAN ? key : swap32(key);
+    let high = 0;
+    const words = len >>> 2;
+    for (let w = 0; w < words; w++) {
+      const v = scratch32[w]! ^ key32;
+      scratch32[w] = v;
+      high |= v;
+    }
+    for (let i = words << 2; i < len; i++) {
+      const a = scratch[i]! ^ chunk[mask + (i & 3)]!;
+      scratch[i] = a;
+      high |= a;
+    }
+    high |= high >>> 8;
+    high |= high >>> 16;
+    if ((high & 0x80) !== 0) return undefined;
+    texts.push(scratch.toString('latin1', 0, len));
+    at = data + len;
+  }
+  return texts.length > 0 ? texts : undefined;
+}
+
+/**
+ * Lets an authenticated JSON-RPC connection take its inbound messages
+ * without ws's frame parser, message events, buffer views and UTF-8
+ * decoding: a socket chunk that is only whole ASCII text frames (the usual
+ * case: one `send` or a few, or a burst of `recvack`s) and arrives between
+ * two messages is read here, each text handed to `onText` in order. Any other
+ * chunk (a control frame, a fragment, binary, non-ASCII text, a frame cut
+ * across chunks), and every chunk while ws holds part of a message, goes to
+ * ws unchanged, so frames are still handled in the order they came and ws
+ * still answers pings and closes. Once the connection stops being open, the
+ * rest of a chunk is dropped, as the session would ignore it.
+ *
+ * Relies on ws 8's receiver internals; when they are not as expected the
+ * connection simply keeps the ordinary path (false).
+ */
+export function takeTextBeforeWs(ws: WebSocket, onText: (text: string) => void): boolean {
+  const receiver = (ws as unknown as { _receiver?: WsReceiver })._receiver;
+  if (
+    !receiver ||
+    typeof receiver.write !== 'function' ||
+    receiver._state !== GET_INFO ||
+    typeof receiver._bufferedBytes !== 'number' ||
+    typeof receiver._fragmented !== 'number' ||
+    typeof receiver._maxPayload !== 'number'
+  ) {
+    return false;
+  }
+  const write = receiver.write.bind(receiver);
+  receiver.write = (chunk: Buffer): boolean => {
+    if (
+      receiver._state === GET_INFO &&
+      receiver._bufferedBytes === 0 &&
+      receiver._fragmented === 0 &&
+      !receiver._errored &&
+      receiver.writableLength === 0 &&
+      ws.readyState === ws.OPEN
+    ) {
+      const frames = asciiTextFramesOf(chunk, receiver._maxPayload);
+      if (frames) {
+        for (let i = 0; i < frames.length && ws.readyState === ws.OPEN; i++) onText(frames[i]!);
+        return true;
+      }
+    }
+    return write(chunk);
+  };
+  return true;
+}
