@@ -2,7 +2,8 @@
  * Our own mosquitto (Debian's package; installed with apt-get when missing)
  * on a free loopback port, pinned to the server core, from a generated config:
  * password authentication (PBKDF2-SHA512 entries written by us, as
- * mosquitto_passwd would), persistence off, big offline queues for S3.
+ * mosquitto_passwd would), persistence off, big offline queues for S3 and
+ * an inflight window the size of Parley's catch-up page.
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -91,6 +92,10 @@ export async function startMosquitto(binary: string): Promise<MosquittoServer> {
       `user ${userInfo().username}`,
       'persistence false',
       'max_queued_messages 200000',
+      // QoS 1 messages sent to one client before its PUBACKs (default 20): 100, the rows Parley's
+      // catch-up moves per round trip (one /channel/messagesync page), so that both targets catch up
+      // in batches of the same size (see README, S3). Only S3's persistent sessions come near it.
+      'max_inflight_messages 100',
       'log_dest stderr',
       'log_type error',
       '',

@@ -9,8 +9,11 @@ import { connect as netConnect, type Socket } from 'node:net';
 export interface ClientTransport {
   write(frame: Uint8Array): void;
   close(): void;
-  /** Registers the single data handler (chunks in arrival order). */
-  onData(handler: (chunk: Buffer) => void): void;
+  /**
+   * Registers the single data handler (chunks in arrival order): the chunk is
+   * `chunk[0, length)` (a shared read buffer is passed whole, with the read's length).
+   */
+  onData(handler: (chunk: Buffer, length: number) => void): void;
   /** Registers the single close handler; `error` is set when the pipe failed. */
   onClose(handler: (error?: Error) => void): void;
   /** The pipe's state in a few words, for an error report (a TCP socket's local port and byte counts). */
@@ -27,7 +30,9 @@ export interface ClientTransport {
 let sharedReadBuffer: Buffer | undefined;
 const SHARED_READ_BYTES = 64 * 1024;
 
-function tcpTransport(socket: Socket, reads?: { handler: ((chunk: Buffer) => void) | undefined }): ClientTransport {
+type DataHandler = (chunk: Buffer, length: number) => void;
+
+function tcpTransport(socket: Socket, reads?: { handler: DataHandler | undefined }): ClientTransport {
   let closeHandler: ((error?: Error) => void) | undefined;
   let lastError: Error | undefined;
   socket.setNoDelay(true);
@@ -40,7 +45,7 @@ function tcpTransport(socket: Socket, reads?: { handler: ((chunk: Buffer) => voi
     close: () => void socket.destroy(),
     onData: (handler) => {
       if (reads) reads.handler = handler;
-      else socket.on('data', handler);
+      else socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length));
     },
     onClose: (handler) => {
       closeHandler = handler;
@@ -67,15 +72,16 @@ export interface TransportOptions {
 export async function openTransport(url: string, timeoutMs: number, options: TransportOptions = {}): Promise<ClientTransport> {
   const parsed = new URL(url);
   if (parsed.protocol === 'tcp:') {
-    const reads = options.reuseReadBuffer ? { handler: undefined as ((chunk: Buffer) => void) | undefined } : undefined;
+    const reads = options.reuseReadBuffer ? { handler: undefined as DataHandler | undefined } : undefined;
     const socket = reads
       ? netConnect({
           host: parsed.hostname,
           port: Number(parsed.port),
           onread: {
             buffer: () => (sharedReadBuffer ??= Buffer.allocUnsafe(SHARED_READ_BYTES)),
+            // `buf` is the shared buffer itself: handed on whole with the read's length (no view per read).
             callback: (n: number, buf: Uint8Array) => {
-              reads.handler?.(Buffer.from(buf.buffer, buf.byteOffset, n));
+              reads.handler?.(buf as Buffer, n);
               return true;
             },
           },
@@ -115,8 +121,11 @@ export async function openTransport(url: string, timeoutMs: number, options: Tra
     close: () => ws.terminate(),
     onData: (handler) => {
       ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
-        if (Array.isArray(data)) for (const part of data) handler(part);
-        else handler(Buffer.isBuffer(data) ? data : Buffer.from(data));
+        if (Array.isArray(data)) for (const part of data) handler(part, part.length);
+        else {
+          const chunk = Buffer.isBuffer(data) ? data : Buffer.from(data);
+          handler(chunk, chunk.length);
+        }
       });
     },
     onClose: (handler) => {

@@ -115,6 +115,8 @@ export class WkprotoClient extends EventEmitter {
   private closedError: Error | undefined;
   /** The RECV being read in place (one object, refilled per RECV). */
   private readonly view = newRecvView();
+  /** {@link onPacket} bound once (not a closure per read). */
+  private readonly packetHandler = (p: WkPacket): void => this.onPacket(p);
   /** RECVACKs of the current socket read not written yet: `acks[0, ackBytes)`. */
   private acks = NO_ACKS;
   private ackBytes = 0;
@@ -136,7 +138,7 @@ export class WkprotoClient extends EventEmitter {
     // With onPayload nothing keeps a view of a read: every read may land in one shared buffer.
     const transport = await openTransport(o.url, this.timeoutMs, { reuseReadBuffer: o.onPayload !== undefined });
     this.transport = transport;
-    transport.onData((chunk) => this.onData(chunk));
+    transport.onData((chunk, length) => this.onData(chunk, length));
     transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
     const keys = o.encrypt === false ? undefined : generateKeyPair();
     this.connectKeys = keys;
@@ -235,7 +237,7 @@ export class WkprotoClient extends EventEmitter {
   private flushAcks(): void {
     if (this.ackBytes === 0) return;
     // The queue itself goes to the transport (which may hold it): the next read's RECVACKs start a new one.
-    const frames = this.acks.subarray(0, this.ackBytes);
+    const frames = this.ackBytes === this.acks.length ? this.acks : this.acks.subarray(0, this.ackBytes);
     this.acks = NO_ACKS;
     this.ackBytes = 0;
     if (!this.closedError) this.transport?.write(frames);
@@ -288,9 +290,9 @@ export class WkprotoClient extends EventEmitter {
     this.onClosed(error);
   }
 
-  private onData(chunk: Buffer): void {
+  private onData(chunk: Buffer, length: number): void {
     try {
-      this.decoder.push(chunk, (p) => this.onPacket(p));
+      this.decoder.push(chunk, this.packetHandler, length);
     } catch (e) {
       this.transport?.close();
       this.onClosed(e as Error);
@@ -313,17 +315,18 @@ export class WkprotoClient extends EventEmitter {
     let to = v.end;
     const c = this.crypto;
     if (c && (v.setting & Setting.NO_ENCRYPT) === 0) {
-      const plain = c.verifyRecvView(v) ? c.decryptView(v) : undefined;
-      if (plain === undefined) return this.onPacket(decodeBody(PacketType.RECV, flags, buf, start, end, this.version));
-      out = plain;
+      const n = c.openRecvView(v);
+      if (n < 0) return this.onPacket(decodeBody(PacketType.RECV, flags, buf, start, end, this.version));
+      out = c.opened;
       from = 0;
-      to = plain.length;
+      to = n;
     }
     if (this.options.autoRecvAck !== false) {
       if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
       const size = recvackFrameBytes(this.version);
       if (this.acks.length < this.ackBytes + size) {
-        const grown = Buffer.allocUnsafe(Math.max(8 * size, 2 * (this.ackBytes + size)));
+        // Sized for this RECVACK alone at first (most reads bring one RECV; a full queue is written without a view).
+        const grown = Buffer.allocUnsafe(this.ackBytes === 0 ? size : 2 * (this.ackBytes + size));
         if (this.ackBytes > 0) this.acks.copy(grown, 0, 0, this.ackBytes);
         this.acks = grown;
       }

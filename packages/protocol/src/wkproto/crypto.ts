@@ -175,6 +175,11 @@ export class WkSessionCrypto {
    * server session, an idle client) holds none.
    */
   private scratch: Buffer | undefined;
+  /** Views of the scratch cut for the last sign text and ciphertext (reused while the length repeats). */
+  private signView: Buffer | undefined;
+  private rawView: Buffer | undefined;
+  /** The plaintext of the last {@link openRecvView}: `opened[0, length)`, until the next call. */
+  opened: Buffer = Buffer.alloc(0);
 
   constructor(
     readonly aesKey: string,
@@ -242,15 +247,22 @@ export class WkSessionCrypto {
    * empty) and its PKCS#7 padding removed; undefined when the padding is bad.
    */
   private cbcDecrypt(raw: Uint8Array): Buffer | undefined {
+    const n = this.cbcDecryptOpened(raw);
+    return n < 0 ? undefined : this.opened.subarray(0, n);
+  }
+
+  /** {@link cbcDecrypt} into {@link opened}: the plaintext's length, or -1 when the padding is bad. */
+  private cbcDecryptOpened(raw: Uint8Array): number {
     const out = (this.decipher ?? this.startDecipher()).update(raw);
     const prev = this.decPrev!;
     const iv = this.iv;
     for (let i = 0; i < BLOCK; i++) out[i]! ^= prev[i]! ^ iv[i]!;
     copyBytes(raw, raw.length - BLOCK, raw.length, prev, 0);
+    this.opened = out;
     const pad = out[out.length - 1]!;
-    if (pad === 0 || pad > BLOCK) return undefined;
-    for (let i = out.length - pad; i < out.length; i++) if (out[i] !== pad) return undefined;
-    return out.subarray(0, out.length - pad);
+    if (pad === 0 || pad > BLOCK) return -1;
+    for (let i = out.length - pad; i < out.length; i++) if (out[i] !== pad) return -1;
+    return out.length - pad;
   }
 
   /** lower-hex MD5(Base64Std(AES-CBC(sign))) where sign = prefix (text as UTF-8, or bytes) + payload bytes. */
@@ -315,6 +327,7 @@ export class WkSessionCrypto {
   private scratchOf(bytes: number): Buffer {
     const s = this.scratch;
     if (s !== undefined && s.length >= bytes) return s;
+    this.signView = this.rawView = undefined;
     return (this.scratch = Buffer.allocUnsafe(Math.max(bytes, 1024, 2 * (s?.length ?? 0))));
   }
 
@@ -339,8 +352,10 @@ export class WkSessionCrypto {
     p = writeUintDecimal(s, p, v.channelType);
     p = copyBytes(b, v.payloadAt, v.end, s, p);
     const pad = BLOCK - (p % BLOCK);
-    s.fill(pad, p, p + pad);
-    const key = hash('md5', this.cbcBlocks(s.subarray(0, p + pad)).toString('base64'), 'hex');
+    for (let i = p; i < p + pad; i++) s[i] = pad;
+    let block = this.signView;
+    if (block === undefined || block.length !== p + pad) block = this.signView = s.subarray(0, p + pad);
+    const key = hash('md5', this.cbcBlocks(block).toString('base64'), 'hex');
     const at = v.msgKeyAt;
     for (let i = 0; i < MSG_KEY_CHARS; i++) if (key.charCodeAt(i) !== b[at + i]) return false;
     return true;
@@ -353,10 +368,27 @@ export class WkSessionCrypto {
    * decides: it is more lenient about Base64 and reports the error).
    */
   decryptView(v: RecvView): Buffer | undefined {
+    const n = this.decryptViewOpened(v);
+    return n < 0 ? undefined : this.opened.subarray(0, n);
+  }
+
+  /** {@link decryptView} into {@link opened}: the plaintext's length, or -1 where decryptView gives undefined. */
+  private decryptViewOpened(v: RecvView): number {
     const s = this.scratchOf(v.end - v.payloadAt);
     const n = decodeBase64Strict(v.buf, v.payloadAt, v.end, s);
-    if (n <= 0 || n % BLOCK !== 0) return undefined;
-    return this.cbcDecrypt(s.subarray(0, n));
+    if (n <= 0 || n % BLOCK !== 0) return -1;
+    let raw = this.rawView;
+    if (raw === undefined || raw.length !== n) raw = this.rawView = s.subarray(0, n);
+    return this.cbcDecryptOpened(raw);
+  }
+
+  /**
+   * {@link verifyRecvView} then {@link decryptView}, the plaintext left in
+   * {@link opened} rather than cut to a view: its length, or -1 when either
+   * declines (the reference path then decides).
+   */
+  openRecvView(v: RecvView): number {
+    return this.verifyRecvView(v) ? this.decryptViewOpened(v) : -1;
   }
 
   /** Client side: verifies a RECV's msg_key and returns its plaintext payload. */

@@ -120,7 +120,12 @@ describe('the in-place RECV path against the reference (openRecv)', () => {
         expect(v).toBeDefined();
         // Alternate with the reference path and with encryption on the same session: the shared CBC state stays right.
         if (i % 3 === 1) expect(client.openRecv(decodePacket(frame, version) as RecvPacket).equals(plain)).toBe(true);
-        else {
+        else if (i % 3 === 2) {
+          // The client's path: both checks in one call, the plaintext left in `opened`.
+          const n = client.openRecvView(v!);
+          expect(n).toBe(plain.length);
+          expect(client.opened.subarray(0, n).equals(plain)).toBe(true);
+        } else {
           expect(client.verifyRecvView(v!)).toBe(true);
           expect(client.decryptView(v!)?.equals(plain)).toBe(true);
         }
@@ -170,6 +175,7 @@ describe('the in-place RECV path against the reference (openRecv)', () => {
     ]) {
       const f = tamper(at);
       expect(client.verifyRecvView(view(f, 5)!)).toBe(false);
+      expect(client.openRecvView(view(f, 5)!)).toBe(-1);
       expect(mismatch(f)).toBe(true);
     }
   });
@@ -195,6 +201,7 @@ describe('the in-place RECV path against the reference (openRecv)', () => {
     const w = newRecvView();
     expect(scanRecv(spaced, body(frame).start, spaced.length, 5, 0, w)).toBe(true);
     expect(client.decryptView(w)).toBeUndefined();
+    expect(client.openRecvView(w)).toBe(-1);
     // A whole-block ciphertext whose last block decrypts to garbage padding.
     const bad = Buffer.concat([frame.subarray(0, v.payloadAt), Buffer.from(Buffer.alloc(32, 7).toString('base64'))]);
     expect(scanRecv(bad, body(frame).start, bad.length, 5, 0, w)).toBe(true);

@@ -47,6 +47,25 @@ describe('WkprotoDecoder chunking', () => {
       }
     });
 
+    it(`V${version}: each read in one reused buffer passed whole with its length (bytes past it ignored)`, () => {
+      const rnd = prng(version + 100);
+      // What a client's shared read buffer gives: every read lands at offset 0, the rest holds stale bytes.
+      const shared = Buffer.alloc(8192, 0xff);
+      for (let round = 0; round < 20; round++) {
+        const d = new WkprotoDecoder({ version });
+        const out: WkPacket[] = [];
+        for (let pos = 0; pos < stream.length;) {
+          const n = Math.min(1 + Math.floor(rnd() * (rnd() < 0.5 ? 8 : 5000)), shared.length, stream.length - pos);
+          stream.copy(shared, 0, pos, pos + n);
+          d.push(shared, (p) => out.push(canon([p])[0] as WkPacket), n);
+          shared.fill(rnd() < 0.5 ? 0xff : 0x30, 0, n);
+          pos += n;
+        }
+        expect(d.bufferedBytes).toBe(0);
+        expect(out).toStrictEqual(expected);
+      }
+    });
+
     it(`V${version}: random chunk sizes, fixed seed`, () => {
       const rnd = prng(version);
       for (let round = 0; round < 50; round++) {

@@ -108,14 +108,15 @@ export class WkprotoDecoder {
   }
 
   /**
-   * Consumes `chunk`, calling `onPacket` for every packet it completes.
+   * Consumes `chunk` (its first `length` bytes: a reused read buffer need not
+   * be cut to a view per read), calling `onPacket` for every packet it completes.
    * Throws {@link WkprotoDecodeError} on a contract violation; if `onPacket`
    * throws, that error propagates. Either way the decoder is failed afterwards.
    */
-  push(chunk: Uint8Array, onPacket: PacketHandler): void {
+  push(chunk: Uint8Array, onPacket: PacketHandler, length = chunk.length): void {
     if (this.failure) throw this.failure;
     try {
-      this.consume(asBuffer(chunk), onPacket);
+      this.consume(asBuffer(chunk), onPacket, Math.min(length, chunk.length));
     } catch (e) {
       this.failure = e instanceof Error ? e : new WkprotoDecodeError('DECODER_FAILED', String(e));
       this.body = undefined;
@@ -131,9 +132,8 @@ export class WkprotoDecoder {
     return out;
   }
 
-  private consume(buf: Buffer, onPacket: PacketHandler): void {
+  private consume(buf: Buffer, onPacket: PacketHandler, end: number): void {
     let pos = 0;
-    const end = buf.length;
     if (this.body) {
       pos = this.fillBody(buf, pos, end, onPacket);
       if (this.body) return;
