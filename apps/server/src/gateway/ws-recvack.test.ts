@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { compactRecvackMessageId } from '@parley/protocol/jsonrpc';
 import { compactRecvacksOf, takeRecvacksBeforeWs } from './ws-recvack.ts';
 
 const recvack = (id: string): string => JSON.stringify({ jsonrpc: '2.0', method: 'recvack', params: { messageId: id, messageSeq: 1 } });
@@ -42,6 +43,68 @@ describe('compactRecvacksOf', () => {
       expect(compactRecvacksOf(chunk, 0)).toBeUndefined();
     }
     expect(compactRecvacksOf(ack, 50)).toBeUndefined(); // over the frame limit: ws must refuse it
+  });
+});
+
+describe('compactRecvacksOf against compactRecvackMessageId', () => {
+  const head = '{"jsonrpc":"2.0","method":"recvack","params":{"messageId":"';
+  const texts = [
+    recvack('1'),
+    recvack('0'),
+    recvack('18446744073709551615'),
+    recvack('99999999999999999999'),
+    recvack('123456789012345678901'), // 21 digits
+    recvack(''),
+    recvack('12a'),
+    recvack('-1'),
+    recvack(' 1'),
+    `${head}7","messageSeq":0}}`,
+    `${head}7","messageSeq":00}}`,
+    `${head}7","messageSeq":01}}`,
+    `${head}7","messageSeq":999999999999999}}`,
+    `${head}7","messageSeq":1000000000000000}}`, // 16 digits
+    `${head}7","messageSeq":-1}}`,
+    `${head}7","messageSeq":1}}}`,
+    `${head}7","messageSeq":1}`,
+    `${head}7","messageSeq":1} }`,
+    `${head}7","messageSeq":}}`,
+    `${head}7", "messageSeq":1}}`,
+    `${head}7","messageseq":1}}`,
+    `${head.replace('recvack', 'recvacc')}7","messageSeq":1}}`,
+    `${head.replace('2.0', '2.1')}7","messageSeq":1}}`,
+    `${head.slice(0, -1)}7","messageSeq":1}}`,
+    `${head}${'1'.repeat(20)}","messageSeq":${'9'.repeat(15)}}}`, // the longest
+    `${head}7","messageSeq":1}}x`,
+  ];
+  it('takes exactly the frames the regular expression takes, with the same id, for every mask and length', () => {
+    for (const text of texts) {
+      for (const mask of [
+        [0, 0, 0, 0],
+        [0x12, 0x34, 0x56, 0x78],
+        [0xff, 0x80, 0x01, 0x7f],
+      ]) {
+        const id = compactRecvackMessageId(text);
+        const got = compactRecvacksOf(clientFrame(text, 1, true, mask), 0);
+        expect(got, text).toEqual(id === undefined ? undefined : [id]);
+        // Two frames in one chunk, and a frame cut anywhere, as ws would see them.
+        const twice = Buffer.concat([clientFrame(recvack('5'), 1, true, mask), clientFrame(text, 1, true, mask)]);
+        expect(compactRecvacksOf(twice, 0), text).toEqual(id === undefined ? undefined : ['5', id]);
+      }
+    }
+  });
+
+  it('takes no frame cut short, whatever the cut', () => {
+    const frame = clientFrame(recvack('1234567890'));
+    for (let cut = 1; cut < frame.length; cut++) expect(compactRecvacksOf(frame.subarray(0, cut), 0)).toBeUndefined();
+  });
+
+  it('reads a frame at any offset of a shared read buffer', () => {
+    const frame = clientFrame(recvack('42'));
+    for (let offset = 0; offset < 8; offset++) {
+      const pool = Buffer.alloc(offset + frame.length + 3, 0xaa);
+      frame.copy(pool, offset);
+      expect(compactRecvacksOf(pool.subarray(offset, offset + frame.length), 0)).toEqual(['42']);
+    }
   });
 });
 
