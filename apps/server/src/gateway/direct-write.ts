@@ -38,18 +38,29 @@ interface StreamHandle {
   writeBuffer(req: WriteReq, data: Uint8Array): number;
 }
 
-interface StreamBinding {
+/** What this module and ws-recvack.ts use of Node's stream binding. */
+export interface StreamBinding {
   WriteWrap: new () => WriteReq;
+  /** The last read's byte count (or error) and offset, and whether the last write went async, by these indexes. */
   streamBaseState: Int32Array;
   kLastWriteWasAsync: number;
+  kReadBytesOrError: number;
+  kArrayBufferOffset: number;
 }
 
-const binding = loadBinding();
+/** Node's stream binding, when it is as expected (else undefined, and callers keep Node's ordinary paths). */
+export const binding = loadBinding();
 
 function loadBinding(): StreamBinding | undefined {
   try {
     const b = (process as unknown as { binding(name: string): Partial<StreamBinding> }).binding('stream_wrap');
-    if (typeof b.WriteWrap !== 'function' || !(b.streamBaseState instanceof Int32Array) || typeof b.kLastWriteWasAsync !== 'number') {
+    if (
+      typeof b.WriteWrap !== 'function' ||
+      !(b.streamBaseState instanceof Int32Array) ||
+      typeof b.kLastWriteWasAsync !== 'number' ||
+      typeof b.kReadBytesOrError !== 'number' ||
+      typeof b.kArrayBufferOffset !== 'number'
+    ) {
       return undefined;
     }
     return b as StreamBinding;

@@ -171,6 +171,41 @@ describe('takeRecvacksBeforeWs', () => {
     c.close();
   });
 
+  it("takes a read of only recvacks before Node's stream and ws see it; other reads still reach ws", async () => {
+    const log: string[] = [];
+    const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
+    const client = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((r) => client.once('open', r));
+    const server = await accepted;
+    let waiter: (() => void) | undefined;
+    const note = (s: string) => {
+      log.push(s);
+      waiter?.();
+    };
+    const until = async (entry: string) => {
+      while (!log.includes(entry)) await new Promise<void>((r) => (waiter = r));
+    };
+    expect(takeRecvacksBeforeWs(server, (id) => note(`ack:${id}`))).toBe(true);
+    server.on('message', (data) => note(`msg:${String(data)}`));
+    // Counts what still reaches ws's receiver (through the socket's Readable and ws's data listener).
+    const receiver = (server as unknown as { _receiver: { write(chunk: Buffer): boolean } })._receiver;
+    const write = receiver.write.bind(receiver);
+    let reachedWs = 0;
+    receiver.write = (chunk) => (reachedWs++, write(chunk));
+    const raw = (client as unknown as { _socket: Socket })._socket;
+    raw.write(Buffer.concat([clientFrame(recvack('21')), clientFrame(recvack('22'))]));
+    await until('ack:22');
+    expect(reachedWs).toBe(0);
+    raw.write(clientFrame('{"ping":1}'));
+    await until('msg:{"ping":1}');
+    expect(reachedWs).toBe(1);
+    raw.write(clientFrame(recvack('23')));
+    await until('ack:23');
+    expect(reachedWs).toBe(1);
+    expect(log).toEqual(['ack:21', 'ack:22', 'msg:{"ping":1}', 'ack:23']);
+    client.terminate();
+  });
+
   it('leaves recvacks to ws while ws holds part of a message', async () => {
     const c = await connect();
     const first = clientFrame('{"split":true}');

@@ -1,4 +1,6 @@
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
+import { binding } from './direct-write.ts';
 
 /**
  * What this module reads of a ws `Receiver` (ws 8): a Writable whose
@@ -130,16 +132,16 @@ export function takeRecvacksBeforeWs(ws: WebSocket, onAck: (messageId: string) =
   ) {
     return false;
   }
+  const idle = (): boolean =>
+    receiver._state === GET_INFO &&
+    receiver._bufferedBytes === 0 &&
+    receiver._fragmented === 0 &&
+    !receiver._errored &&
+    receiver.writableLength === 0 &&
+    ws.readyState === ws.OPEN;
   const write = receiver.write.bind(receiver);
   receiver.write = (chunk: Buffer): boolean => {
-    if (
-      receiver._state === GET_INFO &&
-      receiver._bufferedBytes === 0 &&
-      receiver._fragmented === 0 &&
-      !receiver._errored &&
-      receiver.writableLength === 0 &&
-      ws.readyState === ws.OPEN
-    ) {
+    if (idle()) {
       const acks = compactRecvacksOf(chunk, receiver._maxPayload);
       if (acks) {
         for (const id of acks) onAck(id);
@@ -148,5 +150,49 @@ export function takeRecvacksBeforeWs(ws: WebSocket, onAck: (messageId: string) =
     }
     return write(chunk);
   };
+  takeReadsBeforeStream(ws, idle, receiver._maxPayload, onAck);
   return true;
+}
+
+interface ReadHandle {
+  onread: (this: ReadHandle, data: ArrayBuffer | undefined) => unknown;
+}
+
+/**
+ * One step earlier still: a read of the socket's libuv handle that is only
+ * whole compact recvacks is taken before Node's Readable machinery (push,
+ * `data` event, read-more tick) and ws's `data` listener, when nothing is
+ * buffered in the Readable, it is flowing, ws's listener is its only `data`
+ * listener, it has no idle timeout to refresh, and ws is between two
+ * messages. Every other read goes to Node's own handler unchanged, so the
+ * bytes still reach ws in order.
+ */
+function takeReadsBeforeStream(ws: WebSocket, idle: () => boolean, maxPayload: number, onAck: (messageId: string) => void): void {
+  const socket = (ws as unknown as { _socket?: Socket })._socket;
+  const handle = (socket as unknown as { _handle?: ReadHandle | null } | undefined)?._handle;
+  if (binding === undefined || !socket || !handle || typeof handle.onread !== 'function') return;
+  const state = binding.streamBaseState;
+  const { kReadBytesOrError, kArrayBufferOffset } = binding;
+  const onread = handle.onread;
+  handle.onread = function (data) {
+    if (
+      data !== undefined &&
+      socket.readableFlowing === true &&
+      socket.readableLength === 0 &&
+      !socket.destroyed &&
+      !socket.timeout &&
+      socket.listenerCount('data') === 1 &&
+      idle()
+    ) {
+      const nread = state[kReadBytesOrError]!;
+      if (nread > 0) {
+        const acks = compactRecvacksOf(Buffer.from(data, state[kArrayBufferOffset]!, nread), maxPayload);
+        if (acks) {
+          for (const id of acks) onAck(id);
+          return;
+        }
+      }
+    }
+    return onread.call(this, data);
+  };
 }
