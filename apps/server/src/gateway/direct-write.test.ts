@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { directWrites, queuedBytes, writeFrame } from './direct-write.ts';
+import { directWrites, queuedBytes, takeReads, writeFrame } from './direct-write.ts';
 
 /** A connected pair of real loopback sockets: `server` is the accepted side. */
 async function pair(): Promise<{ server: Socket; client: Socket; listener: Server }> {
@@ -106,5 +106,42 @@ describe('writeFrame', () => {
     const err = new Promise<Error>((r) => p.server.once('error', r));
     writeFrame(p.server, frame(1, 10));
     expect(((await err) as { code?: string }).code).toBe('ERR_STREAM_WRITE_AFTER_END');
+  });
+});
+
+describe('takeReads', () => {
+  it('hands reads to the taker before the Readable, and to the data listener whenever the socket is paused, in order', async () => {
+    const p = await pair();
+    open.push(p);
+    const log: string[] = [];
+    p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
+    expect(takeReads(p.server, (d) => (log.push(`take:${d.toString()}`), true))).toBe(true);
+    const until = async (n: number) => {
+      while (log.length < n) await new Promise((r) => setTimeout(r, 5));
+    };
+    p.client.write('a');
+    await until(1);
+    p.server.pause();
+    p.client.write('b');
+    await new Promise((r) => setTimeout(r, 50));
+    p.server.resume();
+    await until(2);
+    p.client.write('c');
+    await until(3);
+    expect(log).toEqual(['take:a', 'data:b', 'take:c']);
+  });
+
+  it('lets the data listener have a read the taker declines', async () => {
+    const p = await pair();
+    open.push(p);
+    const log: string[] = [];
+    p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
+    takeReads(p.server, (d) => d.toString() === 'x' && (log.push('take:x'), true));
+    for (const s of ['x', 'y', 'x']) {
+      const n = log.length;
+      p.client.write(s);
+      while (log.length === n) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(log).toEqual(['take:x', 'data:y', 'take:x']);
   });
 });

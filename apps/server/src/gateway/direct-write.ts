@@ -151,3 +151,42 @@ export function queuedBytes(socket: Socket): number {
 
 /** Whether direct writes are in use (false when Node's binding is not as expected). */
 export const directWrites = binding !== undefined;
+
+interface ReadHandle {
+  onread: (this: ReadHandle, data: ArrayBuffer | undefined) => unknown;
+}
+
+/**
+ * Offers every read of `socket`'s libuv handle to `take` before Node's
+ * Readable machinery (push, `data` event, read-more tick) sees it, when the
+ * socket is flowing with nothing buffered, has one `data` listener (the one
+ * that would get the bytes: the caller's own, or one it stands in front of)
+ * and no idle timeout to refresh: `take` returns true when it has
+ * consumed the bytes (they then reach no listener), false to let Node's own
+ * handler deliver them as usual. Reads that are not offered (end of stream,
+ * errors, a paused or buffering socket) go to Node's handler unchanged, so
+ * bytes keep their order. Returns false, changing nothing, when the handle
+ * or Node's binding is not as expected.
+ */
+export function takeReads(socket: Socket, take: (chunk: Buffer) => boolean): boolean {
+  const handle = (socket as unknown as { _handle?: ReadHandle | null })._handle;
+  if (binding === undefined || !handle || typeof handle.onread !== 'function') return false;
+  const state = binding.streamBaseState;
+  const { kReadBytesOrError, kArrayBufferOffset } = binding;
+  const onread = handle.onread;
+  handle.onread = function (data) {
+    if (
+      data !== undefined &&
+      socket.readableFlowing === true &&
+      socket.readableLength === 0 &&
+      !socket.destroyed &&
+      !socket.timeout &&
+      socket.listenerCount('data') === 1
+    ) {
+      const nread = state[kReadBytesOrError]!;
+      if (nread > 0 && take(Buffer.from(data, state[kArrayBufferOffset]!, nread))) return;
+    }
+    return onread.call(this, data);
+  };
+  return true;
+}

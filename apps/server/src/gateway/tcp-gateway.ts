@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
-import { queuedBytes, writeFrame } from './direct-write.ts';
+import { queuedBytes, takeReads, writeFrame } from './direct-write.ts';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
@@ -47,6 +47,8 @@ export async function startTcpGateway(
     const link = new TcpLink(socket, gateway);
     registry.add(link);
     socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
+    // Reads go straight from the handle to the session while nothing is buffered (see direct-write.ts).
+    takeReads(socket, (chunk) => (link.wk.onData(chunk), true));
     socket.on('error', onSocketError);
     socket.on('close', () => link.onClose());
   });

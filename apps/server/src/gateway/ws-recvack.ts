@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import { binding } from './direct-write.ts';
+import { takeReads } from './direct-write.ts';
 
 /**
  * What this module reads of a ws `Receiver` (ws 8): a Writable whose
@@ -154,45 +154,19 @@ export function takeRecvacksBeforeWs(ws: WebSocket, onAck: (messageId: string) =
   return true;
 }
 
-interface ReadHandle {
-  onread: (this: ReadHandle, data: ArrayBuffer | undefined) => unknown;
-}
-
 /**
- * One step earlier still: a read of the socket's libuv handle that is only
- * whole compact recvacks is taken before Node's Readable machinery (push,
- * `data` event, read-more tick) and ws's `data` listener, when nothing is
- * buffered in the Readable, it is flowing, ws's listener is its only `data`
- * listener, it has no idle timeout to refresh, and ws is between two
- * messages. Every other read goes to Node's own handler unchanged, so the
- * bytes still reach ws in order.
+ * One step earlier still (see `takeReads`): a read of the socket that is only
+ * whole compact recvacks is taken before Node's Readable machinery and ws's
+ * `data` listener see it, when ws is between two messages.
  */
 function takeReadsBeforeStream(ws: WebSocket, idle: () => boolean, maxPayload: number, onAck: (messageId: string) => void): void {
   const socket = (ws as unknown as { _socket?: Socket })._socket;
-  const handle = (socket as unknown as { _handle?: ReadHandle | null } | undefined)?._handle;
-  if (binding === undefined || !socket || !handle || typeof handle.onread !== 'function') return;
-  const state = binding.streamBaseState;
-  const { kReadBytesOrError, kArrayBufferOffset } = binding;
-  const onread = handle.onread;
-  handle.onread = function (data) {
-    if (
-      data !== undefined &&
-      socket.readableFlowing === true &&
-      socket.readableLength === 0 &&
-      !socket.destroyed &&
-      !socket.timeout &&
-      socket.listenerCount('data') === 1 &&
-      idle()
-    ) {
-      const nread = state[kReadBytesOrError]!;
-      if (nread > 0) {
-        const acks = compactRecvacksOf(Buffer.from(data, state[kArrayBufferOffset]!, nread), maxPayload);
-        if (acks) {
-          for (const id of acks) onAck(id);
-          return;
-        }
-      }
-    }
-    return onread.call(this, data);
-  };
+  if (!socket) return;
+  takeReads(socket, (chunk) => {
+    if (!idle()) return false;
+    const acks = compactRecvacksOf(chunk, maxPayload);
+    if (!acks) return false;
+    for (const id of acks) onAck(id);
+    return true;
+  });
 }
