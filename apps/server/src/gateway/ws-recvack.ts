@@ -46,8 +46,14 @@ const SHORTEST = HEAD.length + 1 + MIDDLE.length + 1 + 2;
  */
 const text = Buffer.alloc(MAX_RECVACK_BYTES + 4) as Buffer & { latin1Slice(start: number, end: number): string };
 const textView = new DataView(text.buffer, text.byteOffset, text.length);
-/** Whole four-byte words of HEAD, little-endian; the rest of HEAD is checked byte by byte. */
-const HEAD_WORDS = Array.from({ length: HEAD.length >> 2 }, (_, k) => HEAD.readUInt32LE(4 * k));
+/**
+ * Whole four-byte words of HEAD, little-endian, as signed 32-bit values (what
+ * `^` yields): compared with the masked bytes in place, word by word, so only
+ * what follows them is unmasked into `text`. The rest of HEAD is checked byte
+ * by byte.
+ */
+const HEAD_WORDS = Array.from({ length: HEAD.length >> 2 }, (_, k) => HEAD.readInt32LE(4 * k));
+const HEAD_WHOLE = HEAD_WORDS.length * 4;
 const ids: string[] = [];
 
 /**
@@ -72,8 +78,10 @@ export function compactRecvacksOf(chunk: Buffer, maxPayload: number): string[] |
     if (n - data < len) return undefined;
     view ??= new DataView(chunk.buffer, chunk.byteOffset, n);
     const key = view.getUint32(at + 2, true);
+    for (let k = 0, i = 0; k < HEAD_WORDS.length; k++, i += 4)
+      if ((view.getUint32(data + i, true) ^ key) !== HEAD_WORDS[k]) return undefined;
     const whole = len & ~3;
-    for (let i = 0; i < whole; i += 4) textView.setUint32(i, view.getUint32(data + i, true) ^ key, true);
+    for (let i = HEAD_WHOLE; i < whole; i += 4) textView.setUint32(i, view.getUint32(data + i, true) ^ key, true);
     for (let i = whole; i < len; i++) text[i] = chunk[data + i]! ^ chunk[at + 2 + (i & 3)]!;
     if (!isCompactRecvack(len)) return undefined;
     ids.push(text.latin1Slice(HEAD.length, HEAD.length + idDigits));
@@ -87,8 +95,8 @@ let idDigits = 0;
 
 /** Whether the `len` bytes in `text` are a compact recvack (setting `idDigits`). */
 function isCompactRecvack(len: number): boolean {
-  let i = 0;
-  for (let k = 0; k < HEAD_WORDS.length; k++, i += 4) if (textView.getUint32(i, true) !== HEAD_WORDS[k]) return false;
+  // HEAD's whole words were compared before unmasking.
+  let i = HEAD_WHOLE;
   for (; i < HEAD.length; i++) if (text[i] !== HEAD[i]) return false;
   let c = text[i]!;
   while (c >= DIGIT_0 && c <= DIGIT_9 && i < len) c = text[++i]!;
