@@ -13,7 +13,10 @@
  * generator's cost of one delivery, start-up and warm-up cancelled out.
  * With `CALLGRIND_DUMP=1` it also asks callgrind (`callgrind_control -d`) to
  * dump its counts right before and right after the measured phase, so the
- * second dump holds that phase alone (every thread of the process).
+ * second dump holds that phase alone (every thread of the process). With
+ * `CALLGRIND_SERVER=1` it dumps the server's counts instead, when the server
+ * runs under callgrind (`PARLEY_BENCH_SERVER_WRAP`, see
+ * bench/callgrind-group-server.sh).
  *
  *   node --conditions=@parley/source --import tsx bench/group-deliveries.ts jsonrpc 50 400
  */
@@ -32,7 +35,14 @@ const window = Number(windowArg);
 const WARMUP = 100;
 
 installCleanup();
-const driver = await startParleyDriver(protocol);
+// Under callgrind the server runs for minutes: its once-a-second top sampling would count by the wall clock, not by the work.
+const serverEnv: Record<string, string> = process.env.CALLGRIND_SERVER === '1' ? { PARLEY_TOP_COLLECT_INTERVAL: '1h' } : {};
+const driver = await startParleyDriver(
+  protocol,
+  (process.env.GD_SERVER_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''),
+  undefined,
+  serverEnv,
+);
 try {
   const uids = Array.from({ length: members }, (_, i) => `gd-m${i}`);
   await driver.provisionUsers(['gd-pub', ...uids]);
@@ -83,6 +93,7 @@ try {
   };
   const dump = async (): Promise<void> => {
     if (process.env.CALLGRIND_DUMP === '1') await promisify(execFile)('callgrind_control', ['-d', String(process.pid)]);
+    if (process.env.CALLGRIND_SERVER === '1') await promisify(execFile)('callgrind_control', ['-d', String(driver.pid)]);
   };
   await run('warm', WARMUP);
   await dump();

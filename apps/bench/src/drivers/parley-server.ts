@@ -60,7 +60,11 @@ export function startParley(
   const spaced = nodeArgs.find((a) => /\s/.test(a));
   if (spaced !== undefined) throw new Error(`node argument "${spaced}" holds white space (the launcher splits PARLEY_NODE_FLAGS on it)`);
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-  const [cmd, args] = pin ? pinned(0, PARLEY_LAUNCHER, ['start']) : [PARLEY_LAUNCHER, ['start']];
+  // A measuring tool to run the server under (e.g. `valgrind --tool=callgrind …`, bench/callgrind-group-server.sh).
+  const wrap = (process.env.PARLEY_BENCH_SERVER_WRAP ?? '').split(' ').filter((w) => w !== '');
+  const launch = [...wrap, PARLEY_LAUNCHER];
+  const [cmd, args] = pin ? pinned(0, launch[0]!, [...launch.slice(1), 'start']) : [launch[0]!, [...launch.slice(1), 'start']];
+  const startLimitMs = wrap.length > 0 ? 600_000 : 30_000;
   const proc = spawnTracked(cmd, args, {
     env: {
       // The launcher runs the `node` it finds first: this one.
@@ -87,8 +91,8 @@ export function startParley(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`parley did not start within 30 s:\n${err}`));
-    }, 30_000);
+      reject(new Error(`parley did not start within ${startLimitMs / 1000} s:\n${err}`));
+    }, startLimitMs);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`parley exited (${code}) before listening:\n${err}`));

@@ -12,8 +12,9 @@ export async function startParleyDriver(
   protocol: 'jsonrpc' | 'wkproto',
   nodeArgs: readonly string[] = [],
   perfFile?: string,
+  env: Record<string, string> = {},
 ): Promise<Driver> {
-  const server = await startParley(nodeArgs, perfFile);
+  const server = await startParley(nodeArgs, perfFile, env);
   return {
     name: protocol === 'jsonrpc' ? 'parley-jsonrpc' : 'parley-wkproto',
     pid: server.pid,

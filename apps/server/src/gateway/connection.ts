@@ -1,5 +1,6 @@
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
+import { directPendingBytes, writeFrame } from './direct-write.ts';
 import type { OutboundMeter } from './metrics.ts';
 
 /** Inbound-side bookkeeping the gateway's sweep reads to enforce deadlines. */
@@ -45,23 +46,23 @@ export class WsConnection {
     private readonly maxOutboundBytes: number,
     private readonly meter: OutboundMeter,
     private readonly overflow: OverflowListener,
-    private readonly raw: Duplex,
+    private readonly raw: Socket,
   ) {}
 
   get isOpen(): boolean {
     return !this.closed && this.socket.readyState === this.socket.OPEN;
   }
 
-  /** Bytes sent but not yet taken by the client. */
+  /** Bytes sent but not yet taken by the client (ws's and the direct writes' of `sendTextFrame`). */
   get outboundBytes(): number {
-    return this.socket.bufferedAmount;
+    return this.socket.bufferedAmount + directPendingBytes(this.raw);
   }
 
   /** Sends a text (JSON-RPC) or binary (WKProto) frame; a client that cannot keep up is closed. */
   send(data: string | Uint8Array): void {
     if (!this.writable()) return;
     this.socket.send(data);
-    this.meter.observe(this.socket.bufferedAmount);
+    this.meter.observe(this.outboundBytes);
   }
 
   /**
@@ -69,19 +70,21 @@ export class WsConnection {
    * bytes to the socket, which may be shared by every recipient of the same
    * text. Safe beside `send` because the gateway's WebSockets have no
    * extension (no permessage-deflate): ws writes each frame synchronously, in
-   * call order, and queues nothing of its own.
+   * call order, and queues nothing of its own. Written straight to the
+   * socket's handle when nothing is queued (see direct-write.ts).
    */
   sendTextFrame(frame: Buffer): void {
     if (!this.writable()) return;
-    this.raw.write(frame);
-    this.meter.observe(this.socket.bufferedAmount);
+    writeFrame(this.raw, frame);
+    this.meter.observe(this.outboundBytes);
   }
 
   /** Whether a frame may be written now; closes a client that does not read. */
   private writable(): boolean {
     if (!this.isOpen) return false;
-    if (this.socket.bufferedAmount > this.maxOutboundBytes) {
-      this.meter.observe(this.socket.bufferedAmount);
+    const queued = this.outboundBytes;
+    if (queued > this.maxOutboundBytes) {
+      this.meter.observe(queued);
       this.overflow.overflowed();
       this.close(CloseCode.TryAgainLater, 'outbound buffer full');
       return false;

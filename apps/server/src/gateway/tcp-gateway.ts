@@ -1,6 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
+import { queuedBytes, takeReads, writeFrame } from './direct-write.ts';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
@@ -46,6 +47,8 @@ export async function startTcpGateway(
     const link = new TcpLink(socket, gateway);
     registry.add(link);
     socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
+    // Reads go straight from the handle to the session while nothing is buffered (see direct-write.ts).
+    takeReads(socket, (chunk) => (link.wk.onData(chunk), true));
     socket.on('error', onSocketError);
     socket.on('close', () => link.onClose());
   });
@@ -104,15 +107,16 @@ class TcpLink implements LiveConnection, PacketSink {
     const socket = this.socket;
     if (this.closing || socket.destroyed) return;
     const { metrics } = this.gateway.services;
-    if (socket.writableLength > this.gateway.maxOutboundBytes) {
-      metrics.outbound.observe(socket.writableLength);
+    const queued = queuedBytes(socket);
+    if (queued > this.gateway.maxOutboundBytes) {
+      metrics.outbound.observe(queued);
       metrics.sessionError('wkproto', 'outbound_overflow', SessionErrorClass.backpressure);
       this.gateway.log.info({ session: this.wk.id }, 'closing a client that does not read');
       socket.destroy();
       return;
     }
-    socket.write(packet);
-    metrics.outbound.observe(socket.writableLength);
+    writeFrame(socket, packet);
+    metrics.outbound.observe(queuedBytes(socket));
   }
 
   close(): void {
@@ -124,7 +128,7 @@ class TcpLink implements LiveConnection, PacketSink {
   }
 
   outboundBytes(): number {
-    return this.socket.writableLength;
+    return queuedBytes(this.socket);
   }
 
   pendingAcks(): number {

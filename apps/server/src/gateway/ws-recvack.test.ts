@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { compactRecvackMessageId } from '@parley/protocol/jsonrpc';
 import { compactRecvacksOf, takeRecvacksBeforeWs } from './ws-recvack.ts';
 
 const recvack = (id: string): string => JSON.stringify({ jsonrpc: '2.0', method: 'recvack', params: { messageId: id, messageSeq: 1 } });
@@ -42,6 +43,68 @@ describe('compactRecvacksOf', () => {
       expect(compactRecvacksOf(chunk, 0)).toBeUndefined();
     }
     expect(compactRecvacksOf(ack, 50)).toBeUndefined(); // over the frame limit: ws must refuse it
+  });
+});
+
+describe('compactRecvacksOf against compactRecvackMessageId', () => {
+  const head = '{"jsonrpc":"2.0","method":"recvack","params":{"messageId":"';
+  const texts = [
+    recvack('1'),
+    recvack('0'),
+    recvack('18446744073709551615'),
+    recvack('99999999999999999999'),
+    recvack('123456789012345678901'), // 21 digits
+    recvack(''),
+    recvack('12a'),
+    recvack('-1'),
+    recvack(' 1'),
+    `${head}7","messageSeq":0}}`,
+    `${head}7","messageSeq":00}}`,
+    `${head}7","messageSeq":01}}`,
+    `${head}7","messageSeq":999999999999999}}`,
+    `${head}7","messageSeq":1000000000000000}}`, // 16 digits
+    `${head}7","messageSeq":-1}}`,
+    `${head}7","messageSeq":1}}}`,
+    `${head}7","messageSeq":1}`,
+    `${head}7","messageSeq":1} }`,
+    `${head}7","messageSeq":}}`,
+    `${head}7", "messageSeq":1}}`,
+    `${head}7","messageseq":1}}`,
+    `${head.replace('recvack', 'recvacc')}7","messageSeq":1}}`,
+    `${head.replace('2.0', '2.1')}7","messageSeq":1}}`,
+    `${head.slice(0, -1)}7","messageSeq":1}}`,
+    `${head}${'1'.repeat(20)}","messageSeq":${'9'.repeat(15)}}}`, // the longest
+    `${head}7","messageSeq":1}}x`,
+  ];
+  it('takes exactly the frames the regular expression takes, with the same id, for every mask and length', () => {
+    for (const text of texts) {
+      for (const mask of [
+        [0, 0, 0, 0],
+        [0x12, 0x34, 0x56, 0x78],
+        [0xff, 0x80, 0x01, 0x7f],
+      ]) {
+        const id = compactRecvackMessageId(text);
+        const got = compactRecvacksOf(clientFrame(text, 1, true, mask), 0);
+        expect(got, text).toEqual(id === undefined ? undefined : [id]);
+        // Two frames in one chunk, and a frame cut anywhere, as ws would see them.
+        const twice = Buffer.concat([clientFrame(recvack('5'), 1, true, mask), clientFrame(text, 1, true, mask)]);
+        expect(compactRecvacksOf(twice, 0), text).toEqual(id === undefined ? undefined : ['5', id]);
+      }
+    }
+  });
+
+  it('takes no frame cut short, whatever the cut', () => {
+    const frame = clientFrame(recvack('1234567890'));
+    for (let cut = 1; cut < frame.length; cut++) expect(compactRecvacksOf(frame.subarray(0, cut), 0)).toBeUndefined();
+  });
+
+  it('reads a frame at any offset of a shared read buffer', () => {
+    const frame = clientFrame(recvack('42'));
+    for (let offset = 0; offset < 8; offset++) {
+      const pool = Buffer.alloc(offset + frame.length + 3, 0xaa);
+      frame.copy(pool, offset);
+      expect(compactRecvacksOf(pool.subarray(offset, offset + frame.length), 0)).toEqual(['42']);
+    }
   });
 });
 
@@ -106,6 +169,41 @@ describe('takeRecvacksBeforeWs', () => {
       'msg:{"end":1}',
     ]);
     c.close();
+  });
+
+  it("takes a read of only recvacks before Node's stream and ws see it; other reads still reach ws", async () => {
+    const log: string[] = [];
+    const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
+    const client = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((r) => client.once('open', r));
+    const server = await accepted;
+    let waiter: (() => void) | undefined;
+    const note = (s: string) => {
+      log.push(s);
+      waiter?.();
+    };
+    const until = async (entry: string) => {
+      while (!log.includes(entry)) await new Promise<void>((r) => (waiter = r));
+    };
+    expect(takeRecvacksBeforeWs(server, (id) => note(`ack:${id}`))).toBe(true);
+    server.on('message', (data) => note(`msg:${String(data)}`));
+    // Counts what still reaches ws's receiver (through the socket's Readable and ws's data listener).
+    const receiver = (server as unknown as { _receiver: { write(chunk: Buffer): boolean } })._receiver;
+    const write = receiver.write.bind(receiver);
+    let reachedWs = 0;
+    receiver.write = (chunk) => (reachedWs++, write(chunk));
+    const raw = (client as unknown as { _socket: Socket })._socket;
+    raw.write(Buffer.concat([clientFrame(recvack('21')), clientFrame(recvack('22'))]));
+    await until('ack:22');
+    expect(reachedWs).toBe(0);
+    raw.write(clientFrame('{"ping":1}'));
+    await until('msg:{"ping":1}');
+    expect(reachedWs).toBe(1);
+    raw.write(clientFrame(recvack('23')));
+    await until('ack:23');
+    expect(reachedWs).toBe(1);
+    expect(log).toEqual(['ack:21', 'ack:22', 'msg:{"ping":1}', 'ack:23']);
+    client.terminate();
   });
 
   it('leaves recvacks to ws while ws holds part of a message', async () => {

@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { directWrites, queuedBytes, takeReads, writeFrame } from './direct-write.ts';
+
+/** A connected pair of real loopback sockets: `server` is the accepted side. */
+async function pair(): Promise<{ server: Socket; client: Socket; listener: Server }> {
+  const listener = createServer();
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+  const accepted = new Promise<Socket>((r) => listener.once('connection', r));
+  const client = connect((listener.address() as AddressInfo).port, '127.0.0.1');
+  await new Promise((r) => client.once('connect', r));
+  return { server: await accepted, client, listener };
+}
+
+/** Frame `i` of a test: 4-byte index then filler, `size` bytes. */
+function frame(i: number, size: number): Buffer {
+  const b = Buffer.alloc(size, i & 0xff);
+  b.writeUInt32BE(i, 0);
+  return b;
+}
+
+const open: Array<{ server: Socket; client: Socket; listener: Server }> = [];
+afterEach(async () => {
+  for (const p of open.splice(0)) {
+    p.server.destroy();
+    p.client.destroy();
+    await new Promise((r) => p.listener.close(r));
+  }
+});
+
+describe('writeFrame', () => {
+  it('uses the handle-level path on this Node', () => {
+    expect(directWrites).toBe(true);
+  });
+
+  it('delivers every frame whole and in order, mixed with socket.write, while the peer does not read', async () => {
+    const p = await pair();
+    open.push(p);
+    p.client.pause();
+    const sizes = [1, 100, 4096, 65536, 300_000];
+    const sent: Buffer[] = [];
+    let maxQueued = 0;
+    for (let i = 0; i < 200; i++) {
+      const f = frame(i, Math.max(4, sizes[i % sizes.length]!));
+      sent.push(f);
+      if (i % 7 === 3) p.server.write(f);
+      else writeFrame(p.server, f);
+      maxQueued = Math.max(maxQueued, queuedBytes(p.server));
+    }
+    const total = sent.reduce((n, f) => n + f.length, 0);
+    // The peer reads nothing yet: the kernel cannot take it all, and what it did not take is counted.
+    expect(maxQueued).toBeGreaterThan(1_000_000);
+    const got: Buffer[] = [];
+    let n = 0;
+    const done = new Promise<void>((resolve) =>
+      p.client.on('data', (d: Buffer) => {
+        got.push(d);
+        n += d.length;
+        if (n >= total) resolve();
+      }),
+    );
+    p.client.resume();
+    await done;
+    expect(Buffer.concat(got).equals(Buffer.concat(sent))).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(queuedBytes(p.server)).toBe(0);
+  });
+
+  it('counts a direct write the kernel has not taken until it is written', async () => {
+    const p = await pair();
+    open.push(p);
+    p.client.pause();
+    // Fill the kernel's buffers with direct writes only.
+    let i = 0;
+    while (queuedBytes(p.server) === 0 && i < 10_000) writeFrame(p.server, frame(i++, 65536));
+    expect(queuedBytes(p.server)).toBeGreaterThan(0);
+    expect(p.server.writableLength).toBe(0);
+    p.client.resume();
+    await new Promise<void>((resolve) => {
+      const poll = (): void => (queuedBytes(p.server) === 0 ? resolve() : void setTimeout(poll, 5));
+      poll();
+    });
+    expect(queuedBytes(p.server)).toBe(0);
+  });
+
+  it('destroys the socket, with no exception to the caller, when the peer is gone', async () => {
+    const p = await pair();
+    open.push(p);
+    const closed = new Promise<Error | undefined>((resolve) => {
+      let error: Error | undefined;
+      p.server.on('error', (e) => (error = e));
+      p.server.on('close', () => resolve(error));
+    });
+    p.client.resetAndDestroy();
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 20 && !p.server.destroyed; i++) writeFrame(p.server, frame(i, 1000));
+    const err = await closed;
+    expect(p.server.destroyed).toBe(true);
+    expect(err === undefined || ['ECONNRESET', 'EPIPE'].includes((err as { code?: string }).code ?? '')).toBe(true);
+  });
+
+  it('falls back to socket.write after end (the Writable reports the error as before)', async () => {
+    const p = await pair();
+    open.push(p);
+    p.server.end();
+    const err = new Promise<Error>((r) => p.server.once('error', r));
+    writeFrame(p.server, frame(1, 10));
+    expect(((await err) as { code?: string }).code).toBe('ERR_STREAM_WRITE_AFTER_END');
+  });
+});
+
+describe('takeReads', () => {
+  it('hands reads to the taker before the Readable, and to the data listener whenever the socket is paused, in order', async () => {
+    const p = await pair();
+    open.push(p);
+    const log: string[] = [];
+    p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
+    expect(takeReads(p.server, (d) => (log.push(`take:${d.toString()}`), true))).toBe(true);
+    const until = async (n: number) => {
+      while (log.length < n) await new Promise((r) => setTimeout(r, 5));
+    };
+    p.client.write('a');
+    await until(1);
+    p.server.pause();
+    p.client.write('b');
+    await new Promise((r) => setTimeout(r, 50));
+    p.server.resume();
+    await until(2);
+    p.client.write('c');
+    await until(3);
+    expect(log).toEqual(['take:a', 'data:b', 'take:c']);
+  });
+
+  it('lets the data listener have a read the taker declines', async () => {
+    const p = await pair();
+    open.push(p);
+    const log: string[] = [];
+    p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
+    takeReads(p.server, (d) => d.toString() === 'x' && (log.push('take:x'), true));
+    for (const s of ['x', 'y', 'x']) {
+      const n = log.length;
+      p.client.write(s);
+      while (log.length === n) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(log).toEqual(['take:x', 'data:y', 'take:x']);
+  });
+});

@@ -1,0 +1,192 @@
+import type { Socket } from 'node:net';
+import { getSystemErrorName } from 'node:util';
+
+/**
+ * Writing a whole frame to a socket's libuv handle, without the Writable
+ * machinery of `socket.write` (its state checks, write request callback,
+ * `afterWrite` tick and drain bookkeeping): one RECV per recipient is the
+ * gateway's most frequent write, and that machinery cost more than the
+ * system call itself.
+ *
+ * Taken only when nothing is queued for the socket, neither in the Writable
+ * (`writableLength`) nor in libuv (`writeQueueSize`), and the socket is open
+ * for writing; every other write goes through `socket.write` as before. Order
+ * holds either way: libuv writes its queue in order, and a write that finds
+ * anything queued (a direct write the kernel did not take at once included)
+ * queues behind it. A direct write libuv could not finish at once stays in
+ * libuv's queue, counted by `queuedBytes`; if it fails, or fails at once, the
+ * socket is destroyed with the error, as `socket.write` would have it.
+ *
+ * Relies on Node's stream binding (`WriteWrap`, `writeBuffer`, the handle's
+ * `writeQueueSize`); when it is not as expected every write takes the
+ * ordinary path.
+ */
+
+interface WriteReq {
+  handle: unknown;
+  oncomplete: (this: WriteReq, status: number) => void;
+  async: boolean;
+  bytes: number;
+  buffer: Uint8Array | null;
+  socket: Socket | null;
+  /** Bytes of the frame libuv had not written when the write returned. */
+  pending: number;
+}
+
+interface StreamHandle {
+  writeQueueSize: number;
+  writeBuffer(req: WriteReq, data: Uint8Array): number;
+}
+
+/** What this module and ws-recvack.ts use of Node's stream binding. */
+export interface StreamBinding {
+  WriteWrap: new () => WriteReq;
+  /** The last read's byte count (or error) and offset, and whether the last write went async, by these indexes. */
+  streamBaseState: Int32Array;
+  kLastWriteWasAsync: number;
+  kReadBytesOrError: number;
+  kArrayBufferOffset: number;
+}
+
+/** Node's stream binding, when it is as expected (else undefined, and callers keep Node's ordinary paths). */
+export const binding = loadBinding();
+
+function loadBinding(): StreamBinding | undefined {
+  try {
+    const b = (process as unknown as { binding(name: string): Partial<StreamBinding> }).binding('stream_wrap');
+    if (
+      typeof b.WriteWrap !== 'function' ||
+      !(b.streamBaseState instanceof Int32Array) ||
+      typeof b.kLastWriteWasAsync !== 'number' ||
+      typeof b.kReadBytesOrError !== 'number' ||
+      typeof b.kArrayBufferOffset !== 'number'
+    ) {
+      return undefined;
+    }
+    return b as StreamBinding;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes of a socket's direct writes libuv has not finished (absent: none). */
+const kDirectPending = Symbol('directPending');
+type Counted = Socket & { [kDirectPending]?: number };
+
+/** A write request for the next direct write: reused while writes complete at once (libuv then keeps no hold on it). */
+let spare: WriteReq | undefined;
+
+/** The end of a direct write libuv finished later: a failure destroys the socket (unless it already is). */
+function onDirectWriteComplete(this: WriteReq, status: number): void {
+  const socket = this.socket as Counted | null;
+  this.socket = null;
+  this.buffer = null;
+  if (socket) socket[kDirectPending] = (socket[kDirectPending] ?? 0) - this.pending;
+  if (status < 0 && socket && !socket.destroyed) socket.destroy(writeError(status));
+}
+
+function writeError(status: number): Error {
+  const code = getSystemErrorName(status);
+  return Object.assign(new Error(`write ${code}`), { errno: status, code, syscall: 'write' });
+}
+
+/** Whether the handle-level write may be used for `socket` now. */
+function directWritable(socket: Socket, handle: StreamHandle | null | undefined): handle is StreamHandle {
+  return (
+    handle != null &&
+    handle.writeQueueSize === 0 &&
+    socket.writableLength === 0 &&
+    !socket.destroyed &&
+    !socket.connecting &&
+    socket.writable &&
+    socket.writableCorked === 0 &&
+    !socket.writableEnded
+  );
+}
+
+/** Writes `frame` to `socket`: straight to its handle when nothing is queued, else through `socket.write`. */
+export function writeFrame(socket: Socket, frame: Uint8Array): void {
+  const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
+  if (binding === undefined || !directWritable(socket, handle) || typeof handle.writeBuffer !== 'function') {
+    socket.write(frame);
+    return;
+  }
+  const req = spare ?? new binding.WriteWrap();
+  spare = undefined;
+  req.handle = handle;
+  req.oncomplete = onDirectWriteComplete;
+  req.async = false;
+  req.bytes = 0;
+  req.buffer = null;
+  req.socket = null;
+  req.pending = 0;
+  const err = handle.writeBuffer(req, frame);
+  if (err !== 0) {
+    spare = req;
+    socket.destroy(writeError(err));
+    return;
+  }
+  if (binding.streamBaseState[binding.kLastWriteWasAsync]) {
+    // libuv holds the rest of the frame and this request until the write completes.
+    req.async = true;
+    req.buffer = frame;
+    req.socket = socket;
+    // The queue was empty: what it holds now is this frame's rest.
+    req.pending = handle.writeQueueSize;
+    (socket as Counted)[kDirectPending] = ((socket as Counted)[kDirectPending] ?? 0) + req.pending;
+  } else {
+    spare = req;
+  }
+}
+
+/** Bytes of `socket`'s direct writes not yet taken by the kernel. */
+export function directPendingBytes(socket: Socket): number {
+  return (socket as Counted)[kDirectPending] ?? 0;
+}
+
+/** Bytes written to `socket` and not yet taken by the kernel: the Writable's and the direct writes'. */
+export function queuedBytes(socket: Socket): number {
+  return socket.writableLength + directPendingBytes(socket);
+}
+
+/** Whether direct writes are in use (false when Node's binding is not as expected). */
+export const directWrites = binding !== undefined;
+
+interface ReadHandle {
+  onread: (this: ReadHandle, data: ArrayBuffer | undefined) => unknown;
+}
+
+/**
+ * Offers every read of `socket`'s libuv handle to `take` before Node's
+ * Readable machinery (push, `data` event, read-more tick) sees it, when the
+ * socket is flowing with nothing buffered, has one `data` listener (the one
+ * that would get the bytes: the caller's own, or one it stands in front of)
+ * and no idle timeout to refresh: `take` returns true when it has
+ * consumed the bytes (they then reach no listener), false to let Node's own
+ * handler deliver them as usual. Reads that are not offered (end of stream,
+ * errors, a paused or buffering socket) go to Node's handler unchanged, so
+ * bytes keep their order. Returns false, changing nothing, when the handle
+ * or Node's binding is not as expected.
+ */
+export function takeReads(socket: Socket, take: (chunk: Buffer) => boolean): boolean {
+  const handle = (socket as unknown as { _handle?: ReadHandle | null })._handle;
+  if (binding === undefined || !handle || typeof handle.onread !== 'function') return false;
+  const state = binding.streamBaseState;
+  const { kReadBytesOrError, kArrayBufferOffset } = binding;
+  const onread = handle.onread;
+  handle.onread = function (data) {
+    if (
+      data !== undefined &&
+      socket.readableFlowing === true &&
+      socket.readableLength === 0 &&
+      !socket.destroyed &&
+      !socket.timeout &&
+      socket.listenerCount('data') === 1
+    ) {
+      const nread = state[kReadBytesOrError]!;
+      if (nread > 0 && take(Buffer.from(data, state[kArrayBufferOffset]!, nread))) return;
+    }
+    return onread.call(this, data);
+  };
+  return true;
+}
