@@ -225,24 +225,23 @@ describe('AppendQueue', () => {
 describe('commitWindowMs', () => {
   const perMs = (perSecond: number) => perSecond / 1000;
 
-  it('gathers at least 16 sends per commit at moderate rates, waiting at most 8 ms', () => {
-    expect(commitWindowMs(perMs(2000))).toBe(8);
-    expect(commitWindowMs(perMs(3000))).toBeCloseTo(16 / 3, 9);
-    // Slower than 2k msg/s: the longest window, never longer.
-    expect(commitWindowMs(perMs(500))).toBe(8);
+  it('waits at most 8 ms up to 12k msg/s', () => {
     expect(commitWindowMs(perMs(50))).toBe(8);
+    expect(commitWindowMs(perMs(2000))).toBe(8);
+    expect(commitWindowMs(perMs(5000))).toBe(8);
+    expect(commitWindowMs(perMs(12000))).toBe(8);
   });
 
-  it('keeps the 4 ms window from 4k msg/s and shortens it above 12k (48 sends per commit)', () => {
-    expect(commitWindowMs(perMs(4000))).toBe(4);
-    expect(commitWindowMs(perMs(5000))).toBe(4);
-    expect(commitWindowMs(perMs(12000))).toBe(4);
-    expect(commitWindowMs(perMs(24000))).toBe(2);
+  it('shortens the window above 12k msg/s to the time 96 sends take', () => {
+    expect(commitWindowMs(perMs(16000))).toBe(6);
+    expect(commitWindowMs(perMs(24000))).toBe(4);
+    expect(commitWindowMs(perMs(48000))).toBe(2);
   });
 
   it('uses the plain window while the rate is unknown', () => {
-    expect(commitWindowMs(0)).toBe(4);
-    expect(commitWindowMs(Number.NaN)).toBe(4);
+    expect(commitWindowMs(0)).toBe(8);
+    expect(commitWindowMs(Number.NaN)).toBe(8);
     expect(commitWindowMs(0, 6)).toBe(6);
+    expect(commitWindowMs(perMs(48000), 6)).toBe(2);
   });
 });

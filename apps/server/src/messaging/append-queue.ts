@@ -158,38 +158,29 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * Longest spacing between the starts of two commits at high rates, ms. A send
- * arriving when the previous commit started longer ago than the window is
- * committed at once, so low rates pay no wait.
+ * Longest spacing between the starts of two commits, ms. A send arriving when
+ * the previous commit started longer ago than the window is committed at
+ * once, so low rates pay no wait.
+ *
+ * Each commit has a fixed cost besides its rows (the hand-over to the writer
+ * thread and back, the transaction's locks and WAL header, the sequential index
+ * tails, the fsync, and on the main thread the turn that settles the batch), so
+ * the fewer commits a rate needs, the less CPU each message costs. Measured in
+ * the 1:1 bench at 5k msg/s (alternated, server CPU per 1k messages): 4 ms
+ * windows (20 sends per commit) 75.6-76.8 ms over JSON-RPC and 93.6-97.2 over
+ * WKProto, 8 ms windows (40 sends) 63.2-65.6 and 80.0-80.4 — a sixth less on the
+ * main thread and a quarter less on the writer's — with sendack p99 10-15 ms
+ * against 7-13; 10 ms windows saved nothing more and let p99 reach 31 ms.
  */
-export const COMMIT_WINDOW_MS = 4;
+export const COMMIT_WINDOW_MS = 8;
 
 /**
  * Messages a commit aims to carry at high rates. The window is the time the
  * recent arrival rate takes to bring this many, never more than
- * `COMMIT_WINDOW_MS`: from 12k msg/s up shorter than 4 ms, so higher rates
- * share an fsync just as well while waiting less. Each commit has a fixed cost
- * besides its rows (the hand-over to the writer thread and back, the
- * transaction, the WAL header page and the sequential index tails, the fsync):
- * measured on the real schema, 16-row commits cost the writer about 38 µs per
- * message and 48-row ones about 30, so a high rate is committed in few large
- * batches. When a commit itself takes longer than the window, the next one
- * starts as soon as it ends.
+ * `COMMIT_WINDOW_MS`: from 12k msg/s up shorter than 8 ms, so that higher
+ * rates still share an fsync among as many sends while waiting less.
  */
-export const COMMIT_TARGET_ROWS = 48;
-
-/**
- * At moderate rates the 4 ms window alone leaves few messages per commit (8
- * at 2k msg/s), and the fixed cost of each commit dominates: measured in the
- * 1:1 bench at 2k msg/s, 4 ms windows cost the server 149–178 ms of CPU per
- * 1k messages and 8 ms windows 127–133, with no difference from 4k msg/s up.
- * So the window is also long enough to gather `COMMIT_MIN_ROWS`, up to
- * `COMMIT_MAX_WINDOW_MS`: 8 ms at 2k msg/s (16 rows), 5.3 ms at 3k, the plain
- * 4 ms rule from 4k msg/s on. Below 125 msg/s sends arrive further apart than
- * the longest window and are committed as they come.
- */
-export const COMMIT_MIN_ROWS = 16;
-export const COMMIT_MAX_WINDOW_MS = 8;
+export const COMMIT_TARGET_ROWS = 96;
 
 /**
  * The spacing the committer keeps between commit starts, ms, for an arrival
@@ -197,9 +188,7 @@ export const COMMIT_MAX_WINDOW_MS = 8;
  */
 export function commitWindowMs(arrivalsPerMs: number, windowMs = COMMIT_WINDOW_MS): number {
   if (!(arrivalsPerMs > 0)) return windowMs;
-  const highRate = Math.min(windowMs, COMMIT_TARGET_ROWS / arrivalsPerMs);
-  const moderate = Math.min(COMMIT_MAX_WINDOW_MS, COMMIT_MIN_ROWS / arrivalsPerMs);
-  return Math.max(highRate, moderate);
+  return Math.min(windowMs, COMMIT_TARGET_ROWS / arrivalsPerMs);
 }
 
 /**
