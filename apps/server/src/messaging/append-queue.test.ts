@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore, type Store, type StoredMessage } from '@parley/store';
-import { AppendQueue, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
+import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -243,5 +243,55 @@ describe('commitWindowMs', () => {
     expect(commitWindowMs(Number.NaN)).toBe(8);
     expect(commitWindowMs(0, 6)).toBe(6);
     expect(commitWindowMs(perMs(48000), 6)).toBe(2);
+  });
+});
+
+describe('commitQuietMs', () => {
+  const perMs = (perSecond: number) => perSecond / 1000;
+
+  it('ends a window after a pause of six mean spacings, never shorter than 3 ms', () => {
+    expect(commitQuietMs(perMs(1000))).toBe(6);
+    expect(commitQuietMs(perMs(2000))).toBe(3);
+    expect(commitQuietMs(perMs(5000))).toBe(3);
+    expect(commitQuietMs(perMs(500))).toBe(12);
+    expect(commitQuietMs(0)).toBe(3);
+    expect(commitQuietMs(Number.NaN)).toBe(3);
+  });
+});
+
+describe('AppendQueue commit window', () => {
+  /** Sends queued so far, committed: resolves when every one of them is. */
+  const sendAll = (q: AppendQueue, n: number) => Promise.all(Array.from({ length: n }, () => q.append(msg(), true)));
+
+  it('commits a burst once sends stop arriving, without waiting for the rest of a long window', async () => {
+    // A one-second window: only the pause in arrivals can end it early.
+    const q = new AppendQueue(store.messages, 512, 100_000, 1000);
+    await sendAll(q, 1); // the first send after idle commits at once and starts a window
+    const started = performance.now();
+    await sendAll(q, 16); // 16 sends in flight, then nothing until they are acknowledged
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(q.stats.batches).toBe(2);
+  });
+
+  it('keeps gathering while sends keep arriving, up to the window', async () => {
+    const q = new AppendQueue(store.messages, 512, 100_000, 60);
+    await sendAll(q, 1);
+    const pending: Promise<unknown>[] = [];
+    // Two sends per ms for 40 ms, checked every event-loop turn: arrivals never pause for 3 ms,
+    // and at this rate the window is the full 60 ms (96 sends would take 48).
+    const start = performance.now();
+    await new Promise<void>((done) => {
+      const tick = () => {
+        const due = Math.min(80, Math.floor((performance.now() - start) * 2));
+        while (pending.length < due) pending.push(q.append(msg(), true));
+        if (pending.length < 80) setImmediate(tick);
+        else done();
+      };
+      tick();
+    });
+    await Promise.all(pending);
+    // Committed as they came, they would take a commit each or a few; a stall of the test
+    // process longer than the quiet time may end one window early.
+    expect(q.stats.batches - 1).toBeLessThanOrEqual(4);
   });
 });

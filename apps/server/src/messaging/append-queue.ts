@@ -192,6 +192,28 @@ export function commitWindowMs(arrivalsPerMs: number, windowMs = COMMIT_WINDOW_M
 }
 
 /**
+ * A window also ends early once sends stop arriving for this long, ms: the
+ * longer of `COMMIT_QUIET_MIN_MS` and the time `COMMIT_QUIET_ARRIVALS` sends
+ * take at the recent rate. Waiting helps only while more sends are coming.
+ * Senders that keep a fixed number of sends in flight (a backend posting with
+ * 16 requests at a time) send nothing more until their sends are acknowledged,
+ * so a full window would only add its wait to every round trip and cut their
+ * throughput; sends from many independent senders keep arriving, and a pause
+ * of several of their mean spacings is rare (at 2k msg/s of independent sends
+ * a 3 ms pause follows one send in 400). Shorter pauses (2 ms) also ended
+ * windows whenever the sending machine was busy: in the 1:1 bench on a loaded
+ * host the commits at 2k msg/s rose from 132 to 220 a second.
+ */
+export const COMMIT_QUIET_MIN_MS = 3;
+export const COMMIT_QUIET_ARRIVALS = 6;
+
+/** How long a pause in arrivals ends the window, ms, for an arrival rate in messages per ms. */
+export function commitQuietMs(arrivalsPerMs: number): number {
+  if (!(arrivalsPerMs > 0)) return COMMIT_QUIET_MIN_MS;
+  return Math.max(COMMIT_QUIET_MIN_MS, COMMIT_QUIET_ARRIVALS / arrivalsPerMs);
+}
+
+/**
  * The channel sequencer and group committer. Sends are queued and committed
  * together: per batch one idempotency look-up, one transaction for all rows.
  * A send's promise settles only after its row is durable, so an acknowledged
@@ -208,6 +230,8 @@ export class AppendQueue {
   /** Arrivals per ms, smoothed over recent commits. */
   private arrivalRate = 0;
   private arrivedSinceCommit = 0;
+  /** `performance.now()` of the latest send queued. */
+  private lastArrivalAt = -Infinity;
   readonly stats: AppendStats = { batches: 0, rows: 0, lastCommitMs: 0 };
   /** Set by the operations collector; unset costs nothing. */
   onCommit: CommitObserver | undefined;
@@ -267,6 +291,7 @@ export class AppendQueue {
   private enqueue(p: Pending): void {
     this.queue.push(p);
     this.arrivedSinceCommit++;
+    this.lastArrivalAt = p.at;
     if (this.queue.length > this.peakDepth) this.peakDepth = this.queue.length;
     this.schedule();
   }
@@ -299,15 +324,40 @@ export class AppendQueue {
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
-    const window = commitWindowMs(this.arrivalRate, this.windowMs);
-    const wait = this.lastCommitStart + window - performance.now();
-    const run = () => {
-      this.scheduled = false;
-      void this.flush();
-    };
-    if (wait < 1 || this.queue.length >= this.maxRows) setImmediate(run);
-    else setTimeout(run, wait);
+    this.arm();
   }
+
+  /**
+   * Commits at the end of the window, or once arrivals have paused for the
+   * quiet time, whichever comes first; a timer that finds sends still
+   * arriving waits again (at most until the window's end).
+   */
+  private arm(): void {
+    const wait = this.untilCommitMs();
+    if (wait < 1) setImmediate(this.run);
+    else setTimeout(this.onTimer, wait);
+  }
+
+  /** How long the queued sends still wait for their commit, ms (0 or less: commit now). */
+  private untilCommitMs(): number {
+    if (this.queue.length >= this.maxRows) return 0;
+    const now = performance.now();
+    const windowEnd = this.lastCommitStart + commitWindowMs(this.arrivalRate, this.windowMs);
+    const quietEnd = this.lastArrivalAt + commitQuietMs(this.arrivalRate);
+    return Math.min(windowEnd, quietEnd) - now;
+  }
+
+  private readonly run = (): void => {
+    this.scheduled = false;
+    void this.flush();
+  };
+
+  // A timer fires up to a millisecond late and never early by more than its rounding: half a
+  // millisecond left counts as due.
+  private readonly onTimer = (): void => {
+    if (this.untilCommitMs() < 0.5) this.run();
+    else this.arm();
+  };
 
   private async flush(): Promise<void> {
     if (this.flushing || this.queue.length === 0) return;
