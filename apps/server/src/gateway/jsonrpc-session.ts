@@ -107,7 +107,10 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
    */
   onRecvack(messageId: string): void {
     this.lastInboundAt = Date.now();
-    if (this.state !== 'closed' && this.authenticated) this.acked(messageId);
+    if (this.state === 'closed' || !this.authenticated) return;
+    // Nearly every ack names the oldest RECV awaiting one.
+    if (this.oldestPending()?.messageIdText === messageId) this.ackedOldest();
+    else this.acked(messageId);
   }
 
   /** A handler threw: logged, answered -32603 for request `id`, and the session is closed. */

@@ -1,4 +1,5 @@
 import {
+  checkRecvackBody,
   encodePacket,
   encodeSendack,
   negotiateVersion,
@@ -247,6 +248,13 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
    */
   private onRecvack(buf: Buffer, start: number, end: number): void {
     if (this.state !== 'open') return;
+    checkRecvackBody(start, end, this.version);
+    // Nearly every ack names the oldest RECV awaiting one: its id is compared where it lies.
+    const oldest = this.oldestPending();
+    if (oldest !== undefined && oldest.idEqualsInt64BE(buf, start)) {
+      this.ackedOldest();
+      return;
+    }
     const id = recvackMessageIdText(buf, start, end, this.version);
     if (id !== '0' && id.charCodeAt(0) !== 0x2d) this.acked(id);
   }

@@ -3,7 +3,7 @@ import { PacketType } from './constants.ts';
 import { decodeBody } from './decode.ts';
 import { encodePacket, encodeRecvack } from './encode.ts';
 import { WkprotoDecodeError } from './errors.ts';
-import { recvackMessageIdText } from './recvack-view.ts';
+import { checkRecvackBody, recvackMessageIdText } from './recvack-view.ts';
 import { WkprotoDecoder } from './stream-decoder.ts';
 import type { WkPacket } from './types.ts';
 
@@ -84,5 +84,23 @@ describe('WkprotoDecoder.onRecvackBody', () => {
     const truncated = Buffer.from([PacketType.RECVACK << 4, 4, 0, 0, 0, 1]);
     expect(() => d.push(truncated, () => undefined)).toThrow(/TRUNCATED/);
     expect(d.error).toBeInstanceOf(WkprotoDecodeError);
+  });
+});
+
+describe('checkRecvackBody', () => {
+  it('throws exactly where recvackMessageIdText does', () => {
+    for (const version of [3, 5, 6]) {
+      for (let n = 0; n <= 17; n++) {
+        const body = Buffer.alloc(n + 2);
+        let ref: unknown;
+        try {
+          recvackMessageIdText(body, 1, 1 + n, version);
+        } catch (err) {
+          ref = err;
+        }
+        if (ref === undefined) expect(() => checkRecvackBody(1, 1 + n, version)).not.toThrow();
+        else expect(() => checkRecvackBody(1, 1 + n, version)).toThrow((ref as Error).message);
+      }
+    }
   });
 });
