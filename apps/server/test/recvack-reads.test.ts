@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WkprotoClient } from '@parley/protocol/wkproto';
+import { encodeRecvack, Setting, WkprotoClient } from '@parley/protocol/wkproto';
 import { connectRpc, startTestServer, storeToken, type TestServer } from './helpers.ts';
 
-// RECVACKs are matched with the oldest RECV awaiting one first; these pin what that must not
-// change: which acks ack what.
+// RECVACKs are matched with the oldest RECV awaiting one where they lie, and socket reads land in
+// one shared buffer; these pin what that must not change: which acks ack what, and what a read
+// hands on (a SEND's payload) outliving the read.
 
 let t: TestServer;
 beforeAll(async () => {
   t = await startTestServer();
-  for (const uid of ['o-alice', 'o-bob', 'o-wk']) await storeToken(t.api, uid, `tok-${uid}`);
+  for (const uid of ['o-alice', 'o-bob', 'o-wk', 's-alice', 's-bob', 's-carol']) await storeToken(t.api, uid, `tok-${uid}`);
 });
 afterAll(() => t.close());
 
@@ -74,5 +75,32 @@ describe('RECVACK matching', { timeout: 20_000 }, () => {
     expect(pendingOf('o-wk')).toBe(0);
     c.close();
     alice.close();
+  });
+});
+
+describe('reads into one shared buffer', { timeout: 20_000 }, () => {
+  it("keeps an unencrypted SEND's payload intact while other connections' reads land in the buffer it was read into", async () => {
+    const open = (uid: string) =>
+      new WkprotoClient({ url: t.tcp, uid, token: `tok-${uid}`, deviceFlag: 1, version: 6, autoRecvAck: false });
+    const alice = open('s-alice');
+    const bob = open('s-bob');
+    const carol = open('s-carol');
+    await Promise.all([alice.connect(), bob.connect(), carol.connect()]);
+    const transport = (carol as unknown as { transport: { write(b: Uint8Array): void } }).transport;
+    const acks = Buffer.concat(Array.from({ length: 8 }, (_, i) => encodeRecvack(BigInt(i + 1), 1n, 6)));
+    const sent: string[] = [];
+    const acked: Promise<unknown>[] = [];
+    for (let n = 0; n < 30; n++) {
+      const payload = `payload ${n} ${'x'.repeat(n * 7)}`;
+      sent.push(payload);
+      acked.push(alice.send({ channelId: 's-bob', channelType: 1, payload, setting: Setting.NO_ENCRYPT, clientMsgNo: `s-${n}` }));
+      // Carol's acks (of nothing) are read while Alice's SEND waits for its commit.
+      for (let k = 0; k < 4; k++) transport.write(acks);
+    }
+    await Promise.all(acked);
+    const got: string[] = [];
+    for (let n = 0; n < sent.length; n++) got.push((await bob.nextMessage()).payload.toString('utf8'));
+    expect(got).toEqual(sent);
+    for (const c of [alice, bob, carol]) c.close();
   });
 });

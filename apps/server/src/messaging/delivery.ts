@@ -27,6 +27,8 @@ export class Delivery {
   jsonrpcFrame0: Buffer | undefined;
   jsonrpcView1: string | undefined;
   jsonrpcFrame1: Buffer | undefined;
+  /** The message id as a JSON-RPC session compares a compact recvack with it (gateway/ws-recvack.ts `ackIdKey`). */
+  jsonrpcAckKey: Int32Array | undefined;
   /**
    * The first WKProto RECV template built for this delivery (not a resend),
    * with the view it was built for: protocol version, red dot and the
