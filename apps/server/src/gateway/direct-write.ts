@@ -90,17 +90,20 @@ function writeError(status: number): Error {
   return Object.assign(new Error(`write ${code}`), { errno: status, code, syscall: 'write' });
 }
 
-/** Whether the handle-level write may be used for `socket` now. */
+/**
+ * Whether the handle-level write may be used for `socket` now. `writable`
+ * is false once the socket is ending, ended, destroyed or errored, so those
+ * are not asked again (each of Node's getters reads a shared bit field
+ * through a look-up every stream type's state passes, a megamorphic one).
+ */
 function directWritable(socket: Socket, handle: StreamHandle | null | undefined): handle is StreamHandle {
   return (
     handle != null &&
     handle.writeQueueSize === 0 &&
     socket.writableLength === 0 &&
-    !socket.destroyed &&
     !socket.connecting &&
     socket.writable &&
-    socket.writableCorked === 0 &&
-    !socket.writableEnded
+    socket.writableCorked === 0
   );
 }
 
@@ -206,7 +209,8 @@ export function takeReads(socket: Socket, take: ReadTaker): boolean {
       socket.readableLength === 0 &&
       !socket.destroyed &&
       !socket.timeout &&
-      socket.listenerCount('data') === 1 &&
+      // One `data` listener (`listenerCount` reads the same slot through a megamorphic keyed look-up).
+      typeof (socket as unknown as { _events: { data?: unknown } })._events.data === 'function' &&
       take(reused ? readBuffer : Buffer.from(data, state[kArrayBufferOffset]!, nread), nread, reused)
     ) {
       return;
