@@ -115,7 +115,7 @@ describe('takeReads', () => {
     open.push(p);
     const log: string[] = [];
     p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
-    expect(takeReads(p.server, (d) => (log.push(`take:${d.toString()}`), true))).toBe(true);
+    expect(takeReads(p.server, (d, n) => (log.push(`take:${d.toString('latin1', 0, n)}`), true))).toBe(true);
     const until = async (n: number) => {
       while (log.length < n) await new Promise((r) => setTimeout(r, 5));
     };
@@ -131,12 +131,44 @@ describe('takeReads', () => {
     expect(log).toEqual(['take:a', 'data:b', 'take:c']);
   });
 
+  it('reads a plain socket into the one reused buffer, and gives the data listener copies that later reads leave intact', async () => {
+    const p = await pair();
+    const q = await pair();
+    open.push(p, q);
+    const got: Buffer[] = [];
+    const reusedFlags: boolean[] = [];
+    let taken = 0;
+    p.server.on('data', (d: Buffer) => got.push(d));
+    q.server.on('data', () => {});
+    const take = (buf: Buffer, n: number, reused: boolean): boolean => {
+      reusedFlags.push(reused);
+      taken += n;
+      return buf[0] === 0x2a; // '*' reads are taken, the rest declined
+    };
+    takeReads(p.server, take);
+    takeReads(q.server, take);
+    // Reads the taker declines, each followed by reads of the other socket into the same buffer.
+    const sent: Buffer[] = [];
+    for (let i = 0; i < 20; i++) {
+      const chunk = Buffer.alloc(100 + i, 0x61 + i);
+      sent.push(chunk);
+      const before = got.length;
+      p.client.write(chunk);
+      while (got.length === before) await new Promise((r) => setTimeout(r, 2));
+      const n = taken;
+      q.client.write(Buffer.alloc(300, 0x2a));
+      while (taken === n) await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(Buffer.concat(got).equals(Buffer.concat(sent))).toBe(true);
+    expect(reusedFlags.every((r) => r)).toBe(true);
+  });
+
   it('lets the data listener have a read the taker declines', async () => {
     const p = await pair();
     open.push(p);
     const log: string[] = [];
     p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
-    takeReads(p.server, (d) => d.toString() === 'x' && (log.push('take:x'), true));
+    takeReads(p.server, (d, n) => d.toString('latin1', 0, n) === 'x' && (log.push('take:x'), true));
     for (const s of ['x', 'y', 'x']) {
       const n = log.length;
       p.client.write(s);

@@ -90,17 +90,20 @@ function writeError(status: number): Error {
   return Object.assign(new Error(`write ${code}`), { errno: status, code, syscall: 'write' });
 }
 
-/** Whether the handle-level write may be used for `socket` now. */
+/**
+ * Whether the handle-level write may be used for `socket` now. `writable`
+ * is false once the socket is ending, ended, destroyed or errored, so those
+ * are not asked again (each of Node's getters reads a shared bit field
+ * through a look-up every stream type's state passes, a megamorphic one).
+ */
 function directWritable(socket: Socket, handle: StreamHandle | null | undefined): handle is StreamHandle {
   return (
     handle != null &&
     handle.writeQueueSize === 0 &&
     socket.writableLength === 0 &&
-    !socket.destroyed &&
     !socket.connecting &&
     socket.writable &&
-    socket.writableCorked === 0 &&
-    !socket.writableEnded
+    socket.writableCorked === 0
   );
 }
 
@@ -154,7 +157,26 @@ export const directWrites = binding !== undefined;
 
 interface ReadHandle {
   onread: (this: ReadHandle, data: ArrayBuffer | undefined) => unknown;
+  useUserBuffer?: (buf: Uint8Array) => void;
 }
+
+/**
+ * Receives one read: `n` bytes at the start of `buf`. `reused` says that
+ * `buf` is the buffer every taken socket reads into, overwritten by the next
+ * read: a taker then keeps no view of it past the call (it copies what it
+ * keeps). Returns true when it has consumed the bytes.
+ */
+export type ReadTaker = (buf: Buffer, n: number, reused: boolean) => boolean;
+
+/**
+ * The one buffer the reads of every taken plain TCP socket land in (libuv's
+ * per-read buffer otherwise: a 64 KiB allocation per read, cut to the bytes
+ * read and wrapped in an ArrayBuffer for JavaScript, then collected). One is
+ * enough: reads are handled one at a time, each wholly before the next.
+ */
+const readBuffer = Buffer.allocUnsafeSlow(64 * 1024);
+/** A DataView of the shared read buffer, for takers that read it by words. */
+export const readBufferView = new DataView(readBuffer.buffer, readBuffer.byteOffset, readBuffer.length);
 
 /**
  * Offers every read of `socket`'s libuv handle to `take` before Node's
@@ -165,28 +187,40 @@ interface ReadHandle {
  * consumed the bytes (they then reach no listener), false to let Node's own
  * handler deliver them as usual. Reads that are not offered (end of stream,
  * errors, a paused or buffering socket) go to Node's handler unchanged, so
- * bytes keep their order. Returns false, changing nothing, when the handle
- * or Node's binding is not as expected.
+ * bytes keep their order. A plain TCP socket's reads land in one shared
+ * buffer (`readBuffer`); a read Node's handler is to see is copied out of it
+ * first. Returns false, changing nothing, when the handle or Node's binding is
+ * not as expected. Once per socket.
  */
-export function takeReads(socket: Socket, take: (chunk: Buffer) => boolean): boolean {
+export function takeReads(socket: Socket, take: ReadTaker): boolean {
   const handle = (socket as unknown as { _handle?: ReadHandle | null })._handle;
   if (binding === undefined || !handle || typeof handle.onread !== 'function') return false;
   const state = binding.streamBaseState;
   const { kReadBytesOrError, kArrayBufferOffset } = binding;
   const onread = handle.onread;
+  // TLS sockets keep libuv's buffers (their handle decrypts into them).
+  if (typeof handle.useUserBuffer === 'function' && !(socket as { encrypted?: boolean }).encrypted) handle.useUserBuffer(readBuffer);
   handle.onread = function (data) {
+    const nread = state[kReadBytesOrError]!;
+    if (nread <= 0) return onread.call(this, data);
+    const reused = data === undefined;
     if (
-      data !== undefined &&
       socket.readableFlowing === true &&
       socket.readableLength === 0 &&
       !socket.destroyed &&
       !socket.timeout &&
-      socket.listenerCount('data') === 1
+      // One `data` listener (`listenerCount` reads the same slot through a megamorphic keyed look-up).
+      typeof (socket as unknown as { _events: { data?: unknown } })._events.data === 'function' &&
+      take(reused ? readBuffer : Buffer.from(data, state[kArrayBufferOffset]!, nread), nread, reused)
     ) {
-      const nread = state[kReadBytesOrError]!;
-      if (nread > 0 && take(Buffer.from(data, state[kArrayBufferOffset]!, nread))) return;
+      return;
     }
-    return onread.call(this, data);
+    if (!reused) return onread.call(this, data);
+    // Node's handler keeps what it is given: a copy, passed as libuv's own buffer would be.
+    const copy = Buffer.allocUnsafe(nread);
+    readBuffer.copy(copy, 0, 0, nread);
+    state[kArrayBufferOffset] = copy.byteOffset;
+    return onread.call(this, copy.buffer);
   };
   return true;
 }

@@ -30,6 +30,7 @@ import { refusalReason, SessionErrorClass } from './metrics.ts';
 import { startSend, type GatewayServices } from './services.ts';
 import { SessionBase } from './session-base.ts';
 import { wsAsciiTextFrame, wsTextFrame } from './ws-frame.ts';
+import { ackIdKey, ackIdMatches, ackIdText } from './ws-recvack.ts';
 
 /** A decimal message id as RECVACKs name them. */
 const DECIMAL_ID = /^\d{1,20}$/;
@@ -101,13 +102,24 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
     pending?.catch((err: unknown) => this.handlerFailed(frame.kind === 'request' ? frame.id : null, err));
   }
 
-  /**
-   * A compact `recvack`, from `onMessage` or read by the gateway before ws
-   * (see ws-recvack.ts); ignored before CONNECT completes.
-   */
+  /** A compact `recvack` read by `onMessage`; ignored before CONNECT completes. */
   onRecvack(messageId: string): void {
     this.lastInboundAt = Date.now();
     if (this.state !== 'closed' && this.authenticated) this.acked(messageId);
+  }
+
+  /**
+   * A compact `recvack` read by the gateway before ws (see ws-recvack.ts), as
+   * its slot there: compared where it lies with the id of the oldest RECV
+   * awaiting an ack (the one an in-order client acks), made a string only
+   * for any other.
+   */
+  onCompactRecvack(slot: number): void {
+    this.lastInboundAt = Date.now();
+    if (this.state === 'closed' || !this.authenticated) return;
+    const oldest = this.oldestPending();
+    if (oldest !== undefined && ackIdMatches(slot, (oldest.jsonrpcAckKey ??= ackIdKey(oldest.messageIdText)))) this.ackedOldest();
+    else this.acked(ackIdText(slot));
   }
 
   /** A handler threw: logged, answered -32603 for request `id`, and the session is closed. */

@@ -1,5 +1,6 @@
 import type { Delivery } from '../messaging/delivery.ts';
 import type { Deadlines } from './connection.ts';
+import { PendingAcks } from './pending-acks.ts';
 
 /** One connection's bounds and redelivery settings (`delivery.*` config). */
 export interface AckPolicy {
@@ -26,14 +27,6 @@ let nextSessionId = 1;
 
 export type SessionState = 'awaiting-connect' | 'authenticating' | 'open' | 'closed';
 
-interface PendingRecv {
-  delivery: Delivery;
-  /** When it is resent next, unix ms. */
-  due: number;
-  /** Resends so far. */
-  tries: number;
-}
-
 /**
  * What every gateway session has, whatever its protocol: an id, the identity
  * CONNECT established, the deadlines the gateway sweep enforces, and a
@@ -51,8 +44,8 @@ export abstract class SessionBase implements Deadlines {
   /** Called once when CONNECT succeeds (the gateway releases the connection's pre-login budget). */
   onAuthenticated: (() => void) | undefined;
   protected state: SessionState = 'awaiting-connect';
-  /** Decimal message id → the delivery awaiting its RECVACK, oldest (re)sent first. */
-  private readonly pendingAcks = new Map<string, PendingRecv>();
+  /** The deliveries awaiting their RECVACK, oldest (re)sent first. */
+  private readonly pendingAcks = new PendingAcks();
 
   constructor(protected readonly ackPolicy: AckPolicy) {}
 
@@ -81,16 +74,42 @@ export abstract class SessionBase implements Deadlines {
    * closes the session, when the window is full: the client is not acking.
    */
   protected awaitAck(d: Delivery): boolean {
-    if (this.pendingAcks.size >= this.ackPolicy.maxPending && !this.pendingAcks.has(d.messageIdText)) {
+    const pending = this.pendingAcks;
+    // Dated from the start of the message's fan-out (the clock read once per message, not per recipient).
+    const due = (d.fanoutAt || Date.now()) + this.ackPolicy.retryIntervalMs;
+    // The same id again (a second delivery of one message) restarts its entry in place.
+    const again = pending.size > 0 ? pending.find(d.messageIdText) : undefined;
+    if (again !== undefined) {
+      again.delivery = d;
+      again.due = due;
+      again.tries = 0;
+      return true;
+    }
+    if (pending.size >= this.ackPolicy.maxPending) {
       this.closeUnacked('ack window full');
       return false;
     }
-    this.pendingAcks.set(d.messageIdText, { delivery: d, due: Date.now() + this.ackPolicy.retryIntervalMs, tries: 0 });
+    pending.push(d, due);
     return true;
   }
 
   protected acked(messageId: string): void {
-    this.pendingAcks.delete(messageId);
+    const e = this.pendingAcks.find(messageId);
+    if (e !== undefined) this.pendingAcks.remove(e);
+  }
+
+  /**
+   * The delivery an in-order RECVACK names: the oldest one awaiting its ack
+   * (protocol adapters compare an ack's id with it where the id lies, and
+   * call `ackedOldest` when it matches, `acked` otherwise).
+   */
+  protected oldestPending(): Delivery | undefined {
+    return this.pendingAcks.oldest()?.delivery;
+  }
+
+  /** The oldest delivery awaiting its ack was acknowledged (see `oldestPending`). */
+  protected ackedOldest(): void {
+    this.pendingAcks.remove(this.pendingAcks.oldest()!);
   }
 
   protected forgetAcks(): void {
@@ -104,17 +123,16 @@ export abstract class SessionBase implements Deadlines {
    * closes the session.
    */
   redeliverDue(now: number): void {
-    for (const [id, p] of this.pendingAcks) {
-      if (p.due > now) return;
+    const pending = this.pendingAcks;
+    for (let p = pending.oldest(); p !== undefined && p.due <= now; p = pending.oldest()) {
       if (p.tries >= this.ackPolicy.retryMaxCount) {
         this.closeUnacked('recv not acknowledged');
         return;
       }
       p.tries++;
       p.due = now + this.ackPolicy.retryIntervalMs * 2 ** p.tries;
-      this.pendingAcks.delete(id);
-      this.pendingAcks.set(id, p);
-      this.resend(p.delivery);
+      pending.requeueOldest();
+      this.resend(p.delivery!);
     }
   }
 }

@@ -48,7 +48,18 @@ export async function startTcpGateway(
     registry.add(link);
     socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
     // Reads go straight from the handle to the session while nothing is buffered (see direct-write.ts).
-    takeReads(socket, (chunk) => (link.wk.onData(chunk), true));
+    takeReads(socket, (buf, n, reused) => {
+      // The decoder hands on views of what it decodes (a SEND's payload): only a read of nothing
+      // but RECVACKs (read where they lie, kept by nothing) is decoded from the shared buffer.
+      if (!reused || link.wk.readsInPlace(buf, n)) {
+        link.wk.onData(buf, n);
+      } else {
+        const copy = Buffer.allocUnsafe(n);
+        buf.copy(copy, 0, 0, n);
+        link.wk.onData(copy);
+      }
+      return true;
+    });
     socket.on('error', onSocketError);
     socket.on('close', () => link.onClose());
   });

@@ -1,7 +1,9 @@
 import {
+  checkRecvackBody,
   encodePacket,
   encodeSendack,
   negotiateVersion,
+  onlyRecvacks,
   PacketType,
   recvackMessageIdText,
   recvTemplate,
@@ -83,23 +85,35 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
     this.decoder = new WkprotoDecoder({ version: PRE_CONNECT_VERSION, maxRemainingLength: Math.min(maxPacketBytes, MAX_CONNECT_BYTES) });
   }
 
-  /** Feeds bytes as they arrive; packets may span chunks and chunks may hold many packets. */
-  onData(chunk: Uint8Array): void {
+  /**
+   * Feeds bytes as they arrive (the first `length` of `chunk`); packets may
+   * span chunks and chunks may hold many packets.
+   */
+  onData(chunk: Uint8Array, length = chunk.length): void {
     this.lastInboundAt = Date.now();
     if (this.state === 'closed') return;
     if (!this.authenticated) {
-      this.preConnectBytes += chunk.length;
+      this.preConnectBytes += length;
       if (this.preConnectBytes > MAX_CONNECT_BYTES) {
         this.closeWith('too many bytes before CONNECT completed', ['connect_too_large', SessionErrorClass.protocol]);
         return;
       }
     }
     try {
-      this.decoder.push(chunk, this.onPacketBound);
+      this.decoder.push(chunk, this.onPacketBound, length);
     } catch (err) {
       this.log.debug({ err: (err as Error).message, session: this.id }, 'wkproto decode failed');
       this.closeWith('protocol error', ['decode_error', SessionErrorClass.protocol]);
     }
+  }
+
+  /**
+   * Whether `buf[0, n)` may be fed from a buffer the next read overwrites:
+   * it is nothing but whole RECVACKs and the decoder holds no part of a
+   * packet, so nothing decoded from it keeps a view of it.
+   */
+  readsInPlace(buf: Buffer, n: number): boolean {
+    return this.decoder.bufferedBytes === 0 && onlyRecvacks(buf, n);
   }
 
   onClose(): void {
@@ -247,6 +261,13 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
    */
   private onRecvack(buf: Buffer, start: number, end: number): void {
     if (this.state !== 'open') return;
+    checkRecvackBody(start, end, this.version);
+    // Nearly every ack names the oldest RECV awaiting one: its id is compared where it lies.
+    const oldest = this.oldestPending();
+    if (oldest !== undefined && oldest.idEqualsInt64BE(buf, start)) {
+      this.ackedOldest();
+      return;
+    }
     const id = recvackMessageIdText(buf, start, end, this.version);
     if (id !== '0' && id.charCodeAt(0) !== 0x2d) this.acked(id);
   }

@@ -234,7 +234,7 @@ class WsLink implements LiveConnection, Deadlines, OverflowListener, PacketSink 
         // A chunk of only ASCII text frames (a send, a few) is read before ws; a chunk of only
         // compact recvacks before that (installed last, so it sees each chunk first).
         takeTextBeforeWs(this.ws, (text) => session.onMessage(text));
-        takeRecvacksBeforeWs(this.ws, (messageId) => session.onRecvack(messageId));
+        takeRecvacksBeforeWs(this.ws, (slot) => session.onCompactRecvack(slot));
       };
       this.deadlines = session;
       session.onMessage(buf.toString('utf8'));

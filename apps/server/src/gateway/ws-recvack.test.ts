@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { compactRecvackMessageId } from '@parley/protocol/jsonrpc';
-import { compactRecvacksOf, takeRecvacksBeforeWs } from './ws-recvack.ts';
+import { ackIdKey, ackIdMatches, ackIdText, compactRecvacksOf, takeRecvacksBeforeWs } from './ws-recvack.ts';
 
 const recvack = (id: string): string => JSON.stringify({ jsonrpc: '2.0', method: 'recvack', params: { messageId: id, messageSeq: 1 } });
 
@@ -19,6 +19,13 @@ function clientFrame(text: string, opcode = 1, fin = true, mask = [0x12, 0x34, 0
   return f;
 }
 
+/** The ids `compactRecvacksOf` reads from the whole of `chunk`, as strings; undefined when it takes nothing. */
+function idsOf(chunk: Buffer, maxPayload: number): string[] | undefined {
+  const count = compactRecvacksOf(chunk, chunk.length, maxPayload);
+  if (count === 0) return undefined;
+  return Array.from({ length: count }, (_, k) => ackIdText(k));
+}
+
 describe('compactRecvacksOf', () => {
   it('reads every recvack of a chunk made only of whole compact recvacks, in order', () => {
     const chunk = Buffer.concat([
@@ -26,7 +33,7 @@ describe('compactRecvacksOf', () => {
       clientFrame(recvack('22'), 1, true, [0, 0, 0, 0]),
       clientFrame(recvack('333')),
     ]);
-    expect(compactRecvacksOf(chunk, 0)).toEqual(['1', '22', '333']);
+    expect(idsOf(chunk, 0)).toEqual(['1', '22', '333']);
   });
 
   it('takes nothing from a chunk with anything else in it', () => {
@@ -40,9 +47,9 @@ describe('compactRecvacksOf', () => {
       Buffer.from(ack).fill(0x00, 1, 2), // unmasked
       Buffer.alloc(0),
     ]) {
-      expect(compactRecvacksOf(chunk, 0)).toBeUndefined();
+      expect(idsOf(chunk, 0)).toBeUndefined();
     }
-    expect(compactRecvacksOf(ack, 50)).toBeUndefined(); // over the frame limit: ws must refuse it
+    expect(idsOf(ack, 50)).toBeUndefined(); // over the frame limit: ws must refuse it
   });
 });
 
@@ -84,18 +91,84 @@ describe('compactRecvacksOf against compactRecvackMessageId', () => {
         [0xff, 0x80, 0x01, 0x7f],
       ]) {
         const id = compactRecvackMessageId(text);
-        const got = compactRecvacksOf(clientFrame(text, 1, true, mask), 0);
+        const got = idsOf(clientFrame(text, 1, true, mask), 0);
         expect(got, text).toEqual(id === undefined ? undefined : [id]);
         // Two frames in one chunk, and a frame cut anywhere, as ws would see them.
         const twice = Buffer.concat([clientFrame(recvack('5'), 1, true, mask), clientFrame(text, 1, true, mask)]);
-        expect(compactRecvacksOf(twice, 0), text).toEqual(id === undefined ? undefined : ['5', id]);
+        expect(idsOf(twice, 0), text).toEqual(id === undefined ? undefined : ['5', id]);
       }
+    }
+  });
+
+  it('agrees with the regular expression on every one-byte change of a recvack, masked or not', () => {
+    const base = `${head}1234567890123456789","messageSeq":120}}`;
+    const chars = ['0', '1', '9', '"', ',', ':', '{', '}', 'a', 'M', ' ', '\\', '/', '.', '-', '\u007f'];
+    for (const mask of [
+      [0, 0, 0, 0],
+      [0x9a, 0x02, 0xff, 0x41],
+    ]) {
+      for (let i = 0; i < base.length; i++) {
+        for (const c of chars) {
+          const text = base.slice(0, i) + c + base.slice(i + 1);
+          const id = compactRecvackMessageId(text);
+          expect(idsOf(clientFrame(text, 1, true, mask), 0), text).toEqual(id === undefined ? undefined : [id]);
+        }
+        // One byte fewer.
+        const shorter = base.slice(0, i) + base.slice(i + 1);
+        const id = compactRecvackMessageId(shorter);
+        expect(idsOf(clientFrame(shorter, 1, true, mask), 0), shorter).toEqual(id === undefined ? undefined : [id]);
+      }
+    }
+  });
+
+  it('reads only the first n bytes of a reused buffer, through the DataView it is given, whatever lies past them', () => {
+    const frames = Buffer.concat([clientFrame(recvack('7')), clientFrame(recvack('12345678901234567890'), 1, true, [1, 2, 3, 4])]);
+    for (const fill of [0x00, 0x30, 0xff]) {
+      const reused = Buffer.alloc(4096, fill);
+      const view = new DataView(reused.buffer, reused.byteOffset, reused.length);
+      frames.copy(reused);
+      const count = compactRecvacksOf(reused, frames.length, 0, view);
+      expect(Array.from({ length: count }, (_, k) => ackIdText(k))).toEqual(['7', '12345678901234567890']);
+      // The same frames ending at the buffer's very end (words are then read from a copy).
+      const end = Buffer.alloc(frames.length + 1, fill);
+      frames.copy(end, 1);
+      const endView = new DataView(end.buffer, end.byteOffset, end.length);
+      expect(compactRecvacksOf(end.subarray(1), frames.length, 0)).toBe(2);
+      expect(compactRecvacksOf(end, end.length, 0, endView)).toBe(0);
+      // n cuts the second frame short: nothing is taken.
+      expect(compactRecvacksOf(reused, frames.length - 1, 0, view)).toBe(0);
+    }
+  });
+
+  it('matches an ack with an id exactly as the id text compares, at every length', () => {
+    const ids = [
+      '1',
+      '12',
+      '123',
+      '1234',
+      '12345',
+      '123456',
+      '1234567',
+      '1234567890123456789',
+      '18446744073709551615',
+      '99999999999999999999',
+    ];
+    const others = [...ids, '0', '01', '2', '1234567890123456788', '2234567890123456789', '123456789012345678901', '', '12a'];
+    for (const seq of ['0', '7', '123456789012345']) {
+      const chunk = Buffer.concat(
+        ids.map((id, i) => clientFrame(`${head}${id}","messageSeq":${seq}}}`, 1, true, [i, 0x5a, 0xa5, 0xff - i])),
+      );
+      expect(compactRecvacksOf(chunk, chunk.length, 0)).toBe(ids.length);
+      ids.forEach((id, slot) => {
+        expect(ackIdText(slot)).toBe(id);
+        for (const other of others) expect(ackIdMatches(slot, ackIdKey(other)), `${id} vs ${other}`).toBe(other === id);
+      });
     }
   });
 
   it('takes no frame cut short, whatever the cut', () => {
     const frame = clientFrame(recvack('1234567890'));
-    for (let cut = 1; cut < frame.length; cut++) expect(compactRecvacksOf(frame.subarray(0, cut), 0)).toBeUndefined();
+    for (let cut = 1; cut < frame.length; cut++) expect(idsOf(frame.subarray(0, cut), 0)).toBeUndefined();
   });
 
   it('reads a frame at any offset of a shared read buffer', () => {
@@ -103,7 +176,7 @@ describe('compactRecvacksOf against compactRecvackMessageId', () => {
     for (let offset = 0; offset < 8; offset++) {
       const pool = Buffer.alloc(offset + frame.length + 3, 0xaa);
       frame.copy(pool, offset);
-      expect(compactRecvacksOf(pool.subarray(offset, offset + frame.length), 0)).toEqual(['42']);
+      expect(idsOf(pool.subarray(offset, offset + frame.length), 0)).toEqual(['42']);
     }
   });
 });
@@ -133,7 +206,7 @@ describe('takeRecvacksBeforeWs', () => {
       log.push(s);
       for (const w of waiters.splice(0)) w();
     };
-    expect(takeRecvacksBeforeWs(server, (id) => note(`ack:${id}`))).toBe(true);
+    expect(takeRecvacksBeforeWs(server, (slot) => note(`ack:${ackIdText(slot)}`))).toBe(true);
     server.on('message', (data) => note(`msg:${String(data)}`));
     const raw = (client as unknown as { _socket: Socket })._socket;
     return {
@@ -185,7 +258,7 @@ describe('takeRecvacksBeforeWs', () => {
     const until = async (entry: string) => {
       while (!log.includes(entry)) await new Promise<void>((r) => (waiter = r));
     };
-    expect(takeRecvacksBeforeWs(server, (id) => note(`ack:${id}`))).toBe(true);
+    expect(takeRecvacksBeforeWs(server, (slot) => note(`ack:${ackIdText(slot)}`))).toBe(true);
     server.on('message', (data) => note(`msg:${String(data)}`));
     // Counts what still reaches ws's receiver (through the socket's Readable and ws's data listener).
     const receiver = (server as unknown as { _receiver: { write(chunk: Buffer): boolean } })._receiver;

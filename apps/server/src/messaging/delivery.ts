@@ -8,6 +8,9 @@ import { ChannelType, personPeer } from '@parley/shared';
 export class Delivery {
   private memo: Map<string, unknown> | undefined;
   private idText: string | undefined;
+  /** The id's two 32-bit halves as unsigned numbers (see `idEqualsInt64BE`); -2 until split, -1 when it is not a positive int64. */
+  private idHigh = -2;
+  private idLow = 0;
   /**
    * The payload as a JSON-RPC `recv` carries it, when the entry point already
    * had it (a JSON-RPC send of a JSON object); else set by the first JSON-RPC
@@ -24,6 +27,8 @@ export class Delivery {
   jsonrpcFrame0: Buffer | undefined;
   jsonrpcView1: string | undefined;
   jsonrpcFrame1: Buffer | undefined;
+  /** The message id as a JSON-RPC session compares a compact recvack with it (gateway/ws-recvack.ts `ackIdKey`). */
+  jsonrpcAckKey: Int32Array | undefined;
   /**
    * The first WKProto RECV template built for this delivery (not a resend),
    * with the view it was built for: protocol version, red dot and the
@@ -34,6 +39,12 @@ export class Delivery {
   wkprotoVersion = 0;
   wkprotoRedDot = false;
   wkprotoChannelId: string | undefined = undefined;
+  /**
+   * When the fan-out now under way began, unix ms (set by `Fanout` before
+   * its loop; 0 until then): sessions date the RECV's ack deadline from it
+   * instead of reading the clock once per recipient.
+   */
+  fanoutAt = 0;
   /**
    * Person channels: the two participants in canonical order, when the send
    * path has them at hand (else derived from `channelId`).
@@ -68,6 +79,28 @@ export class Delivery {
   get messageIdText(): string {
     this.idText ??= this.messageId.toString();
     return this.idText;
+  }
+
+  /**
+   * Whether the 8 bytes at `buf[at]` (a big-endian int64, as WKProto carries
+   * ids) are this message's id: exactly `messageId === BigInt.asIntN(64, read)`
+   * for a positive id, without a BigInt per comparison.
+   */
+  idEqualsInt64BE(buf: Uint8Array, at: number): boolean {
+    if (this.idHigh === -2) this.splitId();
+    const high = ((buf[at]! << 24) | (buf[at + 1]! << 16) | (buf[at + 2]! << 8) | buf[at + 3]!) >>> 0;
+    const low = ((buf[at + 4]! << 24) | (buf[at + 5]! << 16) | (buf[at + 6]! << 8) | buf[at + 7]!) >>> 0;
+    return high === this.idHigh && low === this.idLow;
+  }
+
+  private splitId(): void {
+    const id = this.messageId;
+    if (id <= 0n || id > 0x7fff_ffff_ffff_ffffn) {
+      this.idHigh = -1;
+      return;
+    }
+    this.idHigh = Number(id >> 32n);
+    this.idLow = Number(id & 0xffff_ffffn);
   }
 
   /** The channel id as `uid` sees it: the peer for person channels. */

@@ -56,6 +56,7 @@ export class Fanout {
       return undefined;
     }
     this.stats.messages++;
+    delivery.fanoutAt = Date.now();
     const offline = this.offlineList(delivery);
     const remote = this.remote && new Map<number, string[]>();
     const pair = delivery.participants ?? personParticipants(delivery.channelId);
@@ -80,6 +81,7 @@ export class Fanout {
     senderRef: SenderRef | undefined,
   ): void {
     this.stats.messages++;
+    delivery.fanoutAt = Date.now();
     const offline = this.offlineList(delivery);
     const remote = this.remote && new Map<number, string[]>();
     for (const uid of subscribers) this.push(uid, delivery, sender, offline, remote);
@@ -104,6 +106,7 @@ export class Fanout {
   /** Delivers to exactly these uids (request-scoped sends). */
   deliverTo(uids: readonly string[], delivery: Delivery, sender?: SessionHandle, senderRef?: SenderRef): void {
     this.stats.messages++;
+    delivery.fanoutAt = Date.now();
     const remote = this.remote && new Map<number, string[]>();
     for (const uid of uids) this.push(uid, delivery, sender, undefined, remote);
     if (remote) this.sendRemote(remote, delivery, senderRef);
@@ -111,6 +114,7 @@ export class Fanout {
 
   /** A delivery another node sent here: these uids' sessions on this node, except the sending session. */
   deliverLocal(uids: readonly string[], delivery: Delivery, excludeSessionId: number | undefined): void {
+    delivery.fanoutAt = Date.now();
     for (const uid of uids) {
       const sessions = this.presence.sessionsOf(uid);
       if (!sessions) continue;

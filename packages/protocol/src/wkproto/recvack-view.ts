@@ -3,6 +3,7 @@
  * RECVACK per delivered message): the message id as decimal text, without the
  * packet object, flag object and BigInts {@link decodeBody} makes.
  */
+import { PacketType } from './constants.ts';
 import { WkprotoDecodeError } from './errors.ts';
 import { writeI64Decimal } from './recv-view.ts';
 
@@ -16,9 +17,37 @@ const text = Buffer.allocUnsafe(20);
  * the body is shorter than the id and the seq (4 bytes up to version 5, 8 at 6).
  */
 export function recvackMessageIdText(buf: Buffer, start: number, end: number, version: number): string {
+  checkRecvackBody(start, end, version);
+  return text.toString('latin1', 0, writeI64Decimal(text, 0, buf, start));
+}
+
+/**
+ * Throws the TRUNCATED error {@link decodeBody} throws for a RECVACK body
+ * `[start, end)` shorter than its id and seq at `version`; a body that passes
+ * holds its message id, a big-endian int64, at `start`.
+ */
+export function checkRecvackBody(start: number, end: number, version: number): void {
   const n = end - start;
   if (n < 8) throw new WkprotoDecodeError('TRUNCATED', `messageId needs 8 bytes, ${n} left in the body`);
   const seqBytes = version <= 5 ? 4 : 8;
   if (n < 8 + seqBytes) throw new WkprotoDecodeError('TRUNCATED', `messageSeq needs ${seqBytes} bytes, ${n - 8} left in the body`);
-  return text.toString('latin1', 0, writeI64Decimal(text, 0, buf, start));
+}
+
+/** First byte of a RECVACK packet, flags aside. */
+const RECVACK_TYPE = PacketType.RECVACK;
+
+/**
+ * Whether `buf[0, n)` (n > 0) is nothing but whole RECVACK packets, each with
+ * a one-byte remaining length (a RECVACK's body is 12 or 16 bytes): a read a
+ * server may decode in place, since a RECVACK leaves nothing that points into it.
+ */
+export function onlyRecvacks(buf: Uint8Array, n: number): boolean {
+  let at = 0;
+  while (at < n) {
+    if (buf[at]! >> 4 !== RECVACK_TYPE || at + 1 >= n) return false;
+    const len = buf[at + 1]!;
+    if (len >= 0x80) return false;
+    at += 2 + len;
+  }
+  return at === n && n > 0;
 }
