@@ -32,9 +32,9 @@ describe('pressure and alerts caused by real load', () => {
 
   it('a burst of sends raises node-a’s pressure and the cluster verdict, on Overview and on Pressure', async () => {
     await page.locator('[data-testid="verdict-hero"][data-level="ok"]').waitFor({ timeout: 20_000 });
-    // As many sends as node-a answers, from 6 connections with 16 in flight each, for at most 25 s:
+    // As many sends as node-a answers, from 12 connections with 16 in flight each, for at most 25 s:
     // its event loop saturates (runtime/event_loop inflight/workers → the 0.8 / 0.95 bands).
-    burst = await Load.start(a, 'burst', { senders: 6, inflight: 16, maxMs: 25_000 });
+    burst = await Load.start(a, 'burst', { senders: 12, inflight: 16, maxMs: 25_000 });
     await until('the overview verdict leaves ok', async () =>
       BAD.includes((await page.getAttribute('[data-testid="verdict-hero"]', 'data-level')) ?? '') ? true : undefined,
     );

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore, type Store, type StoredMessage } from '@parley/store';
-import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
+import { AppendQueue, commitPauseMs, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -259,6 +259,16 @@ describe('commitQuietMs', () => {
   });
 });
 
+describe('commitPauseMs', () => {
+  it('ends a window after 1 ms once as many sends wait as recent commits carried, else after the quiet time', () => {
+    expect(commitPauseMs(16, 16, 5)).toBe(1);
+    expect(commitPauseMs(20, 16, 5)).toBe(1);
+    expect(commitPauseMs(15, 16, 5)).toBe(3);
+    expect(commitPauseMs(15, 16, 0.5)).toBe(12);
+    expect(commitPauseMs(1, 0, 0)).toBe(1);
+  });
+});
+
 describe('AppendQueue commit window', () => {
   /** Sends queued so far, committed: resolves when every one of them is. */
   const sendAll = (q: AppendQueue, n: number) => Promise.all(Array.from({ length: n }, () => q.append(msg(), true)));
@@ -268,14 +278,17 @@ describe('AppendQueue commit window', () => {
     const q = new AppendQueue(store.messages, 512, 100_000, 1000);
     await sendAll(q, 1); // the first send after idle commits at once and starts a window
     const started = performance.now();
-    await sendAll(q, 16); // 16 sends in flight, then nothing until they are acknowledged
-    expect(performance.now() - started).toBeLessThan(500);
-    expect(q.stats.batches).toBe(2);
+    // 16 sends in flight, then nothing until they are acknowledged, five times over.
+    for (let round = 0; round < 5; round++) await sendAll(q, 16);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(q.stats.batches).toBe(6);
   });
 
   it('keeps gathering while sends keep arriving, up to the window', async () => {
     const q = new AppendQueue(store.messages, 512, 100_000, 60);
-    await sendAll(q, 1);
+    // One commit of 100 first: the 80 paced sends below never refill that many, so only a
+    // pause of the quiet time (3 ms at this rate) could end their window early.
+    await sendAll(q, 100);
     const pending: Promise<unknown>[] = [];
     // Two sends per ms for 40 ms, checked every event-loop turn: arrivals never pause for 3 ms,
     // and at this rate the window is the full 60 ms (96 sends would take 48).
