@@ -225,23 +225,28 @@ describe('AppendQueue', () => {
 describe('commitWindowMs', () => {
   const perMs = (perSecond: number) => perSecond / 1000;
 
-  it('waits at most 8 ms up to 12k msg/s', () => {
+  it('gathers 24 sends at moderate rates, waiting at most 8 ms', () => {
     expect(commitWindowMs(perMs(50))).toBe(8);
     expect(commitWindowMs(perMs(2000))).toBe(8);
-    expect(commitWindowMs(perMs(5000))).toBe(8);
-    expect(commitWindowMs(perMs(12000))).toBe(8);
+    expect(commitWindowMs(perMs(3000))).toBe(8);
+    expect(commitWindowMs(perMs(3500))).toBeCloseTo(24 / 3.5, 9);
   });
 
-  it('shortens the window above 12k msg/s to the time 96 sends take', () => {
+  it('waits 6 ms from 4k msg/s up to 16k', () => {
+    expect(commitWindowMs(perMs(4000))).toBe(6);
+    expect(commitWindowMs(perMs(5000))).toBe(6);
     expect(commitWindowMs(perMs(16000))).toBe(6);
+  });
+
+  it('shortens the window above 16k msg/s to the time 96 sends take', () => {
     expect(commitWindowMs(perMs(24000))).toBe(4);
     expect(commitWindowMs(perMs(48000))).toBe(2);
   });
 
   it('uses the plain window while the rate is unknown', () => {
-    expect(commitWindowMs(0)).toBe(8);
-    expect(commitWindowMs(Number.NaN)).toBe(8);
-    expect(commitWindowMs(0, 6)).toBe(6);
+    expect(commitWindowMs(0)).toBe(6);
+    expect(commitWindowMs(Number.NaN)).toBe(6);
+    expect(commitWindowMs(0, 8)).toBe(8);
     expect(commitWindowMs(perMs(48000), 6)).toBe(2);
   });
 });

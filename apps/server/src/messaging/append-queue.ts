@@ -170,17 +170,32 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * windows (20 sends per commit) 75.6-76.8 ms over JSON-RPC and 93.6-97.2 over
  * WKProto, 8 ms windows (40 sends) 63.2-65.6 and 80.0-80.4 — a sixth less on the
  * main thread and a quarter less on the writer's — with sendack p99 10-15 ms
- * against 7-13; 10 ms windows saved nothing more and let p99 reach 31 ms.
+ * against 7-13; 10 ms windows saved nothing more and let p99 reach 31 ms. But
+ * over WKProto, whose main thread does more per message, 8 ms left p99 at 5k
+ * msg/s above 20 ms in three runs of eight (19.1-21.2 ms); 6 ms windows (30
+ * sends) measured 13.5-15.6 ms there and 8.5-9.3 over JSON-RPC (8 ms: 10.3-11.2)
+ * at a few percent more CPU (alternated, a noisy hour: JSON-RPC 81.2-84.0
+ * against 69.6-81.6 ms per 1k, WKProto 93.6-105.2 against 92.8-103.2).
  */
-export const COMMIT_WINDOW_MS = 8;
+export const COMMIT_WINDOW_MS = 6;
 
 /**
  * Messages a commit aims to carry at high rates. The window is the time the
  * recent arrival rate takes to bring this many, never more than
- * `COMMIT_WINDOW_MS`: from 12k msg/s up shorter than 8 ms, so that higher
+ * `COMMIT_WINDOW_MS`: from 16k msg/s up shorter than 6 ms, so that higher
  * rates still share an fsync among as many sends while waiting less.
  */
 export const COMMIT_TARGET_ROWS = 96;
+
+/**
+ * At moderate rates the window also lasts until `COMMIT_MIN_ROWS` sends have
+ * come, up to `COMMIT_MAX_WINDOW_MS`: 8 ms up to 3k msg/s, 6 ms from 4k. A
+ * lighter load leaves the tail room for it, and there each commit's fixed cost
+ * weighs most (at 2k msg/s, 4 ms windows cost 149-178 ms of server CPU per 1k
+ * messages and 8 ms ones 127-133, last round's bench).
+ */
+export const COMMIT_MIN_ROWS = 24;
+export const COMMIT_MAX_WINDOW_MS = 8;
 
 /**
  * The spacing the committer keeps between commit starts, ms, for an arrival
@@ -188,7 +203,9 @@ export const COMMIT_TARGET_ROWS = 96;
  */
 export function commitWindowMs(arrivalsPerMs: number, windowMs = COMMIT_WINDOW_MS): number {
   if (!(arrivalsPerMs > 0)) return windowMs;
-  return Math.min(windowMs, COMMIT_TARGET_ROWS / arrivalsPerMs);
+  const highRate = Math.min(windowMs, COMMIT_TARGET_ROWS / arrivalsPerMs);
+  const moderate = Math.min(COMMIT_MAX_WINDOW_MS, COMMIT_MIN_ROWS / arrivalsPerMs);
+  return Math.max(highRate, moderate);
 }
 
 /**
@@ -223,9 +240,9 @@ export function commitQuietMs(arrivalsPerMs: number): number {
  * `COMMIT_REFILL_DECAY` per commit: following the last batch alone, one small
  * batch (a window a pause ended early) would lower the bar for the next, and
  * commits at moderate rates would shrink step by step. Measured (sync full):
- * one JSON-RPC client with 16 sends in flight 4.3k msgs/s before the 8 ms
- * window, 1.8k with it, 6.0k with a 1.5 ms pause here, 15.2k with 1 ms; six
- * such clients 26.9k, 8.8k, 21.9k, 27.1k. The cost: the 1:1 bench's generator
+ * one JSON-RPC client with 16 sends in flight 4.3k msgs/s with the earlier 4 ms
+ * window, 1.8k with an 8 ms one alone, 6.0k with a 1.5 ms pause here, 15.2k
+ * with 1 ms; six such clients 26.9k, 8.8k, 21.9k, 27.1k. The cost: the 1:1 bench's generator
  * sends in bursts about 1.1 ms apart, and at 5k msg/s 1 ms ends about one
  * window in twelve a burst early (148 commits a second instead of 137).
  */
