@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openEmbeddedStore, type Store, type StoredMessage } from '@parley/store';
-import { AppendQueue, commitPauseMs, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
+import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -264,16 +264,6 @@ describe('commitQuietMs', () => {
   });
 });
 
-describe('commitPauseMs', () => {
-  it('ends a window after 1 ms once as many sends wait as recent commits carried, else after the quiet time', () => {
-    expect(commitPauseMs(16, 16, 5)).toBe(1);
-    expect(commitPauseMs(20, 16, 5)).toBe(1);
-    expect(commitPauseMs(15, 16, 5)).toBe(3);
-    expect(commitPauseMs(15, 16, 0.5)).toBe(12);
-    expect(commitPauseMs(1, 0, 0)).toBe(1);
-  });
-});
-
 describe('AppendQueue commit window', () => {
   /** Sends queued so far, committed: resolves when every one of them is. */
   const sendAll = (q: AppendQueue, n: number) => Promise.all(Array.from({ length: n }, () => q.append(msg(), true)));
@@ -287,6 +277,26 @@ describe('AppendQueue commit window', () => {
     for (let round = 0; round < 5; round++) await sendAll(q, 16);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(q.stats.batches).toBe(6);
+  });
+
+  it('commits at once when as many sends wait as recent commits carried', async () => {
+    const q = new AppendQueue(store.messages, 512, 100_000, 1000);
+    await sendAll(q, 16); // the first commit after idle: at once, 16 sends
+    const again: Promise<unknown>[] = [];
+    // The clock stands still: only what is due now runs (the window is a second, the quiet time 3 ms).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
+    try {
+      for (let i = 0; i < 15; i++) again.push(q.append(msg(), true));
+      vi.advanceTimersByTime(0);
+      expect(q.depth).toBe(15);
+      again.push(q.append(msg(), true));
+      vi.advanceTimersByTime(0);
+      expect(q.depth).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    await Promise.all(again);
+    expect(q.stats.batches).toBe(2);
   });
 
   it('keeps gathering while sends keep arriving, up to the window', async () => {
