@@ -387,12 +387,10 @@ export class AppendQueue {
 
   /** How long the queued sends still wait for their commit, ms (0 or less: commit now). */
   private untilCommitMs(): number {
-    if (this.queue.length >= this.maxRows) return 0;
-    const now = performance.now();
+    if (this.queue.length >= this.maxRows || this.queue.length >= this.refillRows) return 0;
     const windowEnd = this.lastCommitStart + commitWindowMs(this.arrivalRate, this.windowMs);
-    if (this.queue.length >= this.refillRows) return 0;
     const quietEnd = this.lastArrivalAt + commitQuietMs(this.arrivalRate);
-    return Math.min(windowEnd, quietEnd) - now;
+    return Math.min(windowEnd, quietEnd) - performance.now();
   }
 
   private readonly run = (): void => {
@@ -400,12 +398,9 @@ export class AppendQueue {
     void this.flush();
   };
 
-  // A timer fires up to a millisecond late and never early by more than its rounding: half a
-  // millisecond left counts as due.
   private readonly onTimer = (): void => {
     this.timer = undefined;
-    if (this.untilCommitMs() < 0.5) this.run();
-    else this.arm();
+    this.arm();
   };
 
   private async flush(): Promise<void> {
