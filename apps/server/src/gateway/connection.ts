@@ -1,11 +1,20 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import { directPendingBytes, writeFrame } from './direct-write.ts';
+import { DirectWriter } from './direct-write.ts';
 import type { OutboundMeter } from './metrics.ts';
 
 /** Inbound-side bookkeeping the gateway's sweep reads to enforce deadlines. */
 export interface Deadlines {
   openedAt: number;
+  /**
+   * Bumped (wrapping) by every inbound read: a count rather than a clock read
+   * per read, which was one per delivered message (its RECVACK). The sweep
+   * dates it: `inboundSeen` is the count it last saw and `lastInboundAt` when
+   * it first saw that count, so a connection is found idle up to one sweep
+   * later than the last byte came. Both are the sweep's alone.
+   */
+  inbound: number;
+  inboundSeen: number;
   lastInboundAt: number;
   authenticated: boolean;
   /** Closes the connection, telling the client why when the protocol can. */
@@ -34,6 +43,8 @@ export const CloseCode = {
  */
 export class WsConnection {
   private closed = false;
+  /** `sendTextFrame`'s writes to the socket under `socket`. */
+  private readonly direct: DirectWriter;
 
   /**
    * @param maxOutboundBytes `gateway.max_outbound_bytes`: past this the client is not reading and is closed.
@@ -46,8 +57,10 @@ export class WsConnection {
     private readonly maxOutboundBytes: number,
     private readonly meter: OutboundMeter,
     private readonly overflow: OverflowListener,
-    private readonly raw: Socket,
-  ) {}
+    raw: Socket,
+  ) {
+    this.direct = new DirectWriter(raw);
+  }
 
   get isOpen(): boolean {
     return !this.closed && this.socket.readyState === this.socket.OPEN;
@@ -55,7 +68,7 @@ export class WsConnection {
 
   /** Bytes sent but not yet taken by the client (ws's and the direct writes' of `sendTextFrame`). */
   get outboundBytes(): number {
-    return this.socket.bufferedAmount + directPendingBytes(this.raw);
+    return this.socket.bufferedAmount + this.direct.pending;
   }
 
   /** Sends a text (JSON-RPC) or binary (WKProto) frame; a client that cannot keep up is closed. */
@@ -75,7 +88,7 @@ export class WsConnection {
    */
   sendTextFrame(frame: Buffer): void {
     if (!this.writable()) return;
-    writeFrame(this.raw, frame);
+    this.direct.write(frame);
     this.meter.observe(this.outboundBytes);
   }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { directWrites, queuedBytes, takeReads, writeFrame } from './direct-write.ts';
+import { DirectWriter, directWrites, takeReads } from './direct-write.ts';
 
 /** A connected pair of real loopback sockets: `server` is the accepted side. */
 async function pair(): Promise<{ server: Socket; client: Socket; listener: Server }> {
@@ -28,7 +28,7 @@ afterEach(async () => {
   }
 });
 
-describe('writeFrame', () => {
+describe('DirectWriter', () => {
   it('uses the handle-level path on this Node', () => {
     expect(directWrites).toBe(true);
   });
@@ -39,13 +39,17 @@ describe('writeFrame', () => {
     p.client.pause();
     const sizes = [1, 100, 4096, 65536, 300_000];
     const sent: Buffer[] = [];
+    const w = new DirectWriter(p.server);
+    const handle = (p.server as unknown as { _handle: { writeQueueSize: number } })._handle;
     let maxQueued = 0;
     for (let i = 0; i < 200; i++) {
       const f = frame(i, Math.max(4, sizes[i % sizes.length]!));
       sent.push(f);
       if (i % 7 === 3) p.server.write(f);
-      else writeFrame(p.server, f);
-      maxQueued = Math.max(maxQueued, queuedBytes(p.server));
+      else w.write(f);
+      // Every byte libuv holds is counted (the writer never asks the handle before writing).
+      expect(handle.writeQueueSize).toBeLessThanOrEqual(w.queuedBytes());
+      maxQueued = Math.max(maxQueued, w.queuedBytes());
     }
     const total = sent.reduce((n, f) => n + f.length, 0);
     // The peer reads nothing yet: the kernel cannot take it all, and what it did not take is counted.
@@ -63,7 +67,8 @@ describe('writeFrame', () => {
     await done;
     expect(Buffer.concat(got).equals(Buffer.concat(sent))).toBe(true);
     await new Promise((r) => setImmediate(r));
-    expect(queuedBytes(p.server)).toBe(0);
+    expect(w.queuedBytes()).toBe(0);
+    expect(handle.writeQueueSize).toBe(0);
   });
 
   it('counts a direct write the kernel has not taken until it is written', async () => {
@@ -71,16 +76,22 @@ describe('writeFrame', () => {
     open.push(p);
     p.client.pause();
     // Fill the kernel's buffers with direct writes only.
+    const w = new DirectWriter(p.server);
     let i = 0;
-    while (queuedBytes(p.server) === 0 && i < 10_000) writeFrame(p.server, frame(i++, 65536));
-    expect(queuedBytes(p.server)).toBeGreaterThan(0);
+    while (w.queuedBytes() === 0 && i < 10_000) w.write(frame(i++, 65536));
+    expect(w.queuedBytes()).toBeGreaterThan(0);
     expect(p.server.writableLength).toBe(0);
+    // Nothing more goes direct while libuv holds the rest of that frame: it queues behind it.
+    const held = w.pending;
+    w.write(frame(i, 10));
+    expect(w.pending).toBe(held);
+    expect(p.server.writableLength).toBe(10);
     p.client.resume();
     await new Promise<void>((resolve) => {
-      const poll = (): void => (queuedBytes(p.server) === 0 ? resolve() : void setTimeout(poll, 5));
+      const poll = (): void => (w.queuedBytes() === 0 ? resolve() : void setTimeout(poll, 5));
       poll();
     });
-    expect(queuedBytes(p.server)).toBe(0);
+    expect(w.queuedBytes()).toBe(0);
   });
 
   it('destroys the socket, with no exception to the caller, when the peer is gone', async () => {
@@ -93,7 +104,8 @@ describe('writeFrame', () => {
     });
     p.client.resetAndDestroy();
     await new Promise((r) => setTimeout(r, 50));
-    for (let i = 0; i < 20 && !p.server.destroyed; i++) writeFrame(p.server, frame(i, 1000));
+    const w = new DirectWriter(p.server);
+    for (let i = 0; i < 20 && !p.server.destroyed; i++) w.write(frame(i, 1000));
     const err = await closed;
     expect(p.server.destroyed).toBe(true);
     expect(err === undefined || ['ECONNRESET', 'EPIPE'].includes((err as { code?: string }).code ?? '')).toBe(true);
@@ -104,7 +116,7 @@ describe('writeFrame', () => {
     open.push(p);
     p.server.end();
     const err = new Promise<Error>((r) => p.server.once('error', r));
-    writeFrame(p.server, frame(1, 10));
+    new DirectWriter(p.server).write(frame(1, 10));
     expect(((await err) as { code?: string }).code).toBe('ERR_STREAM_WRITE_AFTER_END');
   });
 });

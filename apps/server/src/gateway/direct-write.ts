@@ -8,18 +8,19 @@ import { getSystemErrorName } from 'node:util';
  * gateway's most frequent write, and that machinery cost more than the
  * system call itself.
  *
- * Taken only when nothing is queued for the socket, neither in the Writable
- * (`writableLength`) nor in libuv (`writeQueueSize`), and the socket is open
- * for writing; every other write goes through `socket.write` as before. Order
- * holds either way: libuv writes its queue in order, and a write that finds
- * anything queued (a direct write the kernel did not take at once included)
- * queues behind it. A direct write libuv could not finish at once stays in
- * libuv's queue, counted by `queuedBytes`; if it fails, or fails at once, the
- * socket is destroyed with the error, as `socket.write` would have it.
+ * Taken (by a socket's `DirectWriter`) only when nothing is queued for the
+ * socket, neither in the Writable (`writableLength`) nor in libuv, and the
+ * socket is open for writing; every other write goes through `socket.write`
+ * as before. Order holds either way: libuv writes its queue in order, and a
+ * write that finds anything queued (a direct write the kernel did not take at
+ * once included) queues behind it. A direct write libuv could not finish at
+ * once stays in libuv's queue, counted by `DirectWriter.queuedBytes`; if it
+ * fails, or fails at once, the socket is destroyed with the error, as
+ * `socket.write` would have it.
  *
  * Relies on Node's stream binding (`WriteWrap`, `writeBuffer`, the handle's
- * `writeQueueSize`); when it is not as expected every write takes the
- * ordinary path.
+ * `writeQueueSize` after a write libuv did not finish); when it is not as
+ * expected every write takes the ordinary path.
  */
 
 interface WriteReq {
@@ -28,7 +29,7 @@ interface WriteReq {
   async: boolean;
   bytes: number;
   buffer: Uint8Array | null;
-  socket: Socket | null;
+  writer: DirectWriter | null;
   /** Bytes of the frame libuv had not written when the write returned. */
   pending: number;
 }
@@ -69,20 +70,17 @@ function loadBinding(): StreamBinding | undefined {
   }
 }
 
-/** Bytes of a socket's direct writes libuv has not finished (absent: none). */
-const kDirectPending = Symbol('directPending');
-type Counted = Socket & { [kDirectPending]?: number };
-
 /** A write request for the next direct write: reused while writes complete at once (libuv then keeps no hold on it). */
 let spare: WriteReq | undefined;
 
 /** The end of a direct write libuv finished later: a failure destroys the socket (unless it already is). */
 function onDirectWriteComplete(this: WriteReq, status: number): void {
-  const socket = this.socket as Counted | null;
-  this.socket = null;
+  const writer = this.writer;
+  this.writer = null;
   this.buffer = null;
-  if (socket) socket[kDirectPending] = (socket[kDirectPending] ?? 0) - this.pending;
-  if (status < 0 && socket && !socket.destroyed) socket.destroy(writeError(status));
+  if (writer === null) return;
+  writer.pending -= this.pending;
+  if (status < 0 && !writer.socket.destroyed) writer.socket.destroy(writeError(status));
 }
 
 function writeError(status: number): Error {
@@ -91,65 +89,78 @@ function writeError(status: number): Error {
 }
 
 /**
- * Whether the handle-level write may be used for `socket` now. `writable`
- * is false once the socket is ending, ended, destroyed or errored, so those
- * are not asked again (each of Node's getters reads a shared bit field
- * through a look-up every stream type's state passes, a megamorphic one).
+ * The frame writer of one socket. What libuv holds is counted here, not
+ * asked of the handle: every byte in its queue came either through
+ * `socket.write` (counted by `writableLength` until that write completes) or
+ * through a direct write (counted in `pending` until it completes), so both
+ * at zero means an empty queue, and the handle's `writeQueueSize` (a call
+ * into C++) is read only after a write libuv did not finish.
  */
-function directWritable(socket: Socket, handle: StreamHandle | null | undefined): handle is StreamHandle {
-  return (
-    handle != null &&
-    handle.writeQueueSize === 0 &&
-    socket.writableLength === 0 &&
-    !socket.connecting &&
-    socket.writable &&
-    socket.writableCorked === 0
-  );
-}
+export class DirectWriter {
+  /** Bytes of this socket's direct writes libuv has not finished. */
+  pending = 0;
 
-/** Writes `frame` to `socket`: straight to its handle when nothing is queued, else through `socket.write`. */
-export function writeFrame(socket: Socket, frame: Uint8Array): void {
-  const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
-  if (binding === undefined || !directWritable(socket, handle) || typeof handle.writeBuffer !== 'function') {
-    socket.write(frame);
-    return;
-  }
-  const req = spare ?? new binding.WriteWrap();
-  spare = undefined;
-  req.handle = handle;
-  req.oncomplete = onDirectWriteComplete;
-  req.async = false;
-  req.bytes = 0;
-  req.buffer = null;
-  req.socket = null;
-  req.pending = 0;
-  const err = handle.writeBuffer(req, frame);
-  if (err !== 0) {
-    spare = req;
-    socket.destroy(writeError(err));
-    return;
-  }
-  if (binding.streamBaseState[binding.kLastWriteWasAsync]) {
-    // libuv holds the rest of the frame and this request until the write completes.
-    req.async = true;
-    req.buffer = frame;
-    req.socket = socket;
-    // The queue was empty: what it holds now is this frame's rest.
-    req.pending = handle.writeQueueSize;
-    (socket as Counted)[kDirectPending] = ((socket as Counted)[kDirectPending] ?? 0) + req.pending;
-  } else {
-    spare = req;
-  }
-}
+  constructor(readonly socket: Socket) {}
 
-/** Bytes of `socket`'s direct writes not yet taken by the kernel. */
-export function directPendingBytes(socket: Socket): number {
-  return (socket as Counted)[kDirectPending] ?? 0;
-}
+  /** Writes `frame`: straight to the socket's handle when nothing is queued, else through `socket.write`. */
+  write(frame: Uint8Array): void {
+    const socket = this.socket;
+    const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
+    if (binding === undefined || !this.directWritable(handle) || typeof handle.writeBuffer !== 'function') {
+      socket.write(frame);
+      return;
+    }
+    const req = spare ?? new binding.WriteWrap();
+    spare = undefined;
+    req.handle = handle;
+    req.oncomplete = onDirectWriteComplete;
+    req.async = false;
+    req.bytes = 0;
+    req.buffer = null;
+    req.writer = null;
+    req.pending = 0;
+    const err = handle.writeBuffer(req, frame);
+    if (err !== 0) {
+      spare = req;
+      socket.destroy(writeError(err));
+      return;
+    }
+    if (binding.streamBaseState[binding.kLastWriteWasAsync]) {
+      // libuv holds the rest of the frame and this request until the write completes.
+      req.async = true;
+      req.buffer = frame;
+      req.writer = this;
+      // The queue was empty: what it holds now is this frame's rest.
+      req.pending = handle.writeQueueSize;
+      this.pending += req.pending;
+    } else {
+      spare = req;
+    }
+  }
 
-/** Bytes written to `socket` and not yet taken by the kernel: the Writable's and the direct writes'. */
-export function queuedBytes(socket: Socket): number {
-  return socket.writableLength + directPendingBytes(socket);
+  /** Bytes written and not yet taken by the kernel: the Writable's and the direct writes'. */
+  queuedBytes(): number {
+    return this.socket.writableLength + this.pending;
+  }
+
+  /**
+   * Whether the handle-level write may be used now: nothing queued anywhere
+   * (see the class) and the socket open for writing. `writable` is false
+   * once the socket is ending, ended, destroyed or errored, so those are not
+   * asked again (each of Node's getters reads a shared bit field through a
+   * look-up every stream type's state passes, a megamorphic one).
+   */
+  private directWritable(handle: StreamHandle | null | undefined): handle is StreamHandle {
+    const socket = this.socket;
+    return (
+      handle != null &&
+      this.pending === 0 &&
+      socket.writableLength === 0 &&
+      !socket.connecting &&
+      socket.writable &&
+      socket.writableCorked === 0
+    );
+  }
 }
 
 /** Whether direct writes are in use (false when Node's binding is not as expected). */

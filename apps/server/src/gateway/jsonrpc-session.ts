@@ -68,7 +68,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
       this.onRecvack(ackedId);
       return;
     }
-    this.lastInboundAt = Date.now();
+    this.inbound = (this.inbound + 1) | 0;
     if (this.state === 'closed') return;
     // One per message: a compact send is read without the full decoder (same params, same refusals).
     if (this.state === 'open') {
@@ -104,7 +104,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
 
   /** A compact `recvack` read by `onMessage`; ignored before CONNECT completes. */
   onRecvack(messageId: string): void {
-    this.lastInboundAt = Date.now();
+    this.inbound = (this.inbound + 1) | 0;
     if (this.state !== 'closed' && this.authenticated) this.acked(messageId);
   }
 
@@ -115,7 +115,7 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
    * for any other.
    */
   onCompactRecvack(slot: number): void {
-    this.lastInboundAt = Date.now();
+    this.inbound = (this.inbound + 1) | 0;
     if (this.state === 'closed' || !this.authenticated) return;
     const oldest = this.oldestPending();
     if (oldest !== undefined && ackIdMatches(slot, (oldest.jsonrpcAckKey ??= ackIdKey(oldest.messageIdText)))) this.ackedOldest();

@@ -135,12 +135,18 @@ export class ConnectionRegistry {
         this.expired.add(c);
         this.metrics?.sessionError(c.protocol ?? 'unknown', 'auth_timeout', SessionErrorClass.timeout);
         d.expire('auth timeout');
+        continue;
+      }
+      if (d.inbound !== d.inboundSeen) {
+        // Something came since the last sweep: dated now (see Deadlines.inbound).
+        d.inboundSeen = d.inbound;
+        d.lastInboundAt = now;
       } else if (now - d.lastInboundAt > this.idleTimeoutMs) {
         this.expired.add(c);
         d.expire('idle timeout');
-      } else if (d.authenticated) {
-        c.session()?.redeliverDue(now);
+        continue;
       }
+      if (d.authenticated) c.session()?.redeliverDue(now);
     }
   }
 }

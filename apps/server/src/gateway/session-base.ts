@@ -39,6 +39,8 @@ export abstract class SessionBase implements Deadlines {
   deviceId = '';
   deviceLevel = 0;
   readonly openedAt = Date.now();
+  inbound = 0;
+  inboundSeen = 0;
   lastInboundAt = this.openedAt;
   authenticated = false;
   /** Called once when CONNECT succeeds (the gateway releases the connection's pre-login budget). */

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
-import { queuedBytes, takeReads, writeFrame } from './direct-write.ts';
+import { DirectWriter, takeReads } from './direct-write.ts';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
@@ -104,11 +104,14 @@ class TcpLink implements LiveConnection, PacketSink {
   readonly wk: WkprotoSession;
   readonly deadlines: WkprotoSession;
   private closing = false;
+  /** Every packet's write to the socket. */
+  private readonly direct: DirectWriter;
 
   constructor(
     private readonly socket: Socket,
     private readonly gateway: TcpGatewayContext,
   ) {
+    this.direct = new DirectWriter(socket);
     this.wk = new WkprotoSession(this, gateway.services, gateway.log, MAX_PACKET);
     this.deadlines = this.wk;
     this.wk.onAuthenticated = () => gateway.registry.loggedIn(this);
@@ -118,7 +121,7 @@ class TcpLink implements LiveConnection, PacketSink {
     const socket = this.socket;
     if (this.closing || socket.destroyed) return;
     const { metrics } = this.gateway.services;
-    const queued = queuedBytes(socket);
+    const queued = this.direct.queuedBytes();
     if (queued > this.gateway.maxOutboundBytes) {
       metrics.outbound.observe(queued);
       metrics.sessionError('wkproto', 'outbound_overflow', SessionErrorClass.backpressure);
@@ -126,8 +129,8 @@ class TcpLink implements LiveConnection, PacketSink {
       socket.destroy();
       return;
     }
-    writeFrame(socket, packet);
-    metrics.outbound.observe(queuedBytes(socket));
+    this.direct.write(packet);
+    metrics.outbound.observe(this.direct.queuedBytes());
   }
 
   close(): void {
@@ -139,7 +142,7 @@ class TcpLink implements LiveConnection, PacketSink {
   }
 
   outboundBytes(): number {
-    return queuedBytes(this.socket);
+    return this.direct.queuedBytes();
   }
 
   pendingAcks(): number {

@@ -90,7 +90,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
    * span chunks and chunks may hold many packets.
    */
   onData(chunk: Uint8Array, length = chunk.length): void {
-    this.lastInboundAt = Date.now();
+    this.inbound = (this.inbound + 1) | 0;
     if (this.state === 'closed') return;
     if (!this.authenticated) {
       this.preConnectBytes += length;

@@ -140,6 +140,8 @@ class WsLink implements LiveConnection, Deadlines, OverflowListener, PacketSink 
   deadlines: Deadlines = this;
   protocol: 'jsonrpc' | 'wkproto' | undefined = undefined;
   readonly openedAt = Date.now();
+  inbound = 0;
+  inboundSeen = 0;
   lastInboundAt = this.openedAt;
   authenticated = false;
   private readonly conn: WsConnection;
