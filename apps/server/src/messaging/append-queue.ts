@@ -333,7 +333,7 @@ export class AppendQueue {
     this.arrivedSinceCommit++;
     this.lastArrivalAt = p.at;
     // The queue just refilled to the count of recent commits: commit now.
-    if (this.timer !== undefined && this.queue.length === Math.ceil(this.refillRows)) {
+    if (this.timer !== undefined && this.full()) {
       clearTimeout(this.timer);
       this.timer = undefined;
       this.arm();
@@ -385,9 +385,14 @@ export class AppendQueue {
     else this.timer = setTimeout(this.onTimer, wait);
   }
 
+  /** Whether the queue holds a whole batch, or as many sends as recent commits carried: no reason to wait. */
+  private full(): boolean {
+    return this.queue.length >= this.maxRows || this.queue.length >= this.refillRows;
+  }
+
   /** How long the queued sends still wait for their commit, ms (0 or less: commit now). */
   private untilCommitMs(): number {
-    if (this.queue.length >= this.maxRows || this.queue.length >= this.refillRows) return 0;
+    if (this.full()) return 0;
     const windowEnd = this.lastCommitStart + commitWindowMs(this.arrivalRate, this.windowMs);
     const quietEnd = this.lastArrivalAt + commitQuietMs(this.arrivalRate);
     return Math.min(windowEnd, quietEnd) - performance.now();
