@@ -110,11 +110,51 @@ function copyBytes(src: Uint8Array, from: number, to: number, dst: Uint8Array, a
 }
 
 /**
+ * Scratch for the blocks handed to a cipher (a plaintext and its padding, a
+ * sign text, a ciphertext decoded from Base64), and its views by length: a
+ * cipher's `update` copies its input and JavaScript runs one call at a time,
+ * so one buffer serves every session. Lengths are whole blocks; `sealBlocks`
+ * makes a fresh buffer for anything longer than the scratch.
+ */
+const SEAL_SCRATCH_BYTES = 4096;
+const sealScratch = Buffer.allocUnsafeSlow(SEAL_SCRATCH_BYTES);
+const sealViews: (Buffer | undefined)[] = [];
+
+/** A buffer of exactly `bytes` (a multiple of BLOCK) to fill and encrypt: a view of the scratch when it fits. */
+function sealBlocks(bytes: number): Buffer {
+  if (bytes > SEAL_SCRATCH_BYTES) return Buffer.allocUnsafe(bytes);
+  const k = bytes >> 4;
+  return (sealViews[k] ??= sealScratch.subarray(0, bytes));
+}
+
+/**
+ * Node's per-encoding Buffer methods, which `toString` and `write` call after
+ * checking their arguments (present on Buffer.prototype since Node's early
+ * days, though undocumented): the seal calls them straight, skipping the
+ * encoding look-up and the argument checks it does not need. Without them,
+ * the documented methods.
+ */
+const nodeBase64Slice = (Buffer.prototype as { base64Slice?: (this: Buffer, start: number, end: number) => string }).base64Slice;
+const nodeLatin1Write = (Buffer.prototype as { latin1Write?: (this: Buffer, text: string, offset: number, length: number) => number })
+  .latin1Write;
+
+/** Base64 of `b[0, n)`. */
+function base64Of(b: Buffer, n: number): string {
+  return typeof nodeBase64Slice === 'function' ? nodeBase64Slice.call(b, 0, n) : b.toString('base64', 0, n);
+}
+
+/** Writes ASCII `text` into `b` at `at`. */
+function writeAscii(b: Buffer, text: string, at: number): void {
+  if (typeof nodeLatin1Write === 'function') nodeLatin1Write.call(b, text, at, text.length);
+  else b.write(text, at, 'latin1');
+}
+
+/**
  * Strict Standard Base64 (padded, no whitespace) of `src[start, end)` decoded
  * into `out` from 0: the byte count, or -1 for anything else (whose meaning is
  * then left to the lenient reference decoder). For strict input both agree.
  */
-function decodeBase64Strict(src: Buffer, start: number, end: number, out: Buffer): number {
+function decodeBase64Strict(src: Uint8Array, start: number, end: number, out: Buffer): number {
   const n = end - start;
   if (n === 0 || n % 4 !== 0) return -1;
   let o = 0;
@@ -206,33 +246,50 @@ export class WkSessionCrypto {
     const prefixBytes = text ? (prefix === '' ? 0 : Buffer.byteLength(prefix, 'utf8')) : prefix.length;
     const n = prefixBytes + data.length;
     const pad = BLOCK - (n % BLOCK);
-    const block = Buffer.allocUnsafe(n + pad);
+    const block = sealBlocks(n + pad);
     if (text) {
       if (prefixBytes > 0) block.write(prefix, 0, 'utf8');
     } else block.set(prefix, 0);
     block.set(data, prefixBytes);
-    block.fill(pad, n);
-    return this.cbcBlocks(block);
+    for (let i = n; i < n + pad; i++) block[i] = pad;
+    return this.cbcBlocks(block, n + pad);
   }
 
-  /** AES-128-CBC with the session IV of `block`, already padded to whole blocks (changed in place): raw ciphertext. */
-  private cbcBlocks(block: Buffer): Buffer {
+  /**
+   * AES-128-CBC with the session IV of `block`, already padded to whole
+   * blocks (changed in place; `bytes` is its length): raw ciphertext. The
+   * cipher's chaining block is kept by copying the last one out byte by byte:
+   * `update`'s output is made in C++, and each Buffer method called on it
+   * (`copy` cuts a view) costs more than the 16 bytes.
+   */
+  private cbcBlocks(block: Buffer, bytes: number = block.length): Buffer {
     const cipher = this.cipher ?? this.startCipher();
     const prev = this.encPrev!;
     const iv = this.iv;
     for (let i = 0; i < BLOCK; i++) block[i]! ^= prev[i]! ^ iv[i]!;
     const out = cipher.update(block);
-    out.copy(prev, 0, out.length - BLOCK);
+    copyBytes(out, bytes - BLOCK, bytes, prev, 0);
     return out;
   }
 
   /** AES-CBC(plain) as ASCII Base64 bytes: the wire form of an encrypted payload. */
   encrypt(plain: Uint8Array): Buffer {
-    return Buffer.from(this.cbcEncrypt('', plain).toString('base64'), 'latin1');
+    const ct = this.cbcEncrypt('', plain);
+    return Buffer.from(base64Of(ct, ct.length), 'latin1');
   }
 
   /** Inverse of {@link encrypt}; throws DECRYPT_FAILED on bad Base64 or padding. */
   decrypt(wire: Uint8Array): Buffer {
+    // Strict Base64 that fits is decoded into the scratch (no string, no buffer per call); anything else below.
+    const most = (wire.length >> 2) * 3;
+    if (most > 0 && most <= SEAL_SCRATCH_BYTES) {
+      const n = decodeBase64Strict(wire, 0, wire.length, sealScratch);
+      if (n > 0 && n % BLOCK === 0) {
+        const plain = this.cbcDecrypt(sealBlocks(n));
+        if (!plain) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
+        return plain;
+      }
+    }
     const raw = Buffer.from(Buffer.from(wire.buffer, wire.byteOffset, wire.byteLength).toString('latin1'), 'base64');
     if (raw.length === 0 || raw.length % BLOCK !== 0) {
       throw new WkprotoCryptoError('DECRYPT_FAILED', `ciphertext of ${raw.length} bytes is not whole AES blocks`);
@@ -267,7 +324,8 @@ export class WkSessionCrypto {
 
   /** lower-hex MD5(Base64Std(AES-CBC(sign))) where sign = prefix (text as UTF-8, or bytes) + payload bytes. */
   private msgKey(prefix: string | Uint8Array, payload: Uint8Array): string {
-    return hash('md5', this.cbcEncrypt(prefix, payload).toString('base64'), 'hex');
+    const ct = this.cbcEncrypt(prefix, payload);
+    return hash('md5', base64Of(ct, ct.length), 'hex');
   }
 
   /** msg_key of a SEND over its wire payload. */
@@ -309,17 +367,33 @@ export class WkSessionCrypto {
    * the template with the encrypted payload (Base64) and its msg_key written in.
    */
   sealRecvFrame(t: RecvTemplate, plain: Uint8Array): Buffer {
-    const ct = this.cbcEncrypt('', plain);
+    const template = t.frame;
     const payloadAt = t.payloadAt;
-    const sealed = 4 * Math.ceil(ct.length / 3);
-    if (sealed !== t.frame.length - payloadAt) {
-      throw new Error(`RECV template holds ${t.frame.length - payloadAt} payload bytes, sealed ${sealed}`);
+    const frameBytes = template.length;
+    const n = plain.length;
+    const pad = BLOCK - (n % BLOCK);
+    const ctBytes = n + pad;
+    const sealedBytes = 4 * Math.ceil(ctBytes / 3);
+    if (sealedBytes !== frameBytes - payloadAt) {
+      throw new Error(`RECV template holds ${frameBytes - payloadAt} payload bytes, sealed ${sealedBytes}`);
     }
-    const frame = Buffer.allocUnsafe(t.frame.length);
-    t.frame.copy(frame, 0, 0, payloadAt);
-    frame.write(ct.toString('base64'), payloadAt, 'latin1');
-    // The msg_key signs the template's prefix bytes (encoded once per template) and the sealed payload.
-    frame.write(this.msgKey(t.signPrefixBytes, frame.subarray(payloadAt)), t.msgKeyAt, 'latin1');
+    // The payload: plaintext and padding in the scratch, one cipher update.
+    let block = sealBlocks(ctBytes);
+    block.set(plain, 0);
+    for (let i = n; i < ctBytes; i++) block[i] = pad;
+    const sealed = base64Of(this.cbcBlocks(block, ctBytes), ctBytes);
+    const frame = Buffer.allocUnsafe(frameBytes);
+    frame.set(template, 0);
+    writeAscii(frame, sealed, payloadAt);
+    // The msg_key: MD5 of the Base64 of AES-CBC(the template's sign prefix, then the sealed payload as sent).
+    const prefix = t.signPrefixBytes;
+    const signBytes = prefix.length + sealedBytes;
+    const signPad = BLOCK - (signBytes % BLOCK);
+    block = sealBlocks(signBytes + signPad);
+    block.set(prefix, 0);
+    writeAscii(block, sealed, prefix.length);
+    for (let i = signBytes; i < signBytes + signPad; i++) block[i] = signPad;
+    writeAscii(frame, hash('md5', base64Of(this.cbcBlocks(block, signBytes + signPad), signBytes + signPad), 'hex'), t.msgKeyAt);
     return frame;
   }
 
@@ -355,7 +429,7 @@ export class WkSessionCrypto {
     for (let i = p; i < p + pad; i++) s[i] = pad;
     let block = this.signView;
     if (block === undefined || block.length !== p + pad) block = this.signView = s.subarray(0, p + pad);
-    const key = hash('md5', this.cbcBlocks(block).toString('base64'), 'hex');
+    const key = hash('md5', base64Of(this.cbcBlocks(block), block.length), 'hex');
     const at = v.msgKeyAt;
     for (let i = 0; i < MSG_KEY_CHARS; i++) if (key.charCodeAt(i) !== b[at + i]) return false;
     return true;
