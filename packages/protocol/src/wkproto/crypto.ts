@@ -138,6 +138,25 @@ const nodeBase64Slice = (Buffer.prototype as { base64Slice?: (this: Buffer, star
 const nodeLatin1Write = (Buffer.prototype as { latin1Write?: (this: Buffer, text: string, offset: number, length: number) => number })
   .latin1Write;
 
+const nodeLatin1Slice = (Buffer.prototype as { latin1Slice?: (this: Uint8Array, start: number, end: number) => string }).latin1Slice;
+const nodeBase64Write = (Buffer.prototype as { base64Write?: (this: Buffer, text: string, offset: number, length: number) => number })
+  .base64Write;
+
+/**
+ * The bytes of `wire` read as Base64 the way `Buffer.from(text, 'base64')`
+ * reads it (leniently: what it cannot read it skips): decoded into the
+ * scratch when it fits (a view of it, valid until the next call), else into
+ * a new buffer.
+ */
+function base64Decoded(wire: Uint8Array): Buffer {
+  // Base64 decodes to at most 3 bytes per 4 symbols, and a partial group to at most 2 more.
+  if (typeof nodeLatin1Slice === 'function' && typeof nodeBase64Write === 'function' && (wire.length >> 2) * 3 + 2 <= SEAL_SCRATCH_BYTES) {
+    const n = nodeBase64Write.call(sealScratch, nodeLatin1Slice.call(wire, 0, wire.length), 0, SEAL_SCRATCH_BYTES);
+    return n % BLOCK === 0 && n > 0 ? sealBlocks(n) : sealScratch.subarray(0, n);
+  }
+  return Buffer.from(Buffer.from(wire.buffer, wire.byteOffset, wire.byteLength).toString('latin1'), 'base64');
+}
+
 /** Base64 of `b[0, n)`. */
 function base64Of(b: Buffer, n: number): string {
   return typeof nodeBase64Slice === 'function' ? nodeBase64Slice.call(b, 0, n) : b.toString('base64', 0, n);
@@ -154,7 +173,7 @@ function writeAscii(b: Buffer, text: string, at: number): void {
  * into `out` from 0: the byte count, or -1 for anything else (whose meaning is
  * then left to the lenient reference decoder). For strict input both agree.
  */
-function decodeBase64Strict(src: Uint8Array, start: number, end: number, out: Buffer): number {
+function decodeBase64Strict(src: Buffer, start: number, end: number, out: Buffer): number {
   const n = end - start;
   if (n === 0 || n % 4 !== 0) return -1;
   let o = 0;
@@ -280,17 +299,7 @@ export class WkSessionCrypto {
 
   /** Inverse of {@link encrypt}; throws DECRYPT_FAILED on bad Base64 or padding. */
   decrypt(wire: Uint8Array): Buffer {
-    // Strict Base64 that fits is decoded into the scratch (no string, no buffer per call); anything else below.
-    const most = (wire.length >> 2) * 3;
-    if (most > 0 && most <= SEAL_SCRATCH_BYTES) {
-      const n = decodeBase64Strict(wire, 0, wire.length, sealScratch);
-      if (n > 0 && n % BLOCK === 0) {
-        const plain = this.cbcDecrypt(sealBlocks(n));
-        if (!plain) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
-        return plain;
-      }
-    }
-    const raw = Buffer.from(Buffer.from(wire.buffer, wire.byteOffset, wire.byteLength).toString('latin1'), 'base64');
+    const raw = base64Decoded(wire);
     if (raw.length === 0 || raw.length % BLOCK !== 0) {
       throw new WkprotoCryptoError('DECRYPT_FAILED', `ciphertext of ${raw.length} bytes is not whole AES blocks`);
     }
