@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 dist=$(realpath "${1:-dist}"); n=${2:-10000}; warm=${3:-5000}; out=${4:-/tmp/wk-server-path}
 mkdir -p "$out"; rm -f "$out"/wk.out*
 coproc WK { WK_PATH_DUMP=1 exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/wk.out" \
-  node --perf-basic-prof --single-threaded-gc --import tsx bench/wk-server-path.ts "$dist" "$n" "$warm" 2>"$out/wk.log"; }
+  node --perf-basic-prof --single-threaded-gc --no-concurrent-recompilation --import tsx bench/wk-server-path.ts "$dist" "$n" "$warm" 2>"$out/wk.log"; }
 pid=$WK_PID
 for phase in warm done; do
   read -r line <&"${WK[0]}"
