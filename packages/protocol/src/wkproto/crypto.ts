@@ -130,14 +130,13 @@ function sealBlocks(bytes: number): Buffer {
 /**
  * Node's per-encoding Buffer methods, which `toString` and `write` call after
  * checking their arguments (present on Buffer.prototype since Node's early
- * days, though undocumented): the seal calls them straight, skipping the
- * encoding look-up and the argument checks it does not need. Without them,
- * the documented methods.
+ * days, though undocumented): the session crypto calls them straight,
+ * skipping the encoding look-up and the argument checks it does not need.
+ * Without them, the documented methods.
  */
 const nodeBase64Slice = (Buffer.prototype as { base64Slice?: (this: Buffer, start: number, end: number) => string }).base64Slice;
 const nodeLatin1Write = (Buffer.prototype as { latin1Write?: (this: Buffer, text: string, offset: number, length: number) => number })
   .latin1Write;
-
 const nodeLatin1Slice = (Buffer.prototype as { latin1Slice?: (this: Uint8Array, start: number, end: number) => string }).latin1Slice;
 const nodeBase64Write = (Buffer.prototype as { base64Write?: (this: Buffer, text: string, offset: number, length: number) => number })
   .base64Write;
@@ -379,30 +378,17 @@ export class WkSessionCrypto {
     const template = t.frame;
     const payloadAt = t.payloadAt;
     const frameBytes = template.length;
-    const n = plain.length;
-    const pad = BLOCK - (n % BLOCK);
-    const ctBytes = n + pad;
-    const sealedBytes = 4 * Math.ceil(ctBytes / 3);
+    const sealedBytes = sealedPayloadBytes(plain.length);
     if (sealedBytes !== frameBytes - payloadAt) {
       throw new Error(`RECV template holds ${frameBytes - payloadAt} payload bytes, sealed ${sealedBytes}`);
     }
-    // The payload: plaintext and padding in the scratch, one cipher update.
-    let block = sealBlocks(ctBytes);
-    block.set(plain, 0);
-    for (let i = n; i < ctBytes; i++) block[i] = pad;
-    const sealed = base64Of(this.cbcBlocks(block, ctBytes), ctBytes);
+    const ct = this.cbcEncrypt('', plain);
+    const sealed = base64Of(ct, ct.length);
     const frame = Buffer.allocUnsafe(frameBytes);
     frame.set(template, 0);
     writeAscii(frame, sealed, payloadAt);
-    // The msg_key: MD5 of the Base64 of AES-CBC(the template's sign prefix, then the sealed payload as sent).
-    const prefix = t.signPrefixBytes;
-    const signBytes = prefix.length + sealedBytes;
-    const signPad = BLOCK - (signBytes % BLOCK);
-    block = sealBlocks(signBytes + signPad);
-    block.set(prefix, 0);
-    writeAscii(block, sealed, prefix.length);
-    for (let i = signBytes; i < signBytes + signPad; i++) block[i] = signPad;
-    writeAscii(frame, hash('md5', base64Of(this.cbcBlocks(block, signBytes + signPad), signBytes + signPad), 'hex'), t.msgKeyAt);
+    // The msg_key signs the template's prefix bytes (encoded once per template) and the sealed payload.
+    writeAscii(frame, this.msgKey(t.signPrefixBytes, frame.subarray(payloadAt)), t.msgKeyAt);
     return frame;
   }
 
