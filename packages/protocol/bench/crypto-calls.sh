@@ -2,7 +2,7 @@
 # Instructions per call of crypto-calls.ts's operation under callgrind: the second dump holds the
 # measured calls alone. V8 compiles synchronously (--no-concurrent-recompilation) so that two
 # builds tier up at the same calls whatever valgrind's thread scheduling does.
-# Usage: bench/crypto-calls.sh [PROTOCOL_DIST] [seal|decrypt] [CALLS] [OUTDIR]
+# Usage: bench/crypto-calls.sh [PROTOCOL_DIST] [seal|decrypt|template] [CALLS] [OUTDIR]
 set -e
 cd "$(dirname "$0")/.."
 dist=$(realpath "${1:-dist}"); op=${2:-seal}; n=${3:-20000}; out=${4:-/tmp/crypto-calls}

@@ -282,11 +282,14 @@ describe('RECV templates', () => {
 
   it('seal into the same bytes as encodePacket(sealRecv(…)) for every version, flag and length, sessions interleaved', () => {
     const lengths = [0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 64, 100, 200, 1000, 4079, 4080, 5000];
+    // ASCII strings take the direct writer, a non-ASCII sender or a topic the generic encoder.
     const views: Partial<RecvPacket>[] = [
       {},
       { redDot: true, dup: true },
       { setting: Setting.TOPIC, topic: 'tópic', expire: 3600, syncOnce: true, noPersist: true },
       { setting: Setting.RECEIPT, channelType: 1 },
+      { fromUid: 'u-000123', expire: 60 },
+      { fromUid: 'u-000123', messageId: -5n, timestamp: -1, setting: Setting.RECEIPT | Setting.STREAM },
     ];
     for (let version = 1; version <= 6; version++) {
       for (const [i, view] of views.entries()) {
@@ -304,6 +307,70 @@ describe('RECV templates', () => {
         }
       }
     }
+  });
+
+  it('are the frame and sign prefix the generic encoder gives, for ASCII and other fields and edge values', () => {
+    const reference = (p: RecvPacket, n: number, version: number): { frame: Buffer; prefix: Buffer } => {
+      const payloadBytes = 4 * Math.ceil((16 * (Math.floor(n / 16) + 1)) / 3);
+      const frame = encodePacket({ ...p, msgKey: '0'.repeat(32), payload: Buffer.alloc(payloadBytes) }, version);
+      const prefix = `${p.messageId}${p.messageSeq}${p.clientMsgNo}${p.timestamp}${p.fromUid}${p.channelId}${p.channelType}`;
+      return { frame, prefix: Buffer.from(prefix, 'utf8') };
+    };
+    const cases: Partial<RecvPacket>[] = [
+      { fromUid: 'a', channelId: '', clientMsgNo: '' },
+      { fromUid: 'u'.repeat(200), channelId: 'c'.repeat(20_000), clientMsgNo: 'm'.repeat(127) },
+      { fromUid: 'u1', messageId: -(1n << 63n), messageSeq: 0n, timestamp: -(2 ** 31), channelType: 255, expire: 2 ** 32 - 1 },
+      { fromUid: 'u1', messageId: (1n << 63n) - 1n, messageSeq: 2n ** 32n - 1n, timestamp: 2 ** 31 - 1, channelType: 0 },
+      { fromUid: 'u1', clientMsgNo: 'x\u007f', setting: 0xff & ~Setting.TOPIC, redDot: true, syncOnce: true },
+      { fromUid: 'ü', clientMsgNo: 'm' },
+      { fromUid: 'u1', clientMsgNo: 'é' },
+      { fromUid: 'u1', channelId: '群' },
+    ];
+    for (let version = 1; version <= 6; version++) {
+      for (const [i, extra] of cases.entries()) {
+        for (const n of [0, 15, 16, 3000]) {
+          const p = base('g1', extra);
+          const t = recvTemplate(p, n, version);
+          const want = reference(p, n, version);
+          expect(t.frame.equals(want.frame), `v${version} case${i} n${n}`).toBe(true);
+          expect(t.signPrefixBytes.equals(want.prefix), `v${version} case${i} n${n}`).toBe(true);
+          expect(t.frame.subarray(t.msgKeyAt, t.msgKeyAt + 32).equals(Buffer.alloc(32, '0'))).toBe(true);
+        }
+      }
+    }
+    // A 64-bit sequence only fits from version 6 on.
+    const big = base('g1', { fromUid: 'u1', messageSeq: 2n ** 64n - 1n });
+    expect(recvTemplate(big, 10, 6).frame.equals(reference(big, 10, 6).frame)).toBe(true);
+    expect(recvTemplate(big, 10, 6).signPrefixBytes.toString()).toMatch(/^1957234823423213568184467440737095516/);
+  });
+
+  it('refuse what the wire cannot carry with the encoder\'s own error, whichever writer the shape takes', () => {
+    const bad: Partial<RecvPacket>[] = [
+      { fromUid: 'u1', messageSeq: 2n ** 32n },
+      { fromUid: 'u1', messageSeq: -1n },
+      { fromUid: 'u1', messageId: 1n << 63n },
+      { fromUid: 'u1', timestamp: 2 ** 31 },
+      { fromUid: 'u1', timestamp: 1.5 },
+      { fromUid: 'u1', channelType: 256 },
+      { fromUid: 'u1', setting: -1 },
+      { fromUid: 'u1', expire: -1 },
+      { fromUid: 'u1', clientMsgNo: 'm'.repeat(32_768) },
+    ];
+    for (const [i, extra] of bad.entries()) {
+      const p = base('g1', extra);
+      const message = (() => {
+        try {
+          encodePacket({ ...p, msgKey: '0'.repeat(32), payload: Buffer.alloc(24) }, 5);
+        } catch (e) {
+          return (e as Error).message;
+        }
+        return 'no error';
+      })();
+      expect(message, `case ${i}`).not.toBe('no error');
+      expect(() => recvTemplate(p, 10, 5), `case ${i}`).toThrow(message);
+    }
+    expect(() => recvTemplate(base('g1', { fromUid: 'u1' }), 10, 7)).toThrow(/protocol version 7/);
+    expect(() => recvTemplate(base('g1', { fromUid: 'u1' }), 1_000_000, 5)).toThrow(/exceeds 1048576/);
   });
 
   it('refuses a plaintext of another length than the template was built for', () => {

@@ -16,11 +16,12 @@ import {
   type Decipher,
   type KeyObject,
 } from 'node:crypto';
-import { Setting } from './constants.ts';
-import { encodePacket } from './encode.ts';
+import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
+import { encodePacket, flagBits } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import { writeI32Decimal, writeI64Decimal, writeUDecimal, writeUintDecimal, type RecvView } from './recv-view.ts';
 import type { RecvPacket, SendPacket } from './types.ts';
+import { varintSize, writeVarint } from './varint.ts';
 
 /** Standard Base64 (with padding) of exactly 32 bytes: 43 symbols + '='. */
 const BASE64_32 = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
@@ -511,8 +512,19 @@ export interface RecvTemplate {
 /** Length of a msg_key: lower-hex MD5. */
 const MSG_KEY_CHARS = 32;
 
-/** Builds the {@link RecvTemplate} of `p` (its msgKey and payload ignored) for `plainBytes` of plaintext at `version`. */
+/**
+ * Builds the {@link RecvTemplate} of `p` (its msgKey and payload ignored) for
+ * `plainBytes` of plaintext at `version`: byte for byte the frame of
+ * `encodePacket({ ...p, msgKey: '0'.repeat(32), payload: <zeros> }, version)`.
+ * The server builds one per message (so per delivery of a 1:1 message); see
+ * {@link writtenRecvTemplate} for the common shape's direct writer.
+ */
 export function recvTemplate(p: RecvPacket, plainBytes: number, version: number): RecvTemplate {
+  return writtenRecvTemplate(p, plainBytes, version) ?? encodedRecvTemplate(p, plainBytes, version);
+}
+
+/** {@link recvTemplate} through the generic encoder: any shape, and the encoder's errors for values off the wire. */
+function encodedRecvTemplate(p: RecvPacket, plainBytes: number, version: number): RecvTemplate {
   const payloadBytes = sealedPayloadBytes(plainBytes);
   const frame = encodePacket({ ...p, msgKey: '0'.repeat(MSG_KEY_CHARS), payload: Buffer.alloc(payloadBytes) }, version);
   // The body starts after byte 0 and the varint length; setting (1 byte) and the msg_key's 2-byte length come first.
@@ -524,4 +536,80 @@ export function recvTemplate(p: RecvPacket, plainBytes: number, version: number)
     payloadAt: frame.length - payloadBytes,
     signPrefixBytes: Buffer.from(recvSignPrefix(p), 'utf8'),
   };
+}
+
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+const U32_MAX_BIG = 0xffff_ffffn;
+const U64_MAX = (1n << 64n) - 1n;
+
+/** True when `x` is an integer in [0, max] (max < 2^32). */
+const isUint = (x: number, max: number): boolean => x >>> 0 === x && x <= max;
+
+/**
+ * Writes `s` as a WKProto string field (2-byte length, then its bytes) at
+ * `b[at]` when every character is ASCII (its UTF-8 is then one byte per
+ * character): the position after it, or -1 at the first other character.
+ */
+function putAsciiField(b: Buffer, at: number, s: string): number {
+  const n = s.length;
+  b[at] = n >> 8;
+  b[at + 1] = n & 0xff;
+  let o = at + 2;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return -1;
+    b[o++] = c;
+  }
+  return o;
+}
+
+/**
+ * {@link recvTemplate} written directly for the common shape (no topic, no
+ * stream fields, ASCII strings, every value within its wire field): frame and
+ * sign prefix in one buffer, without a packet copy, a sizing pass, a UTF-8
+ * encoder call per string or zeroed placeholder buffers. undefined for
+ * anything else, which the generic encoder then builds or refuses with its
+ * own error.
+ */
+function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number): RecvTemplate | undefined {
+  const { setting, channelType, fromUid, channelId, clientMsgNo, messageId, messageSeq, timestamp } = p;
+  if (!isUint(version, 6) || version === 0 || !isUint(setting, 0xff) || !isUint(channelType, 0xff)) return undefined;
+  if ((setting & Setting.TOPIC) !== 0 || (version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0)) return undefined;
+  const expire = p.expire ?? 0;
+  if ((version >= 3 && !isUint(expire, 0xffff_ffff)) || (timestamp | 0) !== timestamp) return undefined;
+  if (messageId < I64_MIN || messageId > I64_MAX || messageSeq < 0n || messageSeq > (version <= 5 ? U32_MAX_BIG : U64_MAX)) return undefined;
+  const f = fromUid.length;
+  const c = channelId.length;
+  const m = clientMsgNo.length;
+  if (f > MAX_STRING_BYTES || c > MAX_STRING_BYTES || m > MAX_STRING_BYTES) return undefined;
+  const seqBytes = version <= 5 ? 4 : 8;
+  const payloadBytes = sealedPayloadBytes(plainBytes);
+  const body = 1 + 2 + MSG_KEY_CHARS + 2 + f + 2 + c + 1 + (version >= 3 ? 4 : 0) + 2 + m + 8 + seqBytes + 4 + payloadBytes;
+  if (body > MAX_REMAINING_LENGTH) return undefined;
+  const frameBytes = 1 + varintSize(body) + body;
+  // The sign prefix goes after the frame: ASCII, so one byte per character (checked as the strings are written).
+  const sign = recvSignPrefix(p);
+  const b = Buffer.allocUnsafe(frameBytes + sign.length);
+  b[0] = (PacketType.RECV << 4) | flagBits(p);
+  let o = writeVarint(b, 1, body);
+  b[o] = setting;
+  b[o + 1] = 0;
+  b[o + 2] = MSG_KEY_CHARS;
+  const msgKeyAt = o + 3;
+  b.fill(0x30, msgKeyAt, msgKeyAt + MSG_KEY_CHARS); // the placeholder "00…0"
+  o = putAsciiField(b, msgKeyAt + MSG_KEY_CHARS, fromUid);
+  if (o < 0) return undefined;
+  o = putAsciiField(b, o, channelId);
+  if (o < 0) return undefined;
+  b[o++] = channelType;
+  if (version >= 3) o = b.writeUInt32BE(expire, o);
+  o = putAsciiField(b, o, clientMsgNo);
+  if (o < 0) return undefined;
+  o = b.writeBigInt64BE(messageId, o);
+  o = seqBytes === 4 ? b.writeUInt32BE(Number(messageSeq), o) : b.writeBigUInt64BE(messageSeq, o);
+  o = b.writeInt32BE(timestamp, o);
+  b.fill(0, o, frameBytes);
+  writeAscii(b, sign, frameBytes);
+  return { frame: b.subarray(0, frameBytes), msgKeyAt, payloadAt: o, signPrefixBytes: b.subarray(frameBytes) };
 }
