@@ -25,6 +25,12 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': 'error' },
   },
   {
+    // CommonJS entry points (packages/wkcrypto loads its compiled addon with require).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Tests read JSON reports and HTTP bodies whose shape is what they assert.
     files: ['**/test/**', '**/*.test.ts', 'e2e/**', 'test-support/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

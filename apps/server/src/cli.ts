@@ -75,7 +75,8 @@ program
       data_dir: config.node.dataDir,
     };
     process.stdout.write(`${JSON.stringify(listening)}\n`);
-    log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws) }, 'parley started');
+    const { wkcryptoImplementation } = await import('@parley/protocol/wkproto');
+    log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws), wkcrypto: wkcryptoImplementation.name }, 'parley started');
   });
 
 const configCmd = program.command('config').description('configuration tools');

@@ -53,6 +53,14 @@ describe('loadConfig', () => {
     expect(found.join('\n')).toMatch(/unknown variable PARLEY_NOPE/);
   });
 
+  it('takes PARLEY_WKCRYPTO as ours and refuses a value other than native or js', () => {
+    expect(() => loadConfig(undefined, { PARLEY_WKCRYPTO: 'js' })).not.toThrow();
+    expect(() => loadConfig(undefined, { PARLEY_WKCRYPTO: 'native' })).not.toThrow();
+    expect(problems(() => loadConfig(undefined, { PARLEY_WKCRYPTO: 'fast' }))).toEqual([
+      'environment: PARLEY_WKCRYPTO must be "native" or "js" (unset: native when built)',
+    ]);
+  });
+
   it('names a file it cannot parse', () => {
     expect(problems(() => loadConfig(tomlFile('node.id = = 1'), {}))[0]).toMatch(/parley\.toml/);
   });

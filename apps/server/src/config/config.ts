@@ -136,8 +136,8 @@ function storeProblems(s: ConfigValues['store']): string[] {
   return problems;
 }
 
-/** Env variables that are not config keys but are still ours (`bin/parley-node` reads the last two). */
-const OTHER_ENV = new Set(['PARLEY_CONFIG', 'PARLEY_GC_THREADS', 'PARLEY_NODE_FLAGS']);
+/** Env variables that are not config keys but are still ours (`bin/parley-node` reads two, @parley/protocol PARLEY_WKCRYPTO). */
+const OTHER_ENV = new Set(['PARLEY_CONFIG', 'PARLEY_GC_THREADS', 'PARLEY_NODE_FLAGS', 'PARLEY_WKCRYPTO']);
 
 /**
  * Loads the configuration from an optional TOML file and the environment.
@@ -172,6 +172,11 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
     const spec = byEnv.get(name);
     if (spec) take(spec, raw, true, 'environment', name);
     else problems.push(`environment: unknown variable ${name}`);
+  }
+
+  const wkcrypto = env.PARLEY_WKCRYPTO;
+  if (wkcrypto !== undefined && wkcrypto !== '' && wkcrypto !== 'native' && wkcrypto !== 'js') {
+    problems.push(`environment: PARLEY_WKCRYPTO must be "native" or "js" (unset: native when built)`);
   }
 
   const parsedKeys = rawKeys ? parseApiKeys(rawKeys.raw, rawKeys.fromEnv) : { keys: [], problems: [] };

@@ -11,6 +11,7 @@ import {
   serverKeyExchange,
   sharedSecret,
   WkSessionCrypto,
+  wkcryptoImplementation,
 } from './crypto.ts';
 import { decodePacket } from './decode.ts';
 import { encodePacket } from './encode.ts';
@@ -344,7 +345,7 @@ describe('RECV templates', () => {
     expect(recvTemplate(big, 10, 6).signPrefixBytes.toString()).toMatch(/^1957234823423213568184467440737095516/);
   });
 
-  it('refuse what the wire cannot carry with the encoder\'s own error, whichever writer the shape takes', () => {
+  it("refuse what the wire cannot carry with the encoder's own error, whichever writer the shape takes", () => {
     const bad: Partial<RecvPacket>[] = [
       { fromUid: 'u1', messageSeq: 2n ** 32n },
       { fromUid: 'u1', messageSeq: -1n },
@@ -376,5 +377,145 @@ describe('RECV templates', () => {
   it('refuses a plaintext of another length than the template was built for', () => {
     const t = recvTemplate(base('g', {}), 20, 5);
     expect(() => server.sealRecvFrame(t, Buffer.alloc(40))).toThrow(/template/);
+  });
+});
+
+describe('native session crypto (@parley/wkcrypto)', () => {
+  // CI must test the native path it ships; elsewhere a machine without a compiler still runs the rest.
+  const available = wkcryptoImplementation.name === 'native';
+  it('is in use (required when CI is set)', () => {
+    if (process.env.CI === 'true') expect(wkcryptoImplementation, wkcryptoImplementation.reason).toMatchObject({ name: 'native' });
+    expect(['native', 'js']).toContain(wkcryptoImplementation.name);
+  });
+
+  const pair = (i: number): [WkSessionCrypto, WkSessionCrypto] => {
+    const key = `k${String(i).padStart(15, '0')}`;
+    const iv = `iv${String(i).padStart(14, '0')}`;
+    return [new WkSessionCrypto(key, iv, 'native'), new WkSessionCrypto(key, iv, 'js')];
+  };
+  const recv = (channelId: string, fromUid: string, i: number): RecvPacket => ({
+    type: PacketType.RECV,
+    setting: 0,
+    msgKey: '',
+    fromUid,
+    channelId,
+    channelType: 2,
+    clientMsgNo: `cmn-${i}`,
+    messageId: 1957234823423213568n + BigInt(i),
+    messageSeq: BigInt(i + 1),
+    timestamp: 1785398400,
+    payload: Buffer.alloc(0),
+  });
+
+  it.runIf(available)('seals the same RECV frames as the JavaScript path, sessions interleaved, across the stack/heap boundary', () => {
+    const sessions = [pair(1), pair(2), pair(3)];
+    const lengths = [0, 1, 15, 16, 17, 64, 1000, 3000, 3100, 4095, 4096, 10_000, 70_000];
+    for (const [k, n] of lengths.entries()) {
+      const plain = Buffer.from(Array.from({ length: n }, (_, j) => (j * 31 + n) & 0xff));
+      for (const [i, p] of [recv('g1', 'u1', k), recv('群-1', 'ünï', k), recv('x'.repeat(3000), 'u'.repeat(2000), k)].entries()) {
+        for (const version of [3, 5, 6]) {
+          const t = recvTemplate(p, n, version);
+          for (const [native, js] of [...sessions, ...sessions.slice().reverse()]) {
+            const a = native.sealRecvFrame(t, plain);
+            const b = js.sealRecvFrame(t, plain);
+            expect(a.equals(b), `n${n} packet${i} v${version}`).toBe(true);
+            expect(js.openRecv(decodePacket(a, version) as RecvPacket).equals(plain)).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it.runIf(available)('opens what the JavaScript path opens, and refuses what it refuses with the same error', () => {
+    const [native, js] = pair(7);
+    const [client] = pair(7);
+    for (const n of [0, 5, 16, 64, 3000, 5000, 70_000]) {
+      const plain = Buffer.from(Array.from({ length: n }, (_, j) => (j * 7 + n) & 0xff));
+      for (const channelId of ['g1', '群聊-1', 'c'.repeat(4000)]) {
+        const send: SendPacket = {
+          type: PacketType.SEND,
+          setting: 0,
+          clientSeq: n + 1,
+          clientMsgNo: `m-${n}`,
+          channelId,
+          channelType: 2,
+          msgKey: '',
+          payload: plain,
+        };
+        const sealed = client.sealSend(send);
+        expect(native.openSend(sealed).equals(plain), `n${n} ${channelId.slice(0, 8)}`).toBe(true);
+        expect(js.openSend(sealed).equals(plain)).toBe(true);
+        const cases: [string, SendPacket][] = [
+          ['wrong seq', { ...sealed, clientSeq: sealed.clientSeq + 1 }],
+          ['key upper case', { ...sealed, msgKey: sealed.msgKey.toUpperCase() }],
+          ['key too long', { ...sealed, msgKey: `${sealed.msgKey}0` }],
+          ['key non-ASCII', { ...sealed, msgKey: `${sealed.msgKey.slice(0, 31)}é` }],
+          ['key empty', { ...sealed, msgKey: '' }],
+        ];
+        for (const [what, p] of cases) {
+          expect(
+            cryptoCode(() => native.openSend(p)),
+            what,
+          ).toBe(cryptoCode(() => js.openSend(p)));
+          expect(
+            cryptoCode(() => native.openSend(p)),
+            what,
+          ).toBe('MSG_KEY_MISMATCH');
+        }
+      }
+    }
+    // Signed correctly but not a valid ciphertext: bad padding, not whole blocks, lenient Base64 (no padding, a line break).
+    const forge = (wire: string): SendPacket => {
+      const p: SendPacket = {
+        type: PacketType.SEND,
+        setting: 0,
+        clientSeq: 1,
+        clientMsgNo: 'm',
+        channelId: 'g1',
+        channelType: 2,
+        msgKey: '',
+        payload: Buffer.from(wire, 'latin1'),
+      };
+      return { ...p, msgKey: client.sendMsgKey(p) };
+    };
+    const raw = createCipheriv('aes-128-cbc', Buffer.from('k000000000000007'), Buffer.from('iv00000000000007')).setAutoPadding(false);
+    const badPad = Buffer.concat([raw.update(Buffer.alloc(32, 0x41)), raw.final()]).toString('base64');
+    const good = client.encrypt(Buffer.from('hello lenient')).toString('latin1');
+    for (const [what, wire, want] of [
+      ['bad padding', badPad, 'DECRYPT_FAILED'],
+      ['not whole blocks', Buffer.alloc(20, 1).toString('base64'), 'DECRYPT_FAILED'],
+      ['empty', '', 'DECRYPT_FAILED'],
+      ['unpadded', good.replace(/=+$/, ''), 'no error'],
+      ['line break', `${good.slice(0, 8)}\n${good.slice(8)}`, 'no error'],
+    ] as const) {
+      expect(
+        cryptoCode(() => native.openSend(forge(wire))),
+        what,
+      ).toBe(want);
+      expect(
+        cryptoCode(() => js.openSend(forge(wire))),
+        what,
+      ).toBe(want);
+    }
+    expect(native.openSend(forge(good.replace(/=+$/, ''))).toString()).toBe('hello lenient');
+  });
+
+  it('refuses an unknown PARLEY_WKCRYPTO value and reports a missing build when native is required', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const run = (value: string): string => {
+      try {
+        return execFileSync(
+          process.execPath,
+          ['--import', 'tsx', '-e', "import('./src/wkproto/crypto.ts').then((m) => console.log(m.wkcryptoImplementation.name))"],
+          { env: { ...process.env, PARLEY_WKCRYPTO: value }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+        ).trim();
+      } catch (e) {
+        return String((e as { stderr?: string }).stderr);
+      }
+    };
+    expect(run('js')).toBe('js');
+    expect(run('fast')).toMatch(/PARLEY_WKCRYPTO must be 'native' or 'js', not 'fast'/);
+    if (available) expect(run('native')).toBe('native');
+    else expect(run('native')).toMatch(/PARLEY_WKCRYPTO=native, but/);
   });
 });

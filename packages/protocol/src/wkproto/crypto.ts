@@ -16,6 +16,7 @@ import {
   type Decipher,
   type KeyObject,
 } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
 import { encodePacket, flagBits } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
@@ -86,6 +87,57 @@ export type RecvSignFields = Pick<
   RecvPacket,
   'messageId' | 'messageSeq' | 'clientMsgNo' | 'timestamp' | 'fromUid' | 'channelId' | 'channelType' | 'payload'
 >;
+
+/** The native session crypto of @parley/wkcrypto (its types, declared here so this package builds without it). */
+interface WkcryptoNative {
+  session(key: Uint8Array, iv: Uint8Array): object;
+  sealRecv(
+    s: object,
+    template: Uint8Array,
+    msgKeyAt: number,
+    payloadAt: number,
+    signPrefix: Uint8Array,
+    plain: Uint8Array,
+    out: Uint8Array,
+  ): void;
+  openSend(s: object, signPrefix: string, wire: Uint8Array, msgKey: string, out: Uint8Array): number;
+}
+
+/**
+ * Which implementation does the per-message session crypto (the RECV seal, the
+ * SEND open): `native` (@parley/wkcrypto, one call into C per operation, when
+ * it was built) or `js` (this module's own path, which defines the bytes).
+ * `PARLEY_WKCRYPTO=js` chooses the JavaScript path, `native` requires the
+ * native one (an error at start-up when it is not built), unset takes native
+ * when it is there.
+ */
+export type WkcryptoImplementation = 'native' | 'js';
+
+function loadNative(): { native: WkcryptoNative | undefined; why: string } {
+  const wanted = process.env.PARLEY_WKCRYPTO ?? '';
+  if (wanted !== '' && wanted !== 'native' && wanted !== 'js') {
+    throw new Error(`PARLEY_WKCRYPTO must be 'native' or 'js', not '${wanted}'`);
+  }
+  if (wanted === 'js') return { native: undefined, why: 'PARLEY_WKCRYPTO=js' };
+  let loaded: { native?: WkcryptoNative; loadError?: unknown };
+  try {
+    loaded = createRequire(import.meta.url)('@parley/wkcrypto') as typeof loaded;
+  } catch (err) {
+    loaded = { loadError: err };
+  }
+  if (loaded.native) return { native: loaded.native, why: 'built' };
+  const why = `@parley/wkcrypto is not built (${(loaded.loadError as Error | undefined)?.message ?? 'no module'})`;
+  if (wanted === 'native') throw new Error(`PARLEY_WKCRYPTO=native, but ${why}`);
+  return { native: undefined, why };
+}
+
+const { native: wkcrypto, why: wkcryptoWhy } = loadNative();
+
+/** The implementation in use and why (for start-up logs and tests). */
+export const wkcryptoImplementation: { readonly name: WkcryptoImplementation; readonly reason: string } = {
+  name: wkcrypto ? 'native' : 'js',
+  reason: wkcryptoWhy,
+};
 
 /** AES block size, bytes. */
 const BLOCK = 16;
@@ -237,13 +289,22 @@ export class WkSessionCrypto {
   /** Views of the scratch cut for the last sign text and ciphertext (reused while the length repeats). */
   private signView: Buffer | undefined;
   private rawView: Buffer | undefined;
+  /** The native session (its own AES contexts), made on first use when the native crypto is in use. */
+  private nativeSession: object | undefined;
   /** The plaintext of the last {@link openRecvView}: `opened[0, length)`, until the next call. */
   opened: Buffer = Buffer.alloc(0);
 
+  /** The native crypto this session uses (undefined: the JavaScript path). */
+  private readonly wk: WkcryptoNative | undefined;
+
+  /** `implementation` defaults to {@link wkcryptoImplementation}'s; 'native' throws when it is not built. */
   constructor(
     readonly aesKey: string,
     readonly aesIv: string,
+    implementation: WkcryptoImplementation = wkcryptoImplementation.name,
   ) {
+    if (implementation === 'native' && wkcrypto === undefined) throw new Error(`native WKProto crypto unavailable: ${wkcryptoWhy}`);
+    this.wk = implementation === 'native' ? wkcrypto : undefined;
     if (!ASCII_16.test(aesKey)) throw new WkprotoCryptoError('BAD_SALT', 'AES key must be 16 printable ASCII characters');
     if (!ASCII_16.test(aesIv)) throw new WkprotoCryptoError('BAD_SALT', 'AES IV (salt) must be 16 printable ASCII characters');
     this.iv = Buffer.from(aesIv, 'latin1');
@@ -358,8 +419,24 @@ export class WkSessionCrypto {
   /** Server side: verifies a SEND's msg_key and returns its plaintext payload (MSG_KEY_MISMATCH / DECRYPT_FAILED). */
   openSend(p: SendPacket): Buffer {
     if (p.setting & Setting.NO_ENCRYPT) return Buffer.from(p.payload.buffer, p.payload.byteOffset, p.payload.byteLength);
+    const wk = this.wk;
+    if (wk !== undefined) {
+      const wire = p.payload;
+      const out = Buffer.allocUnsafe((wire.length >> 2) * 3);
+      const prefix = `${p.clientSeq}${p.clientMsgNo}${p.channelId}${p.channelType}`;
+      const n = wk.openSend(this.native(wk), prefix, wire, p.msgKey, out);
+      if (n >= 0) return out.subarray(0, n);
+      if (n === -1) throw new WkprotoCryptoError('MSG_KEY_MISMATCH', 'SEND msg_key does not verify');
+      if (n === -3) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
+      // Not strict Base64: the lenient reference decoder decides (the msg_key has verified).
+      return this.decrypt(wire);
+    }
     if (this.sendMsgKey(p) !== p.msgKey) throw new WkprotoCryptoError('MSG_KEY_MISMATCH', 'SEND msg_key does not verify');
     return this.decrypt(p.payload);
+  }
+
+  private native(wk: WkcryptoNative): object {
+    return (this.nativeSession ??= wk.session(Buffer.from(this.aesKey, 'latin1'), this.iv));
   }
 
   /** Server side: encrypts `p.payload` (plaintext) and signs it, unless Setting.NO_ENCRYPT. */
@@ -382,6 +459,12 @@ export class WkSessionCrypto {
     const sealedBytes = sealedPayloadBytes(plain.length);
     if (sealedBytes !== frameBytes - payloadAt) {
       throw new Error(`RECV template holds ${frameBytes - payloadAt} payload bytes, sealed ${sealedBytes}`);
+    }
+    const wk = this.wk;
+    if (wk !== undefined) {
+      const out = Buffer.allocUnsafe(frameBytes);
+      wk.sealRecv(this.native(wk), template, t.msgKeyAt, payloadAt, t.signPrefixBytes, plain, out);
+      return out;
     }
     const ct = this.cbcEncrypt('', plain);
     const sealed = base64Of(ct, ct.length);
@@ -578,7 +661,8 @@ function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
   if ((setting & Setting.TOPIC) !== 0 || (version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0)) return undefined;
   const expire = p.expire ?? 0;
   if ((version >= 3 && !isUint(expire, 0xffff_ffff)) || (timestamp | 0) !== timestamp) return undefined;
-  if (messageId < I64_MIN || messageId > I64_MAX || messageSeq < 0n || messageSeq > (version <= 5 ? U32_MAX_BIG : U64_MAX)) return undefined;
+  if (messageId < I64_MIN || messageId > I64_MAX || messageSeq < 0n || messageSeq > (version <= 5 ? U32_MAX_BIG : U64_MAX))
+    return undefined;
   const f = fromUid.length;
   const c = channelId.length;
   const m = clientMsgNo.length;

@@ -21,10 +21,12 @@ export {
   serverKeyExchange,
   sharedSecret,
   WkSessionCrypto,
+  wkcryptoImplementation,
   type RecvSignFields,
   type RecvTemplate,
   type SendSignFields,
   type ServerKeyExchange,
   type WkKeyPair,
+  type WkcryptoImplementation,
 } from './crypto.ts';
 export { WkprotoClient, WkprotoConnectError, type ClientSendOptions, type ReceivedMessage, type WkprotoClientOptions } from './client.ts';

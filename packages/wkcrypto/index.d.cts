@@ -1,0 +1,30 @@
+/** One session's AES-128-CBC contexts (opaque). */
+export type NativeSession = { readonly __wkcryptoSession: unique symbol };
+
+export interface WkcryptoNative {
+  /** A session of a 16-byte AES key and IV. */
+  session(key: Uint8Array, iv: Uint8Array): NativeSession;
+  /**
+   * Writes into `out` (template.length bytes) the RECV template with the
+   * Base64 of AES-CBC/PKCS#7(plain) from `payloadAt` and the msg_key over
+   * `signPrefix` + that Base64 at `msgKeyAt`.
+   */
+  sealRecv(
+    s: NativeSession,
+    template: Uint8Array,
+    msgKeyAt: number,
+    payloadAt: number,
+    signPrefix: Uint8Array,
+    plain: Uint8Array,
+    out: Uint8Array,
+  ): void;
+  /**
+   * Verifies `msgKey` over UTF-8(`signPrefix`) + `wire` and decrypts `wire`
+   * into `out`: the plaintext's length, or -1 (msg_key mismatch), -2 (not
+   * strict Base64 of whole blocks), -3 (bad padding).
+   */
+  openSend(s: NativeSession, signPrefix: string, wire: Uint8Array, msgKey: string, out: Uint8Array): number;
+}
+
+export const native: WkcryptoNative | undefined;
+export const loadError: unknown;

@@ -1,0 +1,349 @@
+/*
+ * WKProto session crypto in one native call per operation: the server's RECV
+ * seal (AES-128-CBC/PKCS#7 of the payload, Base64 into the frame, the msg_key
+ * MD5 over the sign text's ciphertext) and its SEND open (msg_key check, then
+ * decryption). The JavaScript path in @parley/protocol (src/wkproto/crypto.ts)
+ * defines the bytes; this module must produce the same ones, which the
+ * protocol package's tests check. AES and MD5 are the OpenSSL that Node itself
+ * links and exports.
+ *
+ * Each session keeps one encrypting and one decrypting AES-128-CBC context
+ * with padding off. Instead of re-initialising a context per message, each
+ * message's first block is XORed with (last ciphertext block ^ IV): CBC then
+ * computes exactly what a fresh context started at the IV would.
+ */
+#define OPENSSL_SUPPRESS_DEPRECATED /* MD5(): one call, no context allocation */
+#include <node_api.h>
+#include <openssl/evp.h>
+#include <openssl/md5.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 16
+#define MSG_KEY_CHARS 32
+/* Work buffers on the stack up to this size; larger messages use the heap. */
+#define STACK_BYTES 4096
+
+typedef struct {
+  EVP_CIPHER_CTX *enc;
+  EVP_CIPHER_CTX *dec;
+  unsigned char iv[BLOCK];
+  unsigned char enc_prev[BLOCK]; /* last ciphertext block the encrypting context produced */
+  unsigned char dec_prev[BLOCK]; /* last ciphertext block the decrypting context consumed */
+} session_t;
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char HEX[] = "0123456789abcdef";
+
+/* The two Base64 symbols of every 12-bit value, in output order (filled by init). */
+static unsigned char B64_PAIRS[4096][2];
+
+static size_t b64_len(size_t n) { return 4 * ((n + 2) / 3); }
+
+static void b64_encode(const unsigned char *in, size_t n, unsigned char *out) {
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8) | in[i + 2];
+    memcpy(out, B64_PAIRS[v >> 12], 2);
+    memcpy(out + 2, B64_PAIRS[v & 4095], 2);
+    out += 4;
+  }
+  if (n - i == 1) {
+    uint32_t v = (uint32_t)in[i] << 16;
+    *out++ = B64[v >> 18];
+    *out++ = B64[(v >> 12) & 63];
+    *out++ = '=';
+    *out++ = '=';
+  } else if (n - i == 2) {
+    uint32_t v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8);
+    *out++ = B64[v >> 18];
+    *out++ = B64[(v >> 12) & 63];
+    *out++ = B64[(v >> 6) & 63];
+    *out++ = '=';
+  }
+}
+
+static int b64_value(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+/* Strict padded Standard Base64 decoding: the byte count, or -1 for anything else. */
+static long b64_decode_strict(const unsigned char *in, size_t n, unsigned char *out) {
+  if (n == 0 || n % 4 != 0) return -1;
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 4) {
+    int a = b64_value(in[i]), b = b64_value(in[i + 1]);
+    if (a < 0 || b < 0) return -1;
+    int last = i + 4 == n;
+    if (last && in[i + 2] == '=') {
+      if (in[i + 3] != '=' || (b & 15) != 0) return -1;
+      out[o++] = (unsigned char)((a << 2) | (b >> 4));
+      return (long)o;
+    }
+    int c = b64_value(in[i + 2]);
+    if (c < 0) return -1;
+    if (last && in[i + 3] == '=') {
+      if ((c & 3) != 0) return -1;
+      out[o++] = (unsigned char)((a << 2) | (b >> 4));
+      out[o++] = (unsigned char)(((b & 15) << 4) | (c >> 2));
+      return (long)o;
+    }
+    int d = b64_value(in[i + 3]);
+    if (d < 0) return -1;
+    out[o++] = (unsigned char)((a << 2) | (b >> 4));
+    out[o++] = (unsigned char)(((b & 15) << 4) | (c >> 2));
+    out[o++] = (unsigned char)(((c & 3) << 6) | d);
+  }
+  return (long)o;
+}
+
+/* AES-128-CBC from the session IV of `buf` (n bytes, whole blocks), in place. */
+static int cbc_encrypt(session_t *s, unsigned char *buf, size_t n) {
+  for (int i = 0; i < BLOCK; i++) buf[i] ^= s->enc_prev[i] ^ s->iv[i];
+  int out = 0;
+  if (EVP_EncryptUpdate(s->enc, buf, &out, buf, (int)n) != 1 || (size_t)out != n) return -1;
+  memcpy(s->enc_prev, buf + n - BLOCK, BLOCK);
+  return 0;
+}
+
+/* AES-128-CBC decryption from the session IV of `in` (n bytes, whole blocks) into `out`. */
+static int cbc_decrypt(session_t *s, const unsigned char *in, size_t n, unsigned char *out) {
+  int got = 0;
+  if (EVP_DecryptUpdate(s->dec, out, &got, in, (int)n) != 1 || (size_t)got != n) return -1;
+  for (int i = 0; i < BLOCK; i++) out[i] ^= s->dec_prev[i] ^ s->iv[i];
+  memcpy(s->dec_prev, in + n - BLOCK, BLOCK);
+  return 0;
+}
+
+/* PKCS#7-pads `n` bytes at `buf` (room for one more block): the padded length. */
+static size_t pad(unsigned char *buf, size_t n) {
+  size_t p = BLOCK - n % BLOCK;
+  memset(buf + n, (int)p, p);
+  return n + p;
+}
+
+/* lower-hex MD5(Base64(AES-CBC(sign[0, n) padded))) into `key` (32 bytes); `sign` has room for the padding. */
+static int msg_key(session_t *s, unsigned char *sign, size_t n, unsigned char *key) {
+  size_t padded = pad(sign, n);
+  if (cbc_encrypt(s, sign, padded) != 0) return -1;
+  size_t text_len = b64_len(padded);
+  unsigned char stack[STACK_BYTES];
+  unsigned char *text = text_len <= sizeof stack ? stack : malloc(text_len);
+  if (text == NULL) return -1;
+  b64_encode(sign, padded, text);
+  unsigned char md[MD5_DIGEST_LENGTH];
+  MD5(text, text_len, md);
+  if (text != stack) free(text);
+  for (int i = 0; i < MD5_DIGEST_LENGTH; i++) {
+    key[2 * i] = (unsigned char)HEX[md[i] >> 4];
+    key[2 * i + 1] = (unsigned char)HEX[md[i] & 15];
+  }
+  return 0;
+}
+
+static void session_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  session_t *s = data;
+  EVP_CIPHER_CTX_free(s->enc);
+  EVP_CIPHER_CTX_free(s->dec);
+  OPENSSL_cleanse(s, sizeof *s);
+  free(s);
+}
+
+#define CHECK(call)                                   \
+  do {                                                \
+    if ((call) != napi_ok) {                          \
+      napi_throw_error(env, NULL, "wkcrypto: " #call); \
+      return NULL;                                    \
+    }                                                 \
+  } while (0)
+
+/* The bytes of a Uint8Array (a Buffer): 0, or -1 for anything else. */
+static int bytes_of(napi_env env, napi_value v, unsigned char **data, size_t *len) {
+  napi_typedarray_type type;
+  void *p;
+  if (napi_get_typedarray_info(env, v, &type, len, &p, NULL, NULL) != napi_ok || type != napi_uint8_array) return -1;
+  *data = p;
+  return 0;
+}
+
+static int u32_of(napi_env env, napi_value v, uint32_t *out) { return napi_get_value_uint32(env, v, out) == napi_ok ? 0 : -1; }
+
+/* session(key: Uint8Array(16), iv: Uint8Array(16)) -> External */
+static napi_value js_session(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *key, *iv;
+  size_t key_len, iv_len;
+  if (argc < 2 || bytes_of(env, argv[0], &key, &key_len) || bytes_of(env, argv[1], &iv, &iv_len) || key_len != BLOCK || iv_len != BLOCK) {
+    napi_throw_type_error(env, NULL, "wkcrypto: session(key, iv) takes two 16-byte Uint8Arrays");
+    return NULL;
+  }
+  session_t *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  s->enc = EVP_CIPHER_CTX_new();
+  s->dec = EVP_CIPHER_CTX_new();
+  if (s->enc == NULL || s->dec == NULL || EVP_EncryptInit_ex(s->enc, EVP_aes_128_cbc(), NULL, key, iv) != 1 ||
+      EVP_DecryptInit_ex(s->dec, EVP_aes_128_cbc(), NULL, key, iv) != 1 || EVP_CIPHER_CTX_set_padding(s->enc, 0) != 1 ||
+      EVP_CIPHER_CTX_set_padding(s->dec, 0) != 1) {
+    session_finalize(env, s, NULL);
+    napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC context set-up failed");
+    return NULL;
+  }
+  memcpy(s->iv, iv, BLOCK);
+  memcpy(s->enc_prev, iv, BLOCK);
+  memcpy(s->dec_prev, iv, BLOCK);
+  napi_value out;
+  if (napi_create_external(env, s, session_finalize, NULL, &out) != napi_ok) {
+    session_finalize(env, s, NULL);
+    napi_throw_error(env, NULL, "wkcrypto: napi_create_external failed");
+    return NULL;
+  }
+  return out;
+}
+
+static session_t *session_of(napi_env env, napi_value v) {
+  napi_valuetype t;
+  void *p = NULL;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok) return NULL;
+  return p;
+}
+
+/*
+ * sealRecv(s, template, msgKeyAt, payloadAt, signPrefix, plain, out) -> undefined
+ * `out` (template.length bytes) receives the template with the Base64 of the
+ * encrypted `plain` at payloadAt (filling the frame to its end) and the msg_key
+ * over signPrefix + that Base64 at msgKeyAt.
+ */
+static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  session_t *s = argc == 7 ? session_of(env, argv[0]) : NULL;
+  unsigned char *tpl, *prefix, *plain, *out;
+  size_t tpl_len, prefix_len, plain_len, out_len;
+  uint32_t key_at, payload_at;
+  if (s == NULL || bytes_of(env, argv[1], &tpl, &tpl_len) || u32_of(env, argv[2], &key_at) || u32_of(env, argv[3], &payload_at) ||
+      bytes_of(env, argv[4], &prefix, &prefix_len) || bytes_of(env, argv[5], &plain, &plain_len) || bytes_of(env, argv[6], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "wkcrypto: sealRecv(session, template, msgKeyAt, payloadAt, signPrefix, plain, out)");
+    return NULL;
+  }
+  size_t padded = (plain_len / BLOCK + 1) * BLOCK;
+  if (out_len != tpl_len || payload_at > tpl_len || tpl_len - payload_at != b64_len(padded) || (size_t)key_at + MSG_KEY_CHARS > payload_at) {
+    napi_throw_range_error(env, NULL, "wkcrypto: sealRecv: the template does not fit this plaintext");
+    return NULL;
+  }
+  size_t wire_len = tpl_len - payload_at;
+  /* One work buffer: the padded plaintext, later the sign text (prefix + Base64 payload + padding). */
+  size_t work_len = padded > prefix_len + wire_len + BLOCK ? padded : prefix_len + wire_len + BLOCK;
+  unsigned char stack[STACK_BYTES];
+  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
+  if (work == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  memcpy(out, tpl, payload_at);
+  memcpy(work, plain, plain_len);
+  pad(work, plain_len);
+  int failed = cbc_encrypt(s, work, padded);
+  if (!failed) {
+    b64_encode(work, padded, out + payload_at);
+    memcpy(work, prefix, prefix_len);
+    memcpy(work + prefix_len, out + payload_at, wire_len);
+    failed = msg_key(s, work, prefix_len + wire_len, out + key_at);
+  }
+  if (work != stack) free(work);
+  if (failed) napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
+  return NULL;
+}
+
+/*
+ * openSend(s, signPrefix: string, wire, msgKey: string, out) -> number
+ * Checks msgKey against the UTF-8 of signPrefix + the wire payload, then
+ * decrypts the strict Base64 `wire` into `out` (at least 3/4 of wire's
+ * length): the plaintext's length, or -1 when the msg_key does not verify, -2
+ * when the wire is not strict Base64 of whole blocks (the caller's lenient
+ * decoder decides), -3 when the PKCS#7 padding is bad.
+ */
+static napi_value js_open_send(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  session_t *s = argc == 5 ? session_of(env, argv[0]) : NULL;
+  unsigned char *wire, *out;
+  size_t prefix_len, wire_len, out_len;
+  if (s == NULL || napi_get_value_string_utf8(env, argv[1], NULL, 0, &prefix_len) != napi_ok || bytes_of(env, argv[2], &wire, &wire_len) ||
+      bytes_of(env, argv[4], &out, &out_len) || out_len < wire_len / 4 * 3) {
+    napi_throw_type_error(env, NULL, "wkcrypto: openSend(session, signPrefix, wire, msgKey, out)");
+    return NULL;
+  }
+  /* The msg_key as UTF-8: it verifies only as exactly 32 lower-hex characters. */
+  char key[MSG_KEY_CHARS + 2];
+  size_t key_len;
+  if (napi_get_value_string_utf8(env, argv[3], key, sizeof key, &key_len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "wkcrypto: openSend: msgKey must be a string");
+    return NULL;
+  }
+  long result;
+  size_t work_len = prefix_len + 1 + wire_len + BLOCK;
+  unsigned char stack[STACK_BYTES];
+  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
+  if (work == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  size_t copied = 0;
+  napi_get_value_string_utf8(env, argv[1], (char *)work, prefix_len + 1, &copied);
+  memcpy(work + prefix_len, wire, wire_len);
+  unsigned char want[MSG_KEY_CHARS];
+  if (copied != prefix_len || msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
+  else if (key_len != MSG_KEY_CHARS || memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
+  else {
+    long raw = b64_decode_strict(wire, wire_len, work);
+    if (raw <= 0 || raw % BLOCK != 0) result = -2;
+    else if (cbc_decrypt(s, work, (size_t)raw, out) != 0) result = -4;
+    else {
+      unsigned char p = out[raw - 1];
+      result = raw - p;
+      if (p == 0 || p > BLOCK) result = -3;
+      else
+        for (long i = raw - p; i < raw; i++)
+          if (out[i] != p) result = -3;
+    }
+  }
+  if (work != stack) free(work);
+  if (result == -4) {
+    napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
+    return NULL;
+  }
+  napi_value v;
+  CHECK(napi_create_int64(env, result, &v));
+  return v;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  for (int v = 0; v < 4096; v++) {
+    B64_PAIRS[v][0] = (unsigned char)B64[v >> 6];
+    B64_PAIRS[v][1] = (unsigned char)B64[v & 63];
+  }
+  napi_property_descriptor props[] = {
+      {"session", NULL, js_session, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sealRecv", NULL, js_seal_recv, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"openSend", NULL, js_open_send, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
