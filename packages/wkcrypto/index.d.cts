@@ -24,6 +24,22 @@ export interface WkcryptoNative {
    * strict Base64 of whole blocks), -3 (bad padding).
    */
   openSend(s: NativeSession, signPrefix: string, wire: Uint8Array, msgKey: string, out: Uint8Array): number;
+  /**
+   * Client side, a RECV read in place: verifies the msg_key at
+   * `frame[msgKeyAt, +32)` over `prefix[0, prefixBytes)` + `frame[payloadAt,
+   * end)` and decrypts that payload into `out`: the plaintext's length, or
+   * -1, -2, -3 as openSend.
+   */
+  openRecv(
+    s: NativeSession,
+    prefix: Uint8Array,
+    prefixBytes: number,
+    frame: Uint8Array,
+    msgKeyAt: number,
+    payloadAt: number,
+    end: number,
+    out: Uint8Array,
+  ): number;
 }
 
 export const native: WkcryptoNative | undefined;

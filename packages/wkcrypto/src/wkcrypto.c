@@ -2,7 +2,7 @@
  * WKProto session crypto in one native call per operation: the server's RECV
  * seal (AES-128-CBC/PKCS#7 of the payload, Base64 into the frame, the msg_key
  * MD5 over the sign text's ciphertext) and its SEND open (msg_key check, then
- * decryption). The JavaScript path in @parley/protocol (src/wkproto/crypto.ts)
+ * decryption), and the client's open of a RECV read in place. The JavaScript path in @parley/protocol (src/wkproto/crypto.ts)
  * defines the bytes; this module must produce the same ones, which the
  * protocol package's tests check. AES and MD5 are the OpenSSL that Node itself
  * links and exports.
@@ -15,6 +15,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED /* MD5(): one call, no context allocation */
 #include <node_api.h>
 #include <openssl/evp.h>
+#include <openssl/crypto.h>
 #include <openssl/md5.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #define MSG_KEY_CHARS 32
 /* Work buffers on the stack up to this size; larger messages use the heap. */
 #define STACK_BYTES 4096
+/* Largest payload taken (a frame's body is at most 1 MiB): keeps every length within OpenSSL's int. */
+#define MAX_BYTES (64u << 20)
 
 typedef struct {
   EVP_CIPHER_CTX *enc;
@@ -147,6 +150,23 @@ static int msg_key(session_t *s, unsigned char *sign, size_t n, unsigned char *k
   return 0;
 }
 
+/*
+ * Decrypts the strict Base64 `wire` (decoded into `work`, which has room for
+ * it) into `out` and checks its PKCS#7 padding: the plaintext's length, or -2
+ * when the wire is not strict Base64 of whole blocks, -3 for bad padding, -4
+ * when the cipher fails.
+ */
+static long open_payload(session_t *s, const unsigned char *wire, size_t wire_len, unsigned char *work, unsigned char *out) {
+  long raw = b64_decode_strict(wire, wire_len, work);
+  if (raw <= 0 || raw % BLOCK != 0) return -2;
+  if (cbc_decrypt(s, work, (size_t)raw, out) != 0) return -4;
+  unsigned char p = out[raw - 1];
+  if (p == 0 || p > BLOCK) return -3;
+  for (long i = raw - p; i < raw; i++)
+    if (out[i] != p) return -3;
+  return raw - p;
+}
+
 static void session_finalize(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
@@ -240,7 +260,7 @@ static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
     return NULL;
   }
   size_t padded = (plain_len / BLOCK + 1) * BLOCK;
-  if (out_len != tpl_len || payload_at > tpl_len || tpl_len - payload_at != b64_len(padded) || (size_t)key_at + MSG_KEY_CHARS > payload_at) {
+  if (plain_len > MAX_BYTES || prefix_len > MAX_BYTES || out_len != tpl_len || payload_at > tpl_len || tpl_len - payload_at != b64_len(padded) || (size_t)key_at + MSG_KEY_CHARS > payload_at) {
     napi_throw_range_error(env, NULL, "wkcrypto: sealRecv: the template does not fit this plaintext");
     return NULL;
   }
@@ -284,7 +304,7 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
   unsigned char *wire, *out;
   size_t prefix_len, wire_len, out_len;
   if (s == NULL || napi_get_value_string_utf8(env, argv[1], NULL, 0, &prefix_len) != napi_ok || bytes_of(env, argv[2], &wire, &wire_len) ||
-      bytes_of(env, argv[4], &out, &out_len) || out_len < wire_len / 4 * 3) {
+      bytes_of(env, argv[4], &out, &out_len) || out_len < wire_len / 4 * 3 || wire_len > MAX_BYTES || prefix_len > MAX_BYTES) {
     napi_throw_type_error(env, NULL, "wkcrypto: openSend(session, signPrefix, wire, msgKey, out)");
     return NULL;
   }
@@ -308,20 +328,57 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
   memcpy(work + prefix_len, wire, wire_len);
   unsigned char want[MSG_KEY_CHARS];
   if (copied != prefix_len || msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
-  else if (key_len != MSG_KEY_CHARS || memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
-  else {
-    long raw = b64_decode_strict(wire, wire_len, work);
-    if (raw <= 0 || raw % BLOCK != 0) result = -2;
-    else if (cbc_decrypt(s, work, (size_t)raw, out) != 0) result = -4;
-    else {
-      unsigned char p = out[raw - 1];
-      result = raw - p;
-      if (p == 0 || p > BLOCK) result = -3;
-      else
-        for (long i = raw - p; i < raw; i++)
-          if (out[i] != p) result = -3;
-    }
+  else if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
+  else result = open_payload(s, wire, wire_len, work, out);
+  if (work != stack) free(work);
+  if (result == -4) {
+    napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
+    return NULL;
   }
+  napi_value v;
+  CHECK(napi_create_int64(env, result, &v));
+  return v;
+}
+
+/*
+ * openRecv(s, prefix, prefixLen, frame, msgKeyAt, payloadAt, end, out) -> number
+ * The client side of a RECV read in place: checks the msg_key at
+ * frame[msgKeyAt, +32) against prefix[0, prefixLen) + frame[payloadAt, end),
+ * then decrypts the strict Base64 frame[payloadAt, end) into `out` (at least
+ * 3/4 of its length): the plaintext's length, or -1 when the msg_key does not
+ * verify, -2 when the payload is not strict Base64 of whole blocks, -3 when
+ * the PKCS#7 padding is bad (the caller's reference path then decides).
+ */
+static napi_value js_open_recv(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value argv[8];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  session_t *s = argc == 8 ? session_of(env, argv[0]) : NULL;
+  unsigned char *prefix, *frame, *out;
+  size_t prefix_buf_len, frame_len, out_len;
+  uint32_t prefix_len, key_at, payload_at, end;
+  if (s == NULL || bytes_of(env, argv[1], &prefix, &prefix_buf_len) || u32_of(env, argv[2], &prefix_len) ||
+      bytes_of(env, argv[3], &frame, &frame_len) || u32_of(env, argv[4], &key_at) || u32_of(env, argv[5], &payload_at) ||
+      u32_of(env, argv[6], &end) || bytes_of(env, argv[7], &out, &out_len) || prefix_len > prefix_buf_len || end > frame_len ||
+      payload_at > end || (size_t)key_at + MSG_KEY_CHARS > frame_len || out_len < (end - payload_at) / 4 * 3 || end - payload_at > MAX_BYTES) {
+    napi_throw_type_error(env, NULL, "wkcrypto: openRecv(session, prefix, prefixLen, frame, msgKeyAt, payloadAt, end, out)");
+    return NULL;
+  }
+  size_t wire_len = end - payload_at;
+  size_t work_len = prefix_len + wire_len + BLOCK;
+  unsigned char stack[STACK_BYTES];
+  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
+  if (work == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  memcpy(work, prefix, prefix_len);
+  memcpy(work + prefix_len, frame + payload_at, wire_len);
+  unsigned char want[MSG_KEY_CHARS];
+  long result;
+  if (msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
+  else if (CRYPTO_memcmp(want, frame + key_at, MSG_KEY_CHARS) != 0) result = -1;
+  else result = open_payload(s, frame + payload_at, wire_len, work, out);
   if (work != stack) free(work);
   if (result == -4) {
     napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
@@ -341,6 +398,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"session", NULL, js_session, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sealRecv", NULL, js_seal_recv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openSend", NULL, js_open_send, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"openRecv", NULL, js_open_recv, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

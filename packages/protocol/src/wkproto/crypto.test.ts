@@ -506,7 +506,12 @@ describe('native session crypto (@parley/wkcrypto)', () => {
       try {
         return execFileSync(
           process.execPath,
-          ['--import', 'tsx', '-e', `import(${JSON.stringify(new URL('./crypto.ts', import.meta.url).href)}).then((m) => console.log(m.wkcryptoImplementation.name))`],
+          [
+            '--import',
+            'tsx',
+            '-e',
+            `import(${JSON.stringify(new URL('./crypto.ts', import.meta.url).href)}).then((m) => console.log(m.wkcryptoImplementation.name))`,
+          ],
           { env: { ...process.env, PARLEY_WKCRYPTO: value }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
         ).trim();
       } catch (e) {

@@ -101,6 +101,16 @@ interface WkcryptoNative {
     out: Uint8Array,
   ): void;
   openSend(s: object, signPrefix: string, wire: Uint8Array, msgKey: string, out: Uint8Array): number;
+  openRecv(
+    s: object,
+    prefix: Uint8Array,
+    prefixBytes: number,
+    frame: Uint8Array,
+    msgKeyAt: number,
+    payloadAt: number,
+    end: number,
+    out: Uint8Array,
+  ): number;
 }
 
 /**
@@ -291,6 +301,8 @@ export class WkSessionCrypto {
   private rawView: Buffer | undefined;
   /** The native session (its own AES contexts), made on first use when the native crypto is in use. */
   private nativeSession: object | undefined;
+  /** Where the native {@link openRecvView} decrypts (reused, grown on demand; {@link opened} points at it). */
+  private nativeOpened: Buffer | undefined;
   /** The plaintext of the last {@link openRecvView}: `opened[0, length)`, until the next call. */
   opened: Buffer = Buffer.alloc(0);
 
@@ -493,16 +505,8 @@ export class WkSessionCrypto {
   verifyRecvView(v: RecvView): boolean {
     if (v.msgKeyLen !== MSG_KEY_CHARS) return false;
     const b = v.buf;
-    // Decimal digits: id ≤ 20, seq ≤ 20, timestamp ≤ 11, channel type ≤ 3; one block of padding.
-    const most = 54 + v.clientMsgNoLen + v.fromUidLen + v.channelIdLen + (v.end - v.payloadAt) + BLOCK;
-    const s = this.scratchOf(most);
-    let p = writeI64Decimal(s, 0, b, v.messageIdAt);
-    p = writeUDecimal(s, p, b, v.messageSeqAt, v.messageSeqLen);
-    p = copyBytes(b, v.clientMsgNoAt, v.clientMsgNoAt + v.clientMsgNoLen, s, p);
-    p = writeI32Decimal(s, p, v.timestamp);
-    p = copyBytes(b, v.fromUidAt, v.fromUidAt + v.fromUidLen, s, p);
-    p = copyBytes(b, v.channelIdAt, v.channelIdAt + v.channelIdLen, s, p);
-    p = writeUintDecimal(s, p, v.channelType);
+    let p = this.recvSignPrefixOf(v, v.end - v.payloadAt + BLOCK);
+    const s = this.scratch!;
     p = copyBytes(b, v.payloadAt, v.end, s, p);
     const pad = BLOCK - (p % BLOCK);
     for (let i = p; i < p + pad; i++) s[i] = pad;
@@ -512,6 +516,24 @@ export class WkSessionCrypto {
     const at = v.msgKeyAt;
     for (let i = 0; i < MSG_KEY_CHARS; i++) if (key.charCodeAt(i) !== b[at + i]) return false;
     return true;
+  }
+
+  /**
+   * Writes the sign text's prefix of the RECV `v` (the fields before its
+   * payload, from the frame's bytes: decimal numbers without BigInt) at the
+   * scratch's start, leaving `room` bytes after it: its length.
+   */
+  private recvSignPrefixOf(v: RecvView, room: number): number {
+    const b = v.buf;
+    // Decimal digits: id ≤ 20, seq ≤ 20, timestamp ≤ 11, channel type ≤ 3.
+    const s = this.scratchOf(54 + v.clientMsgNoLen + v.fromUidLen + v.channelIdLen + room);
+    let p = writeI64Decimal(s, 0, b, v.messageIdAt);
+    p = writeUDecimal(s, p, b, v.messageSeqAt, v.messageSeqLen);
+    p = copyBytes(b, v.clientMsgNoAt, v.clientMsgNoAt + v.clientMsgNoLen, s, p);
+    p = writeI32Decimal(s, p, v.timestamp);
+    p = copyBytes(b, v.fromUidAt, v.fromUidAt + v.fromUidLen, s, p);
+    p = copyBytes(b, v.channelIdAt, v.channelIdAt + v.channelIdLen, s, p);
+    return writeUintDecimal(s, p, v.channelType);
   }
 
   /**
@@ -541,7 +563,16 @@ export class WkSessionCrypto {
    * declines (the reference path then decides).
    */
   openRecvView(v: RecvView): number {
-    return this.verifyRecvView(v) ? this.decryptViewOpened(v) : -1;
+    const wk = this.wk;
+    if (wk === undefined) return this.verifyRecvView(v) ? this.decryptViewOpened(v) : -1;
+    if (v.msgKeyLen !== MSG_KEY_CHARS) return -1;
+    const n = this.recvSignPrefixOf(v, 0);
+    const wireBytes = v.end - v.payloadAt;
+    let out = this.nativeOpened;
+    if (out === undefined || out.length < wireBytes) out = this.nativeOpened = Buffer.allocUnsafeSlow(Math.max(wireBytes, 1024));
+    this.opened = out;
+    const got = wk.openRecv(this.native(wk), this.scratch!, n, v.buf, v.msgKeyAt, v.payloadAt, v.end, out);
+    return got < 0 ? -1 : got;
   }
 
   /** Client side: verifies a RECV's msg_key and returns its plaintext payload. */

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PacketType, Setting } from './constants.ts';
-import { generateKeyPair, clientKeyExchange, serverKeyExchange, type WkSessionCrypto } from './crypto.ts';
+import { generateKeyPair, clientKeyExchange, serverKeyExchange, WkSessionCrypto, wkcryptoImplementation } from './crypto.ts';
 import { decodePacket } from './decode.ts';
 import { encodePacket, encodeRecvack } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
@@ -17,10 +17,14 @@ import {
 import type { RecvPacket } from './types.ts';
 
 /** A server and a client session that share keys. */
+/** The client's implementation in the tests below (both where the native one is built). */
+let clientImplementation: 'native' | 'js' = 'js';
+
 function sessions(): { server: WkSessionCrypto; client: WkSessionCrypto } {
   const keys = generateKeyPair();
   const kx = serverKeyExchange(keys.publicKey);
-  return { server: kx.session, client: clientKeyExchange(keys.privateKey, kx.serverKey, kx.salt) };
+  const c = clientKeyExchange(keys.privateKey, kx.serverKey, kx.salt);
+  return { server: kx.session, client: new WkSessionCrypto(c.aesKey, c.aesIv, clientImplementation) };
 }
 
 const recv = (over: Partial<RecvPacket> = {}): RecvPacket => ({
@@ -100,7 +104,11 @@ describe('decimal text straight from bytes (the RECV sign text)', () => {
   });
 });
 
-describe('the in-place RECV path against the reference (openRecv)', () => {
+const implementations = wkcryptoImplementation.name === 'native' ? (['js', 'native'] as const) : (['js'] as const);
+describe.each(implementations)('the in-place RECV path against the reference (openRecv), %s client', (implementation) => {
+  beforeAll(() => {
+    clientImplementation = implementation;
+  });
   for (const version of [3, 4, 5, 6]) {
     it(`V${version}: verifies and decrypts what sealRecv made, in turn with the reference path and sealSend`, () => {
       const { server, client } = sessions();
