@@ -1,6 +1,7 @@
 /** The run's context for the JSON document: git revision, machine, versions. */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, release, availableParallelism } from 'node:os';
+import { wkcryptoImplementation } from '@parley/protocol/wkproto';
 import { clockTicks } from './proc-stats.ts';
 
 const run = (cmd: string, args: string[]): string | undefined => {
@@ -30,5 +31,7 @@ export function machine(): Record<string, unknown> {
     node: process.version,
     clockTicks: clockTicks(),
     mosquitto: run('mosquitto', ['-h'])?.split('\n')[0] ?? run('/usr/sbin/mosquitto', ['-h'])?.split('\n')[0],
+    // WKProto's session crypto in the generator and (same build, same PARLEY_WKCRYPTO) the server.
+    wkcrypto: wkcryptoImplementation.name,
   };
 }

@@ -22,7 +22,7 @@ export const PARLEY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '.
  * `apps/server/bin/parley-node`, the production launcher (`npm start`, the image): it picks node's
  * garbage-collector flags for the CPUs the server may use (on the bench's one pinned core,
  * `--single-threaded-gc`) and execs bin/parley.js, so the pid is node's. `PARLEY_GC_THREADS`
- * in the bench's environment is passed on (auto, single or parallel).
+ * (auto, single or parallel) and `PARLEY_WKCRYPTO` (native or js) in the bench's environment are passed on.
  */
 export const PARLEY_LAUNCHER = join(dirname(PARLEY_BIN), 'parley-node');
 
@@ -72,6 +72,8 @@ export function startParley(
       HOME: process.env.HOME ?? '',
       PARLEY_NODE_FLAGS: nodeArgs.join(' '),
       ...(process.env.PARLEY_GC_THREADS ? { PARLEY_GC_THREADS: process.env.PARLEY_GC_THREADS } : {}),
+      // WKProto's crypto implementation (the JSON's machine.wkcrypto records the one in use).
+      ...(process.env.PARLEY_WKCRYPTO ? { PARLEY_WKCRYPTO: process.env.PARLEY_WKCRYPTO } : {}),
       PARLEY_NODE_DATA_DIR: dataDir,
       PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
       PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',
