@@ -289,6 +289,41 @@ static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
 }
 
 /*
+ * The common part of both opens: the sign text is the prefix (the UTF-8 of the
+ * JavaScript string `prefix_text` when given, else `prefix[0, prefix_len)`)
+ * followed by `wire`; its msg_key must equal `key` (key_len bytes), then `wire`
+ * is decrypted into `out`. Returns the result as a JavaScript number (see
+ * openSend), or throws when the cipher fails.
+ */
+static napi_value open_signed(napi_env env, session_t *s, napi_value prefix_text, const unsigned char *prefix, size_t prefix_len,
+                              const unsigned char *wire, size_t wire_len, const unsigned char *key, size_t key_len, unsigned char *out) {
+  size_t work_len = prefix_len + 1 + wire_len + BLOCK;
+  unsigned char stack[STACK_BYTES];
+  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
+  if (work == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  size_t copied = prefix_len;
+  if (prefix_text != NULL) napi_get_value_string_utf8(env, prefix_text, (char *)work, prefix_len + 1, &copied);
+  else memcpy(work, prefix, prefix_len);
+  memcpy(work + prefix_len, wire, wire_len);
+  unsigned char want[MSG_KEY_CHARS];
+  long result;
+  if (copied != prefix_len || msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
+  else if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
+  else result = open_payload(s, wire, wire_len, work, out);
+  if (work != stack) free(work);
+  if (result == -4) {
+    napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
+    return NULL;
+  }
+  napi_value v;
+  CHECK(napi_create_int64(env, result, &v));
+  return v;
+}
+
+/*
  * openSend(s, signPrefix: string, wire, msgKey: string, out) -> number
  * Checks msgKey against the UTF-8 of signPrefix + the wire payload, then
  * decrypts the strict Base64 `wire` into `out` (at least 3/4 of wire's
@@ -315,29 +350,7 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "wkcrypto: openSend: msgKey must be a string");
     return NULL;
   }
-  long result;
-  size_t work_len = prefix_len + 1 + wire_len + BLOCK;
-  unsigned char stack[STACK_BYTES];
-  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
-  if (work == NULL) {
-    napi_throw_error(env, NULL, "wkcrypto: out of memory");
-    return NULL;
-  }
-  size_t copied = 0;
-  napi_get_value_string_utf8(env, argv[1], (char *)work, prefix_len + 1, &copied);
-  memcpy(work + prefix_len, wire, wire_len);
-  unsigned char want[MSG_KEY_CHARS];
-  if (copied != prefix_len || msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
-  else if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
-  else result = open_payload(s, wire, wire_len, work, out);
-  if (work != stack) free(work);
-  if (result == -4) {
-    napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
-    return NULL;
-  }
-  napi_value v;
-  CHECK(napi_create_int64(env, result, &v));
-  return v;
+  return open_signed(env, s, argv[1], NULL, prefix_len, wire, wire_len, (const unsigned char *)key, key_len, out);
 }
 
 /*
@@ -364,29 +377,7 @@ static napi_value js_open_recv(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "wkcrypto: openRecv(session, prefix, prefixLen, frame, msgKeyAt, payloadAt, end, out)");
     return NULL;
   }
-  size_t wire_len = end - payload_at;
-  size_t work_len = prefix_len + wire_len + BLOCK;
-  unsigned char stack[STACK_BYTES];
-  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
-  if (work == NULL) {
-    napi_throw_error(env, NULL, "wkcrypto: out of memory");
-    return NULL;
-  }
-  memcpy(work, prefix, prefix_len);
-  memcpy(work + prefix_len, frame + payload_at, wire_len);
-  unsigned char want[MSG_KEY_CHARS];
-  long result;
-  if (msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
-  else if (CRYPTO_memcmp(want, frame + key_at, MSG_KEY_CHARS) != 0) result = -1;
-  else result = open_payload(s, frame + payload_at, wire_len, work, out);
-  if (work != stack) free(work);
-  if (result == -4) {
-    napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
-    return NULL;
-  }
-  napi_value v;
-  CHECK(napi_create_int64(env, result, &v));
-  return v;
+  return open_signed(env, s, NULL, prefix, prefix_len, frame + payload_at, end - payload_at, frame + key_at, MSG_KEY_CHARS, out);
 }
 
 static napi_value init(napi_env env, napi_value exports) {

@@ -17,6 +17,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
 import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
 import { encodePacket, flagBits } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
@@ -87,31 +88,6 @@ export type RecvSignFields = Pick<
   RecvPacket,
   'messageId' | 'messageSeq' | 'clientMsgNo' | 'timestamp' | 'fromUid' | 'channelId' | 'channelType' | 'payload'
 >;
-
-/** The native session crypto of @parley/wkcrypto (its types, declared here so this package builds without it). */
-interface WkcryptoNative {
-  session(key: Uint8Array, iv: Uint8Array): object;
-  sealRecv(
-    s: object,
-    template: Uint8Array,
-    msgKeyAt: number,
-    payloadAt: number,
-    signPrefix: Uint8Array,
-    plain: Uint8Array,
-    out: Uint8Array,
-  ): void;
-  openSend(s: object, signPrefix: string, wire: Uint8Array, msgKey: string, out: Uint8Array): number;
-  openRecv(
-    s: object,
-    prefix: Uint8Array,
-    prefixBytes: number,
-    frame: Uint8Array,
-    msgKeyAt: number,
-    payloadAt: number,
-    end: number,
-    out: Uint8Array,
-  ): number;
-}
 
 /**
  * Which implementation does the per-message session crypto (the RECV seal, the
@@ -300,7 +276,7 @@ export class WkSessionCrypto {
   private signView: Buffer | undefined;
   private rawView: Buffer | undefined;
   /** The native session (its own AES contexts), made on first use when the native crypto is in use. */
-  private nativeSession: object | undefined;
+  private nativeSession: NativeSession | undefined;
   /** Where the native {@link openRecvView} decrypts (reused, grown on demand; {@link opened} points at it). */
   private nativeOpened: Buffer | undefined;
   /** The plaintext of the last {@link openRecvView}: `opened[0, length)`, until the next call. */
@@ -447,7 +423,7 @@ export class WkSessionCrypto {
     return this.decrypt(p.payload);
   }
 
-  private native(wk: WkcryptoNative): object {
+  private native(wk: WkcryptoNative): NativeSession {
     return (this.nativeSession ??= wk.session(Buffer.from(this.aesKey, 'latin1'), this.iv));
   }
 
