@@ -36,6 +36,9 @@ typedef struct {
   unsigned char dec_prev[BLOCK]; /* last ciphertext block the decrypting context consumed */
 } session_t;
 
+/* Marks the externals js_session makes, so that session_of takes no other. */
+static const napi_type_tag SESSION_TAG = {0x8e1f3c2a5b7d4e60ULL, 0x9a0b1c2d3e4f5061ULL};
+
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char HEX[] = "0123456789abcdef";
 
@@ -230,13 +233,18 @@ static napi_value js_session(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "wkcrypto: napi_create_external failed");
     return NULL;
   }
+  if (napi_type_tag_object(env, out, &SESSION_TAG) != napi_ok) {
+    napi_throw_error(env, NULL, "wkcrypto: napi_type_tag_object failed");
+    return NULL;
+  }
   return out;
 }
 
+/* The session behind `v`, or NULL unless it is one this module made (type-tagged: another addon's external is refused). */
 static session_t *session_of(napi_env env, napi_value v) {
-  napi_valuetype t;
+  bool ours = false;
   void *p = NULL;
-  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok) return NULL;
+  if (napi_check_object_type_tag(env, v, &SESSION_TAG, &ours) != napi_ok || !ours || napi_get_value_external(env, v, &p) != napi_ok) return NULL;
   return p;
 }
 

@@ -6,9 +6,9 @@
 import { MAX_STRING_BYTES } from './constants.ts';
 import { WkprotoDecodeError, WkprotoEncodeError } from './errors.ts';
 
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
-const U64_MAX = (1n << 64n) - 1n;
+export const I64_MIN = -(1n << 63n);
+export const I64_MAX = (1n << 63n) - 1n;
+export const U64_MAX = (1n << 64n) - 1n;
 
 /** Wire size of a string field: 2-byte length + UTF-8 bytes. Throws when too long. */
 export function stringFieldSize(value: string, field: string): number {

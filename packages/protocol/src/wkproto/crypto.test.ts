@@ -500,6 +500,23 @@ describe('native session crypto (@parley/wkcrypto)', () => {
     expect(native.openSend(forge(good.replace(/=+$/, ''))).toString()).toBe('hello lenient');
   });
 
+  it.runIf(available)('refuses what is not a session and a template that does not fit the plaintext', async () => {
+    const { createRequire } = await import('node:module');
+    const wk = (createRequire(import.meta.url)('@parley/wkcrypto') as typeof import('@parley/wkcrypto')).native!;
+    const s = wk.session(Buffer.alloc(16, 1), Buffer.alloc(16, 2));
+    const t = recvTemplate(recv('g1', 'u1', 1), 10, 5);
+    const plain = Buffer.alloc(10, 3);
+    const out = Buffer.alloc(t.frame.length);
+    for (const impostor of [{}, Object.create(null), Buffer.alloc(16)]) {
+      expect(() => wk.sealRecv(impostor as typeof s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain, out)).toThrow(
+        /sealRecv\(session/,
+      );
+    }
+    expect(() => wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, Buffer.alloc(40), out)).toThrow(/does not fit/);
+    wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain, out);
+    expect(out.subarray(0, t.msgKeyAt).equals(t.frame.subarray(0, t.msgKeyAt))).toBe(true);
+  });
+
   it('refuses an unknown PARLEY_WKCRYPTO value and reports a missing build when native is required', async () => {
     const { execFileSync } = await import('node:child_process');
     const run = (value: string): string => {

@@ -19,7 +19,8 @@ import {
 import { createRequire } from 'node:module';
 import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
 import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
-import { encodePacket, flagBits } from './encode.ts';
+import { I64_MAX, I64_MIN, U64_MAX } from './bytes.ts';
+import { encodePacket, flagBits, hasStreamFields, seqSize, U32_MAX_BIG } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import { writeI32Decimal, writeI64Decimal, writeUDecimal, writeUintDecimal, type RecvView } from './recv-view.ts';
 import type { RecvPacket, SendPacket } from './types.ts';
@@ -127,6 +128,11 @@ export const wkcryptoImplementation: { readonly name: WkcryptoImplementation; re
 
 /** AES block size, bytes. */
 const BLOCK = 16;
+
+/** The text a SEND's msg_key signs before its payload. */
+function sendSignPrefix(p: Omit<SendSignFields, 'payload'>): string {
+  return `${p.clientSeq}${p.clientMsgNo}${p.channelId}${p.channelType}`;
+}
 
 /** The text a RECV's msg_key signs before its payload. */
 function recvSignPrefix(p: Omit<RecvSignFields, 'payload'>): string {
@@ -388,7 +394,7 @@ export class WkSessionCrypto {
 
   /** msg_key of a SEND over its wire payload. */
   sendMsgKey(p: SendSignFields): string {
-    return this.msgKey(`${p.clientSeq}${p.clientMsgNo}${p.channelId}${p.channelType}`, p.payload);
+    return this.msgKey(sendSignPrefix(p), p.payload);
   }
 
   /** msg_key of a RECV over its wire payload. */
@@ -411,8 +417,7 @@ export class WkSessionCrypto {
     if (wk !== undefined) {
       const wire = p.payload;
       const out = Buffer.allocUnsafe((wire.length >> 2) * 3);
-      const prefix = `${p.clientSeq}${p.clientMsgNo}${p.channelId}${p.channelType}`;
-      const n = wk.openSend(this.native(wk), prefix, wire, p.msgKey, out);
+      const n = wk.openSend(this.native(wk), sendSignPrefix(p), wire, p.msgKey, out);
       if (n >= 0) return out.subarray(0, n);
       if (n === -1) throw new WkprotoCryptoError('MSG_KEY_MISMATCH', 'SEND msg_key does not verify');
       if (n === -3) throw new WkprotoCryptoError('DECRYPT_FAILED', 'bad decrypt (PKCS#7 padding)');
@@ -628,11 +633,6 @@ function encodedRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
   };
 }
 
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
-const U32_MAX_BIG = 0xffff_ffffn;
-const U64_MAX = (1n << 64n) - 1n;
-
 /** True when `x` is an integer in [0, max] (max < 2^32). */
 const isUint = (x: number, max: number): boolean => x >>> 0 === x && x <= max;
 
@@ -665,7 +665,7 @@ function putAsciiField(b: Buffer, at: number, s: string): number {
 function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number): RecvTemplate | undefined {
   const { setting, channelType, fromUid, channelId, clientMsgNo, messageId, messageSeq, timestamp } = p;
   if (!isUint(version, 6) || version === 0 || !isUint(setting, 0xff) || !isUint(channelType, 0xff)) return undefined;
-  if ((setting & Setting.TOPIC) !== 0 || (version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0)) return undefined;
+  if ((setting & Setting.TOPIC) !== 0 || hasStreamFields(setting, version)) return undefined;
   const expire = p.expire ?? 0;
   if ((version >= 3 && !isUint(expire, 0xffff_ffff)) || (timestamp | 0) !== timestamp) return undefined;
   if (messageId < I64_MIN || messageId > I64_MAX || messageSeq < 0n || messageSeq > (version <= 5 ? U32_MAX_BIG : U64_MAX))
@@ -674,7 +674,7 @@ function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
   const c = channelId.length;
   const m = clientMsgNo.length;
   if (f > MAX_STRING_BYTES || c > MAX_STRING_BYTES || m > MAX_STRING_BYTES) return undefined;
-  const seqBytes = version <= 5 ? 4 : 8;
+  const seqBytes = seqSize(version);
   const payloadBytes = sealedPayloadBytes(plainBytes);
   const body = 1 + 2 + MSG_KEY_CHARS + 2 + f + 2 + c + 1 + (version >= 3 ? 4 : 0) + 2 + m + 8 + seqBytes + 4 + payloadBytes;
   if (body > MAX_REMAINING_LENGTH) return undefined;

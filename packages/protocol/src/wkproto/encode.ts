@@ -16,7 +16,7 @@ import { WkprotoEncodeError } from './errors.ts';
 import { varintSize, writeVarint } from './varint.ts';
 import type { FrameFlags, RecvPacket, SendPacket, WkPacket } from './types.ts';
 
-const U32_MAX_BIG = 0xffff_ffffn;
+export const U32_MAX_BIG = 0xffff_ffffn;
 
 /** Throws unless `version` is an integer in 1..6. */
 export function assertVersion(version: number): void {
@@ -47,8 +47,11 @@ function writeSeq(w: ByteWriter, seq: bigint, version: number): void {
   }
 }
 
-const seqSize = (version: number): number => (version <= 5 ? 4 : 8);
-const hasStreamFields = (setting: number, version: number): boolean => version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0;
+/** Bytes of a messageSeq at `version`. */
+export const seqSize = (version: number): number => (version <= 5 ? 4 : 8);
+/** Whether a SEND/RECV carries the stream fields (versions 2-4 with Setting.STREAM). */
+export const hasStreamFields = (setting: number, version: number): boolean =>
+  version >= 2 && version <= 4 && (setting & Setting.STREAM) !== 0;
 
 function sendSize(p: SendPacket, v: number): number {
   let n = 1 + 4 + strSize(p.clientMsgNo, 'clientMsgNo') + strSize(p.channelId, 'channelId') + 1 + strSize(p.msgKey, 'msgKey');

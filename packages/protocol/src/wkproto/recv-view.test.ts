@@ -16,10 +16,10 @@ import {
 } from './recv-view.ts';
 import type { RecvPacket } from './types.ts';
 
-/** A server and a client session that share keys. */
 /** The client's implementation in the tests below (both where the native one is built). */
 let clientImplementation: 'native' | 'js' = 'js';
 
+/** A server and a client session that share keys (the client of `clientImplementation`). */
 function sessions(): { server: WkSessionCrypto; client: WkSessionCrypto } {
   const keys = generateKeyPair();
   const kx = serverKeyExchange(keys.publicKey);
