@@ -74,6 +74,12 @@ export interface MosquittoServer {
   stop(): Promise<void>;
 }
 
+/**
+ * mosquitto's inflight window (`max_inflight_messages`): QoS 1 messages sent to
+ * one client before their PUBACKs. Its default is 20; see the config below.
+ */
+export const MOSQUITTO_INFLIGHT = 100;
+
 /** Starts mosquitto on core 0; resolves once its port accepts connections. */
 export async function startMosquitto(binary: string): Promise<MosquittoServer> {
   const dir = mkdtempSync(join(tmpdir(), 'parley-bench-mosquitto-'));
@@ -95,7 +101,7 @@ export async function startMosquitto(binary: string): Promise<MosquittoServer> {
       // QoS 1 messages sent to one client before its PUBACKs (default 20): 100, the rows Parley's
       // catch-up moves per round trip (one /channel/messagesync page), so that both targets catch up
       // in batches of the same size (see README, S3). Only S3's persistent sessions come near it.
-      'max_inflight_messages 100',
+      `max_inflight_messages ${MOSQUITTO_INFLIGHT}`,
       'log_dest stderr',
       'log_type error',
       '',

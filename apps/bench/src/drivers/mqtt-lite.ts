@@ -7,7 +7,8 @@
  * the PUBLISHes that arrive in one TCP read go out in one write (the `mqtt`
  * package's writes coalesce the same way once its socket is busy), which
  * matters only for bursts such as a persistent session's queued messages on
- * reconnect. The generator spends far less CPU per delivery than with that
+ * reconnect (where a client may also hold its PUBACKs until several are due:
+ * `ackEvery`). The generator spends far less CPU per delivery than with that
  * package (no stream pipeline, debug logging or buffer lists), which is what
  * kept the group staircase from climbing and S3's catch-up from saturating
  * the generator. Anything unexpected closes the client.
@@ -78,11 +79,19 @@ export interface MqttLiteOptions {
   /**
    * Every PUBLISH received: its payload is `buf[start, end)`, its topic's
    * UTF-8 `buf[topicStart, topicEnd)` (a QoS 1 one's PUBACK is written at the
-   * end of the read that brought it). `buf` is often the reused read buffer:
+   * end of the read that brought it, or of a later one: `ackEvery`). `buf` is often the reused read buffer:
    * valid during the call only. Nothing is copied or decoded per message; the
    * callback reads what it needs.
    */
   onMessage: (buf: Buffer, start: number, end: number, topicStart: number, topicEnd: number) => void;
+  /**
+   * PUBACKs written together (default 1: those of each read, at its end).
+   * With N > 1 a read's PUBACKs wait until N are due, and `close` writes what
+   * is left before its DISCONNECT. N must not exceed the broker's inflight
+   * window (`max_inflight_messages`), or the broker would wait for PUBACKs
+   * this client holds back.
+   */
+  ackEvery?: number;
 }
 
 interface Waiter {
@@ -95,8 +104,9 @@ export class MqttLite {
   /** Whether the broker resumed a stored session (CONNACK's session-present flag). */
   sessionPresent = false;
   private pending: Buffer | undefined;
-  /** Packet ids of the QoS 1 PUBLISHes of the current read, acknowledged in one write at its end. */
+  /** Packet ids of the QoS 1 PUBLISHes not acknowledged yet: written at the end of a read once `ackEvery` are due. */
   private acks: number[] = [];
+  private readonly ackEvery: number;
   private nextId = 0;
   private readonly waiting = new Map<number, Waiter>();
   private connack: Waiter | undefined;
@@ -107,7 +117,9 @@ export class MqttLite {
   private constructor(
     private readonly socket: Socket,
     private readonly onMessage: MqttLiteOptions['onMessage'],
+    ackEvery = 1,
   ) {
+    this.ackEvery = ackEvery;
     socket.setNoDelay(true);
     socket.on('error', (e) => this.fail(e));
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
@@ -118,6 +130,8 @@ export class MqttLite {
 
   /** Connects and resolves after a CONNACK accepting the session. */
   static async connect(o: MqttLiteOptions): Promise<MqttLite> {
+    if (o.ackEvery !== undefined && (!Number.isInteger(o.ackEvery) || o.ackEvery < 1))
+      throw new Error(`ackEvery must be a positive integer, not ${o.ackEvery}`);
     // Reads land in one buffer shared by every client (each read is handled before the next one is made)
     // instead of a new Buffer per read pushed through the socket's stream machinery.
     const socket = netConnect({
@@ -131,7 +145,7 @@ export class MqttLite {
         },
       },
     });
-    const client = new MqttLite(socket, o.onMessage);
+    const client = new MqttLite(socket, o.onMessage, o.ackEvery);
     const accepted = new Promise<void>((resolve, reject) => (client.connack = { resolve, reject }));
     // Protocol "MQTT" level 4; flags: username, password, clean session (unless o.clean is false); keep-alive 0.
     const flags = o.clean === false ? 0xc0 : 0xc2;
@@ -176,7 +190,10 @@ export class MqttLite {
    * has read everything up to the DISCONNECT (callers need not wait for it).
    */
   close(): Promise<void> {
-    if (!this.closed && !this.socket.destroyed) this.socket.end(Buffer.from([DISCONNECT << 4, 0]));
+    if (!this.closed && !this.socket.destroyed) {
+      if (this.acks.length > 0) this.flushAcks();
+      this.socket.end(Buffer.from([DISCONNECT << 4, 0]));
+    }
     this.fail(new Error('client closed'));
     return this.gone;
   }
@@ -221,10 +238,10 @@ export class MqttLite {
       at = i + len;
     }
     if (at < buf.length) this.pending = Buffer.from(buf.subarray(at));
-    if (this.acks.length > 0) this.flushAcks();
+    if (this.acks.length >= this.ackEvery) this.flushAcks();
   }
 
-  /** Writes the PUBACKs of this read's QoS 1 PUBLISHes as one buffer. */
+  /** Writes the PUBACKs due (this read's QoS 1 PUBLISHes, and any held back before) as one buffer. */
   private flushAcks(): void {
     const ids = this.acks;
     this.acks = [];
