@@ -79,9 +79,9 @@ export interface MqttLiteOptions {
   /**
    * Every PUBLISH received: its payload is `buf[start, end)`, its topic's
    * UTF-8 `buf[topicStart, topicEnd)` (a QoS 1 one's PUBACK is written at the
-   * end of the read that brought it, or of a later one: `ackEvery`). `buf` is often the reused read buffer:
-   * valid during the call only. Nothing is copied or decoded per message; the
-   * callback reads what it needs.
+   * end of the read that brought it, or of a later one: `ackEvery`). `buf` is
+   * often the reused read buffer: valid during the call only. Nothing is
+   * copied or decoded per message; the callback reads what it needs.
    */
   onMessage: (buf: Buffer, start: number, end: number, topicStart: number, topicEnd: number) => void;
   /**
