@@ -134,18 +134,26 @@ static size_t pad(unsigned char *buf, size_t n) {
   return n + p;
 }
 
+/* A work buffer of `len` bytes: `stack` (STACK_BYTES) when it fits, else the heap (NULL when that fails). */
+static unsigned char *work_take(unsigned char *stack, size_t len) { return len <= STACK_BYTES ? stack : malloc(len); }
+
+/* Gives back a buffer of work_take. */
+static void work_give(unsigned char *work, unsigned char *stack) {
+  if (work != stack) free(work);
+}
+
 /* lower-hex MD5(Base64(AES-CBC(sign[0, n) padded))) into `key` (32 bytes); `sign` has room for the padding. */
 static int msg_key(session_t *s, unsigned char *sign, size_t n, unsigned char *key) {
   size_t padded = pad(sign, n);
   if (cbc_encrypt(s, sign, padded) != 0) return -1;
   size_t text_len = b64_len(padded);
   unsigned char stack[STACK_BYTES];
-  unsigned char *text = text_len <= sizeof stack ? stack : malloc(text_len);
+  unsigned char *text = work_take(stack, text_len);
   if (text == NULL) return -1;
   b64_encode(sign, padded, text);
   unsigned char md[MD5_DIGEST_LENGTH];
   MD5(text, text_len, md);
-  if (text != stack) free(text);
+  work_give(text, stack);
   for (int i = 0; i < MD5_DIGEST_LENGTH; i++) {
     key[2 * i] = (unsigned char)HEX[md[i] >> 4];
     key[2 * i + 1] = (unsigned char)HEX[md[i] & 15];
@@ -249,16 +257,24 @@ static session_t *session_of(napi_env env, napi_value v) {
 }
 
 /*
+ * The call's `n` arguments into `argv` and the session its first one names:
+ * NULL unless there are exactly `n` and the first is a session of this module.
+ */
+static session_t *session_call(napi_env env, napi_callback_info info, size_t n, napi_value *argv) {
+  size_t argc = n;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != n) return NULL;
+  return session_of(env, argv[0]);
+}
+
+/*
  * sealRecv(s, template, msgKeyAt, payloadAt, signPrefix, plain, out) -> undefined
  * `out` (template.length bytes) receives the template with the Base64 of the
  * encrypted `plain` at payloadAt (filling the frame to its end) and the msg_key
  * over signPrefix + that Base64 at msgKeyAt.
  */
 static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
   napi_value argv[7];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session_t *s = argc == 7 ? session_of(env, argv[0]) : NULL;
+  session_t *s = session_call(env, info, 7, argv);
   unsigned char *tpl, *prefix, *plain, *out;
   size_t tpl_len, prefix_len, plain_len, out_len;
   uint32_t key_at, payload_at;
@@ -276,7 +292,7 @@ static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
   /* One work buffer: the padded plaintext, later the sign text (prefix + Base64 payload + padding). */
   size_t work_len = padded > prefix_len + wire_len + BLOCK ? padded : prefix_len + wire_len + BLOCK;
   unsigned char stack[STACK_BYTES];
-  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
+  unsigned char *work = work_take(stack, work_len);
   if (work == NULL) {
     napi_throw_error(env, NULL, "wkcrypto: out of memory");
     return NULL;
@@ -291,7 +307,7 @@ static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
     memcpy(work + prefix_len, out + payload_at, wire_len);
     failed = msg_key(s, work, prefix_len + wire_len, out + key_at);
   }
-  if (work != stack) free(work);
+  work_give(work, stack);
   if (failed) napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
   return NULL;
 }
@@ -307,7 +323,7 @@ static napi_value open_signed(napi_env env, session_t *s, napi_value prefix_text
                               const unsigned char *wire, size_t wire_len, const unsigned char *key, size_t key_len, unsigned char *out) {
   size_t work_len = prefix_len + 1 + wire_len + BLOCK;
   unsigned char stack[STACK_BYTES];
-  unsigned char *work = work_len <= sizeof stack ? stack : malloc(work_len);
+  unsigned char *work = work_take(stack, work_len);
   if (work == NULL) {
     napi_throw_error(env, NULL, "wkcrypto: out of memory");
     return NULL;
@@ -321,7 +337,7 @@ static napi_value open_signed(napi_env env, session_t *s, napi_value prefix_text
   if (copied != prefix_len || msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
   else if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
   else result = open_payload(s, wire, wire_len, work, out);
-  if (work != stack) free(work);
+  work_give(work, stack);
   if (result == -4) {
     napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
     return NULL;
@@ -340,10 +356,8 @@ static napi_value open_signed(napi_env env, session_t *s, napi_value prefix_text
  * decoder decides), -3 when the PKCS#7 padding is bad.
  */
 static napi_value js_open_send(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session_t *s = argc == 5 ? session_of(env, argv[0]) : NULL;
+  session_t *s = session_call(env, info, 5, argv);
   unsigned char *wire, *out;
   size_t prefix_len, wire_len, out_len;
   if (s == NULL || napi_get_value_string_utf8(env, argv[1], NULL, 0, &prefix_len) != napi_ok || bytes_of(env, argv[2], &wire, &wire_len) ||
@@ -371,10 +385,8 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
  * the PKCS#7 padding is bad (the caller's reference path then decides).
  */
 static napi_value js_open_recv(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
   napi_value argv[8];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session_t *s = argc == 8 ? session_of(env, argv[0]) : NULL;
+  session_t *s = session_call(env, info, 8, argv);
   unsigned char *prefix, *frame, *out;
   size_t prefix_buf_len, frame_len, out_len;
   uint32_t prefix_len, key_at, payload_at, end;
