@@ -53,6 +53,13 @@ describe.each(STORE_DRIVERS)('durability (store: %s)', (driver) => {
       for (const [clientMsgNo, ack] of acked) expect(stored.get(clientMsgNo)).toEqual(ack);
       const seqs = sync.json.messages.map((m: { message_seq: number }) => m.message_seq);
       expect(seqs).toEqual(seqs.map((_: number, i: number) => i + 1));
+      // The sender's own sends still count as read (its latest-send mark survived the kill), the peer's are unread.
+      const conversation = async (uid: string, peer: string) =>
+        (await post(second.api, '/conversation/list', { uid })).json.conversations.find(
+          (c: { channel_id: string }) => c.channel_id === peer,
+        );
+      expect(await conversation('alice', 'bob')).toMatchObject({ unread: 0 });
+      expect(await conversation('bob', 'alice')).toMatchObject({ unread: seqs.length });
 
       const after = await post(second.api, '/message/send', {
         from_uid: 'alice',

@@ -117,6 +117,12 @@ describe.each(STORE_DRIVERS)('the real server over JSON-RPC and HTTP (store: %s)
     }
     expect(seqs).toEqual([1, 2, 3]);
     expect(bob.pending('recv')).toHaveLength(0);
+    // At once, before the store's writer applies the senders' latest-send marks: the sender has read its own.
+    const unread = async (uid: string) =>
+      (await post(srv.api, '/conversation/list', { uid })).json.conversations.find((c: { channel_id: string }) => c.channel_id === 'g1')
+        ?.unread;
+    expect(await unread('bob')).toBe(0);
+    expect(await unread('alice')).toBe(3);
   });
 
   it('refuses a group send from a non-member with reason 3 and stores nothing', async () => {

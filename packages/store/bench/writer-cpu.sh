@@ -8,7 +8,8 @@
 #
 # Run from the repository root after `npm run build -w @parley/store`; OUT receives the
 # callgrind files (OUT/n<count>/cg.<pid>.<dump>-<thread>) and the store (OUT/store).
-# WRITER_BENCH_WARMUP (messages before the measured ones, default 12,000) is passed through.
+# WRITER_BENCH_WARMUP (messages before the measured ones, default 12,000) and
+# WRITER_BENCH_MARK_APPLY_MS (the store's markApplyMs, wall time) are passed through.
 set -eu
 out=$1
 half=${2:-2000}

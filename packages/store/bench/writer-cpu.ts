@@ -37,6 +37,13 @@ const dir = keep ?? mkdtempSync(join(tmpdir(), 'parley-writer-bench-'));
  */
 const WARMUP = Number(process.env.WRITER_BENCH_WARMUP ?? 12_000);
 const body = 'x'.repeat(40);
+/**
+ * The store's `markApplyMs` (`WRITER_BENCH_MARK_APPLY_MS`; default the store's own, 1000 ms): how
+ * often the writer applies the pending latest-send marks. It is wall time: under callgrind, where a
+ * run appends about 1,000 messages a second instead of 30,000, a longer one keeps as many
+ * messages between applies as a real run has.
+ */
+const markApplyMs = process.env.WRITER_BENCH_MARK_APPLY_MS === undefined ? undefined : Number(process.env.WRITER_BENCH_MARK_APPLY_MS);
 
 const channelOf = (c: number) => `u${c}@v${c}`;
 const senderOf = (c: number) => `u${c}`;
@@ -105,7 +112,7 @@ const base = await createBase();
 const run = join(dir, 'run');
 rmSync(run, { recursive: true, force: true });
 cpSync(base, run, { recursive: true });
-const store = await openEmbeddedStore({ dataDir: run, sync: 'full' });
+const store = await openEmbeddedStore({ dataDir: run, sync: 'full', markApplyMs });
 const append = store.messages.appendChecked!;
 const seqs = new Array<number>(channels).fill(0);
 for (let n = 0; n < prefill; n++) seqs[(n * 7919) % channels]!++;

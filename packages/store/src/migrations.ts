@@ -171,6 +171,24 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     },
     // SQLite only: PostgreSQL keeps its index on the four columns.
     ...(dialect === 'sqlite' ? { '0005_sqlite_idem_hash': { up: sqliteIdemHash } } : {}),
+    // SQLite only: the writer thread's latest-send marks between a commit and their application
+    // to `memberships` (sqlite/writer-thread.ts). PostgreSQL updates the memberships in the append.
+    ...(dialect === 'sqlite'
+      ? {
+          '0006_sqlite_pending_marks': {
+            async up(db: Kysely<unknown>) {
+              await db.schema
+                .createTable('pending_marks')
+                .ifNotExists()
+                .addColumn('channel_id', 'text', (c) => c.notNull())
+                .addColumn('channel_type', 'integer', (c) => c.notNull())
+                .addColumn('uid', 'text', (c) => c.notNull())
+                .addColumn('seq', 'integer', (c) => c.notNull())
+                .execute();
+            },
+          },
+        }
+      : {}),
   };
 }
 

@@ -62,7 +62,16 @@ const SILENT: HealthLog = { error() {}, warn() {}, info() {} };
  * runs on the event loop; this connection keeps the reads and the rare other
  * writes.
  */
-export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'readOnly'> & { log?: HealthLog }): Promise<Store> {
+export async function openEmbeddedStore(
+  options: Omit<OpenOptions, 'health' | 'readOnly'> & {
+    log?: HealthLog;
+    /**
+     * How long committed latest-send marks wait in `pending_marks` before the writer thread
+     * applies them to `memberships`, ms (default 1000; `writer.ts`). Reads see them at once.
+     */
+    markApplyMs?: number;
+  },
+): Promise<Store> {
   const file = join(options.dataDir, STORE_FILE);
   const health = new WriteHealth(file, options.log ?? SILENT);
   const { db, raw } = await openSqliteConnection({ ...options, health });
@@ -71,7 +80,7 @@ export async function openEmbeddedStore(options: Omit<OpenOptions, 'health' | 'r
     await sql.raw('pragma wal_autocheckpoint = 0').execute(db);
     // This connection's rare writes may restart the WAL too: the file is then cut back as the writer's is.
     await sql.raw(`pragma journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`).execute(db);
-    writer = await SqliteWriter.start(file, options.sync, health);
+    writer = await SqliteWriter.start(file, options.sync, health, options.markApplyMs);
   } catch (err) {
     await db.destroy();
     throw err;
@@ -132,6 +141,17 @@ function storeOn(db: Db, raw: SqliteDatabase.Database, health: WriteHealth, writ
     repositories.messages.appendBatch = (rows, marks, fence) =>
       fence === undefined || (Array.isArray(fence) && fence.length === 0) ? writer.appendBatch(rows, marks) : fenced(rows, marks, fence);
     repositories.messages.appendChecked = (rows, marks) => writer.appendBatchChecked(rows, marks);
+    // The writer thread applies committed latest-send marks to `memberships` up to a second
+    // later: the reads of memberships add the ones it has not applied yet.
+    const { get, pageByUid } = repositories.memberships;
+    repositories.memberships.get = async (channelId, channelType, uid) =>
+      (
+        await writer.readWithMarks(uid, async () => {
+          const row = await get(channelId, channelType, uid);
+          return row ? [row] : [];
+        })
+      )[0];
+    repositories.memberships.pageByUid = (uid, after, limit) => writer.readWithMarks(uid, () => pageByUid(uid, after, limit));
   }
   return {
     ...repositories,

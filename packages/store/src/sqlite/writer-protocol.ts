@@ -26,6 +26,11 @@ export interface WriterInit {
    * copied WAL and SQLite writes the WAL again from its start.
    */
   signal: SharedArrayBuffer;
+  /**
+   * Writer: how long committed latest-send marks may wait in `pending_marks` before they are
+   * applied to `memberships` in one transaction of their own, ms.
+   */
+  markApplyMs: number;
 }
 
 /** Index in `WriterInit.signal` of the checkpointer's "a pass just ended" flag. */
@@ -36,8 +41,8 @@ export const CHECKPOINTED = 0;
  * created_at, payload, idem_hash. The main thread sends idem_hash as `null`; the writer thread fills it (`idem-hash.ts`).
  */
 export const MESSAGE_FIELDS = 13;
-/** Values per mark: seq, channel_id, channel_type, uid, seq. */
-export const MARK_FIELDS = 5;
+/** Values per mark: channel_id, channel_type, uid, seq (the columns of `pending_marks`). */
+export const MARK_FIELDS = 4;
 /** Values per idempotency hit: channel_id, channel_type, from_uid, client_msg_no, message_id (decimal text), message_seq, payload. */
 export const HIT_FIELDS = 7;
 
@@ -61,6 +66,8 @@ export type WriterRequest = { kind: 'append'; id: number; messages: unknown[]; m
 export type WriterReply =
   | { kind: 'ready' }
   | { kind: 'done'; id: number; commitMs: number }
+  /** Every mark of the batches up to `through` (an `append` id) is now in `memberships`. */
+  | { kind: 'applied'; through: number }
   | { kind: 'hits'; id: number; hits: unknown[] }
   | { kind: 'failed'; id: number; code: string | undefined; message: string }
   | { kind: 'open-failed'; code: string | undefined; message: string }

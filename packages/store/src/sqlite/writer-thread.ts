@@ -82,9 +82,40 @@ function runWriter(db: SqliteDatabase.Database): void {
       `insert or rollback into messages (channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload, idem_hash)
        values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
     ));
-  const mark = db.prepare(
-    'update memberships set last_send_seq = ? where channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
+  // A batch's latest-send marks are appended to `pending_marks` (rows at the table's end: the
+  // batch's marks share a page or two) instead of raising each sender's membership row (a random
+  // page per sender and batch); every `markApplyMs` one transaction of their own raises each
+  // membership once to its newest mark and empties the table. A crash leaves the rows in place
+  // and the next start applies them before the first batch.
+  const logs: SqliteDatabase.Statement[] = [];
+  const logOf = (rows: number) =>
+    (logs[rows] ??= db.prepare(
+      `insert into pending_marks (channel_id, channel_type, uid, seq) values ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}`,
+    ));
+  const applyPending = db.prepare(
+    `update memberships set last_send_seq = p.seq
+     from (select channel_id, channel_type, uid, max(seq) as seq from pending_marks group by channel_id, channel_type, uid) as p
+     where memberships.channel_id = p.channel_id and memberships.channel_type = p.channel_type and memberships.uid = p.uid
+       and memberships.last_send_seq < p.seq`,
   );
+  const clearPending = db.prepare('delete from pending_marks');
+  const applyMarks = db.transaction(() => {
+    applyPending.run();
+    clearPending.run();
+  });
+  /** Whether `pending_marks` may hold rows (it may after a crash: the first apply runs before `ready`). */
+  let marksPending = true;
+  /** The last batch committed with marks: an apply covers every batch up to it. */
+  let lastMarked = 0;
+  let appliedAt = performance.now();
+  /** Applies the pending marks when `markApplyMs` has passed since the last apply (or now, with `force`). */
+  const maybeApplyMarks = (force: boolean) => {
+    if (!marksPending || (!force && performance.now() - appliedAt < init.markApplyMs)) return;
+    applyMarks.immediate();
+    marksPending = false;
+    appliedAt = performance.now();
+    reply({ kind: 'applied', through: lastMarked });
+  };
   // The send path's idempotency look-up, on this connection: its page cache keeps the index
   // pages this thread writes, where the main connection's is emptied by every commit it did
   // not make.
@@ -135,7 +166,11 @@ function runWriter(db: SqliteDatabase.Database): void {
       const values = i === 0 && messages.length <= step ? messages : messages.slice(i, i + step);
       insertOf(values.length / MESSAGE_FIELDS).run(...values);
     }
-    for (let i = 0; i < marks.length; i += MARK_FIELDS) mark.run(marks[i], marks[i + 1], marks[i + 2], marks[i + 3], marks[i + 4]);
+    const markStep = MAX_ROWS_PER_INSERT * MARK_FIELDS;
+    for (let i = 0; i < marks.length; i += markStep) {
+      const values = i === 0 && marks.length <= markStep ? marks : marks.slice(i, i + markStep);
+      logOf(values.length / MARK_FIELDS).run(...values);
+    }
     return undefined;
   });
   const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
@@ -153,8 +188,21 @@ function runWriter(db: SqliteDatabase.Database): void {
       // Busy or failing: the next pass tries again; commits report storage failures.
     }
   };
+  const applyWhenIdle = setInterval(() => {
+    try {
+      maybeApplyMarks(false);
+    } catch {
+      // Busy or failing: the rows stay in `pending_marks`; the next round tries again.
+    }
+  }, init.markApplyMs);
   port.on('message', (m: WriterRequest) => {
     if (m.kind === 'close') {
+      clearInterval(applyWhenIdle);
+      try {
+        maybeApplyMarks(true);
+      } catch {
+        // The rows stay in `pending_marks`: the next start applies them.
+      }
       db.close();
       reply({ kind: 'closed' });
       port.close();
@@ -166,14 +214,33 @@ function runWriter(db: SqliteDatabase.Database): void {
       fillHashes(m.messages);
       const hits = append.immediate(m.messages, m.marks, m.check);
       if (hits) reply({ kind: 'hits', id: m.id, hits });
-      else reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
+      else {
+        if (m.marks.length > 0) {
+          marksPending = true;
+          lastMarked = m.id;
+        }
+        reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
+      }
     } catch (err) {
       const code = codeOf(err);
       reply({ kind: 'failed', id: m.id, code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
     }
-    // After the reply: the batch's acknowledgement does not wait for it.
+    // After the reply: the batch's acknowledgement does not wait for either.
     followCheckpointer();
+    try {
+      maybeApplyMarks(false);
+    } catch {
+      // Busy or failing: the rows stay in `pending_marks`; a later batch or round tries again.
+    }
   });
+  // What a crash left in `pending_marks`, before the first batch.
+  try {
+    maybeApplyMarks(true);
+  } catch (err) {
+    const code = codeOf(err);
+    reply({ kind: 'open-failed', code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+    process.exit(1);
+  }
   reply({ kind: 'ready' });
 }
 

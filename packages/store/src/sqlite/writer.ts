@@ -16,6 +16,12 @@ import type { WriteHealth } from './write-health.ts';
 const CHECKPOINT_EVERY_MS = 1000;
 
 /**
+ * How long a committed latest-send mark may wait in `pending_marks` before the writer thread
+ * applies it to `memberships`, ms. Until then `SqliteWriter.readWithMarks` adds it to the reads.
+ */
+const MARK_APPLY_MS = 1000;
+
+/**
  * The size the WAL file is cut back to when SQLite starts writing it from its
  * start again, bytes (`PRAGMA journal_size_limit`). Under a steady load the
  * writer restarts the WAL about once per checkpoint pass, so the file stays
@@ -71,6 +77,10 @@ class Thread {
   private exited = false;
   /** Per batch handed over: settled with the earlier messages found (`hits`), or none once committed. */
   readonly waiting = new Map<number, { resolve(hits: unknown[] | undefined): void; reject(err: Error): void }>();
+  /** Called as a batch's commit is reported, before its promise settles. */
+  onCommitted: (id: number) => void = () => {};
+  /** Called as the writer reports every mark of the batches up to `through` applied. */
+  onApplied: (through: number) => void = () => {};
 
   constructor(init: WriterInit) {
     const start = threadEntry();
@@ -79,7 +89,10 @@ class Thread {
       this.worker.on('message', (m: WriterReply) => {
         if (m.kind === 'ready') resolve();
         else if (m.kind === 'open-failed') reject(new WriterError(m.code, m.message));
-        else if (m.kind === 'done') this.settle(m.id)?.resolve(undefined);
+        else if (m.kind === 'done') {
+          this.onCommitted(m.id);
+          this.settle(m.id)?.resolve(undefined);
+        } else if (m.kind === 'applied') this.onApplied(m.through);
         else if (m.kind === 'hits') this.settle(m.id)?.resolve(m.hits);
         else if (m.kind === 'failed') this.settle(m.id)?.reject(new WriterError(m.code, m.message));
         else if (m.kind === 'closed') this.closed?.();
@@ -142,20 +155,74 @@ export class SqliteWriter {
   private nextId = 1;
   /** When a batch last committed, `performance.now()` ms (-Infinity before the first). */
   lastCommitAt = -Infinity;
+  /** The marks of each batch handed over and not yet reported committed (batches without marks are absent). */
+  private readonly marksInFlight = new Map<number, readonly LastSendMark[]>();
+  /**
+   * The marks of committed batches the writer thread has not applied to `memberships` yet
+   * (they wait in `pending_marks`), oldest batch first. Kept as the batches' own arrays: a
+   * commit adds one entry whatever its marks, and only a read of memberships looks inside.
+   */
+  private unapplied: { batch: number; marks: readonly LastSendMark[] }[] = [];
+  /** Raised whenever marks leave `unapplied` (applied to `memberships`): see `readWithMarks`. */
+  private applies = 0;
 
   private constructor(
     private readonly writer: Thread,
     private readonly checkpointer: Thread,
     private readonly health: WriteHealth,
-  ) {}
+  ) {
+    writer.onCommitted = (id) => {
+      const marks = this.marksInFlight.get(id);
+      if (!marks) return;
+      this.marksInFlight.delete(id);
+      this.unapplied.push({ batch: id, marks });
+    };
+    writer.onApplied = (through) => {
+      this.applies++;
+      let n = 0;
+      while (n < this.unapplied.length && this.unapplied[n]!.batch <= through) n++;
+      if (n > 0) this.unapplied = this.unapplied.slice(n);
+    };
+  }
+
+  /**
+   * Runs a read of one user's memberships and raises the `lastSendSeq` of every row it
+   * returns to that user's marks not applied yet. A mark leaves `unapplied` only once
+   * `memberships` holds it; when that happened while the read ran (the read may have seen
+   * the table before), it runs again.
+   */
+  async readWithMarks<T extends { channelId: string; channelType: number; lastSendSeq: number }>(
+    uid: string,
+    read: () => Promise<T[]>,
+  ): Promise<T[]> {
+    for (;;) {
+      const applies = this.applies;
+      const rows = await read();
+      if (applies !== this.applies) continue;
+      if (rows.length === 0) return rows;
+      for (const b of this.unapplied) {
+        for (const m of b.marks) {
+          if (m.uid !== uid) continue;
+          for (const r of rows) {
+            if (r.channelId === m.channelId && r.channelType === m.channelType && r.lastSendSeq < m.seq) r.lastSendSeq = m.seq;
+          }
+        }
+      }
+      return rows;
+    }
+  }
 
   /** Starts both threads on `file` (which must already hold the schema). */
-  static async start(file: string, sync: 'full' | 'normal', health: WriteHealth): Promise<SqliteWriter> {
+  static async start(file: string, sync: 'full' | 'normal', health: WriteHealth, markApplyMs = MARK_APPLY_MS): Promise<SqliteWriter> {
+    if (!Number.isInteger(markApplyMs) || markApplyMs < 1 || markApplyMs > 2 ** 31 - 1) {
+      throw new RangeError(`markApplyMs must be a whole number of milliseconds from 1 to ${2 ** 31 - 1}, got ${markApplyMs}`);
+    }
     const base = {
       file,
       sync,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       checkpointEveryMs: CHECKPOINT_EVERY_MS,
+      markApplyMs,
       walSizeLimitBytes: WAL_SIZE_LIMIT_BYTES,
       signal: new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT),
     };
@@ -229,8 +296,9 @@ export class SqliteWriter {
       at += n;
     }
     const flat: unknown[] = [];
-    for (const k of marks) flat.push(k.seq, k.channelId, k.channelType, k.uid, k.seq);
+    for (const k of marks) flat.push(k.channelId, k.channelType, k.uid, k.seq);
     const id = this.nextId++;
+    if (marks.length > 0) this.marksInFlight.set(id, marks);
     let hits: unknown[] | undefined;
     try {
       hits = await new Promise<unknown[] | undefined>((resolve, reject) => {
@@ -240,6 +308,9 @@ export class SqliteWriter {
     } catch (err) {
       this.health.failed(err);
       throw err;
+    } finally {
+      // A batch that found earlier messages committed nothing (a committed one's entry is gone).
+      if (marks.length > 0) this.marksInFlight.delete(id);
     }
     // A transaction that found earlier messages wrote nothing: it proves no write works again.
     if (hits) return hits;

@@ -1,0 +1,145 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SqliteDatabase from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore, STORE_FILE, type LastSendMark, type Store, type StoredMessage } from '../src/index.ts';
+
+/**
+ * The embedded store's latest-send marks (`sqlite/writer-thread.ts`): a batch's marks are
+ * committed into `pending_marks` with it and applied to `memberships` later, in a transaction
+ * of their own. Reads of memberships see a committed mark at once; closing applies what is
+ * pending; a process killed with marks pending leaves them in the table, and the next open
+ * applies them before its first batch. Real threads, a real file, `sync=full`.
+ */
+
+const CHILD = fileURLToPath(new URL('./support/append-marks-child.ts', import.meta.url));
+
+function message(channelId: string, seq: number, fromUid: string): StoredMessage {
+  return {
+    channelId,
+    channelType: 2,
+    messageSeq: seq,
+    messageId: 1000n + BigInt(seq),
+    clientMsgNo: `${channelId}-${seq}`,
+    fromUid,
+    setting: 0,
+    flags: 0,
+    expire: 0,
+    topic: '',
+    createdAt: 1_700_000_000_000 + seq,
+    payload: new Uint8Array([seq & 0xff]),
+  };
+}
+
+const mark = (channelId: string, uid: string, seq: number): LastSendMark => ({ channelId, channelType: 2, uid, seq });
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+
+function newDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'parley-marks-'));
+  dirs.push(d);
+  return d;
+}
+
+async function open(dir: string, markApplyMs?: number): Promise<Store> {
+  const store = await openEmbeddedStore({ dataDir: dir, sync: 'full', markApplyMs });
+  stores.push(store);
+  return store;
+}
+
+/** What the file holds, through a connection of its own: each member's last_send_seq and the pending rows. */
+function onDisk(dir: string, channelId: string): { lastSend: Record<string, number>; pending: number } {
+  const db = new SqliteDatabase(join(dir, STORE_FILE), { readonly: true });
+  try {
+    const rows = db.prepare('select uid, last_send_seq from memberships where channel_id = ? order by uid').all(channelId) as {
+      uid: string;
+      last_send_seq: number;
+    }[];
+    const pending = (db.prepare('select count(*) as n from pending_marks').get() as { n: number }).n;
+    return { lastSend: Object.fromEntries(rows.map((r) => [r.uid, Number(r.last_send_seq)])), pending };
+  } finally {
+    db.close();
+  }
+}
+
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close().catch(() => undefined);
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('embedded latest-send marks', () => {
+  it('reads see a committed mark at once; memberships gets it when applied, at the latest on close', async () => {
+    const dir = newDir();
+    const store = await open(dir, 60_000);
+    await store.memberships.addMembers('g1', 2, ['alice', 'bob'], 1);
+    await store.messages.appendBatch(
+      [message('g1', 1, 'alice'), message('g1', 2, 'bob'), message('g1', 3, 'alice')],
+      [mark('g1', 'alice', 3), mark('g1', 'bob', 2)],
+    );
+    // Committed into pending_marks only.
+    expect(onDisk(dir, 'g1')).toEqual({ lastSend: { alice: 0, bob: 0 }, pending: 2 });
+    expect((await store.memberships.get('g1', 2, 'alice'))?.lastSendSeq).toBe(3);
+    expect((await store.memberships.pageByUid('bob', undefined, 10)).map((r) => [r.channelId, r.lastSendSeq])).toEqual([['g1', 2]]);
+    // A later, higher mark replaces the pending one; a lower one never lowers it.
+    await store.messages.appendBatch([message('g1', 4, 'bob')], [mark('g1', 'bob', 4)]);
+    await store.messages.appendBatch([message('g1', 5, 'carol')], [mark('g1', 'alice', 1)]);
+    expect((await store.memberships.get('g1', 2, 'bob'))?.lastSendSeq).toBe(4);
+    expect((await store.memberships.get('g1', 2, 'alice'))?.lastSendSeq).toBe(3);
+    await store.close();
+    expect(onDisk(dir, 'g1')).toEqual({ lastSend: { alice: 3, bob: 4 }, pending: 0 });
+  });
+
+  it('applies pending marks every markApplyMs while the store is idle', async () => {
+    const dir = newDir();
+    const store = await open(dir, 150);
+    await store.memberships.addMembers('g2', 2, ['alice'], 1);
+    await store.messages.appendBatch([message('g2', 1, 'alice'), message('g2', 2, 'alice')], [mark('g2', 'alice', 2)]);
+    expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);
+    await expect.poll(() => onDisk(dir, 'g2'), { timeout: 5000 }).toEqual({ lastSend: { alice: 2 }, pending: 0 });
+    expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);
+    // A batch that finds its idempotency key committed writes nothing, its marks neither.
+    const hits = await store.messages.appendChecked!([{ ...message('g2', 3, 'alice'), clientMsgNo: 'g2-1' }], [mark('g2', 'alice', 3)]);
+    expect(hits).toHaveLength(1);
+    expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);
+    expect(onDisk(dir, 'g2').pending).toBe(0);
+  });
+
+  it('a process killed with marks pending leaves them in pending_marks; the next open applies them first', async () => {
+    const dir = newDir();
+    const setup = await open(dir);
+    await setup.memberships.addMembers('k1', 2, ['alice'], 1);
+    await setup.close();
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    try {
+      await expect.poll(() => out + err, { timeout: 20_000 }).toContain('committed');
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(await exited).toBe('SIGKILL');
+    expect(onDisk(dir, 'k1')).toEqual({ lastSend: { alice: 0 }, pending: 1 });
+    const store = await open(dir, 60_000);
+    expect(onDisk(dir, 'k1')).toEqual({ lastSend: { alice: 1 }, pending: 0 });
+    expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(1);
+  });
+
+  it('refuses a markApplyMs that is not a whole number of milliseconds, and opens the same store after', async () => {
+    const dir = newDir();
+    for (const bad of [0, -1, 1.5, Number.NaN, 2 ** 31]) {
+      await expect(openEmbeddedStore({ dataDir: dir, sync: 'full', markApplyMs: bad })).rejects.toThrow(
+        /markApplyMs must be a whole number/,
+      );
+    }
+    const store = await open(dir, 1000);
+    await store.memberships.addMembers('g3', 2, ['alice'], 1);
+    expect((await store.memberships.get('g3', 2, 'alice'))?.lastSendSeq).toBe(0);
+  });
+});
