@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -43,6 +44,7 @@ beforeAll(async () => {
     PARLEY_API_TLS_KEY: key,
     PARLEY_GATEWAY_TLS_CERT: cert,
     PARLEY_GATEWAY_TLS_KEY: key,
+    PARLEY_GATEWAY_AUTH_TIMEOUT: '1s',
   });
   apiPort = t.server.addresses.api.port;
   wsPort = t.server.addresses.ws.port;
@@ -89,5 +91,21 @@ describe('TLS', { timeout: 15_000 }, () => {
         plain.once('error', reject);
       }),
     ).rejects.toThrow();
+  });
+
+  it('closes a gateway connection that never starts its TLS handshake after gateway.auth_timeout (1 s here)', async () => {
+    const started = performance.now();
+    const closedAfter = await new Promise<number>((resolve) => {
+      const so = connect(wsPort, '127.0.0.1');
+      so.on('error', () => undefined);
+      so.on('close', () => resolve(performance.now() - started));
+      setTimeout(() => {
+        so.destroy();
+        resolve(Infinity);
+      }, 10_000);
+    });
+    // Node's own default is 120 s.
+    expect(closedAfter).toBeGreaterThanOrEqual(900);
+    expect(closedAfter).toBeLessThan(4000);
   });
 });
