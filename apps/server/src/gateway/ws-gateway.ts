@@ -69,8 +69,9 @@ export async function startWsGateway(
   // A connection that never completes its upgrade request (or, with TLS, its handshake) is cut
   // like one that never sends CONNECT. Node enforces the request timeouts only when it checks
   // its connections, every 30 s by default: a request cut "after 1 s" lived up to 31 s. Checked
-  // often enough here that the cut comes within a quarter of the timeout (at most a second) after it.
-  const checkEvery = Math.min(1000, Math.max(50, Math.floor(opts.authTimeoutMs / 4)));
+  // here every quarter of the timeout, from 250 ms to 1 s. A check visits every connection the
+  // server has accepted, upgraded ones too: ~0.2 ms per 10,000 connections (measured).
+  const checkEvery = Math.min(1000, Math.max(250, Math.floor(opts.authTimeoutMs / 4)));
   const http: Server = opts.tls
     ? createHttpsServer(
         { cert: opts.tls.cert, key: opts.tls.key, handshakeTimeout: opts.authTimeoutMs, connectionsCheckingInterval: checkEvery },
