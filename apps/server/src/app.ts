@@ -22,6 +22,7 @@ import { syncRoutes } from './http/sync.route.ts';
 import { topRoutes } from './http/top.route.ts';
 import { userRoutes } from './http/user.route.ts';
 import type { Ops } from './observe/ops.ts';
+import { boundRequestTime } from './http/request-timeout.ts';
 
 /** A registered route as tests and docs see it. */
 export interface RouteEntry {
@@ -43,6 +44,8 @@ export interface AppOptions {
   logger: Logger;
   /** Largest request body, bytes. */
   maxBodyBytes: number;
+  /** `api.request_timeout`: longest one request may take to arrive (headers and body), ms. */
+  requestTimeoutMs: number;
   /** The operations surface; its routes are registered when given. */
   ops?: Ops;
   /** API keys and credential rate limits; none = no authentication (tests, loopback). */
@@ -65,6 +68,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Fastify leaves the request time unbounded (a body trickling a byte at a time held its
+  // connection for as long as it went on).
+  boundRequestTime(app.server, options.requestTimeoutMs);
 
   // Only application/json bodies are parsed (64-bit ids stay exact, nesting is bounded); any other
   // Content-Type, or none, is 415: a browser form post or text/plain body can never reach a route.

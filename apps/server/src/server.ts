@@ -176,6 +176,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
     deps: { api: createApi({ ...services, nodeId: config.node.id, routeAddresses }), readiness },
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
+    requestTimeoutMs: config.api.requestTimeoutMs,
     ops,
     access: {
       keys: config.api.keys,

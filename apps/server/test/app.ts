@@ -49,6 +49,7 @@ export async function startTestApp(extraEnv: Record<string, string> = {}, driver
     deps: { api: createApi({ ...services, nodeId: config.node.id, routeAddresses }), readiness },
     logger: log,
     maxBodyBytes: config.api.maxBodyBytes,
+    requestTimeoutMs: config.api.requestTimeoutMs,
   });
   return {
     app,

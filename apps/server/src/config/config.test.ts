@@ -32,6 +32,12 @@ describe('loadConfig', () => {
     expect(c.gateway.tcp).toEqual({ host: '0.0.0.0', port: 5100 });
     expect(c.gateway.tokenAuthOn).toBe(true);
     expect(c.message.personWhitelistEnabled).toBe(false);
+    expect(c.api.requestTimeoutMs).toBe(30_000);
+  });
+
+  it('reads api.request_timeout and refuses zero', () => {
+    expect(loadConfig(undefined, { PARLEY_API_REQUEST_TIMEOUT: '2m' }).api.requestTimeoutMs).toBe(120_000);
+    expect(problems(() => loadConfig(undefined, { PARLEY_API_REQUEST_TIMEOUT: '0s' }))).toEqual(['api.request_timeout must be above zero']);
   });
 
   it('reads dotted keys and tables from TOML, and env overrides the file', () => {

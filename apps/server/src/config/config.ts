@@ -16,6 +16,8 @@ export interface Config {
     externalWsAddr: string;
     externalWssAddr: string;
     maxBodyBytes: number;
+    /** `api.request_timeout`: longest one request may take to arrive (headers and body), ms. */
+    requestTimeoutMs: number;
     /** Empty = no authentication (the API is then loopback-only unless explicitly allowed). */
     keys: ApiKey[];
     allowUnauthenticated: boolean;
@@ -183,6 +185,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   values.set('api.keys', parsedKeys.keys);
   const v = typed(values);
   problems.push(...webhookProblems(v.webhook));
+  if (parseDuration(v.api.request_timeout) === 0) problems.push('api.request_timeout must be above zero');
   problems.push(...storeProblems(v.store));
   problems.push(...clusterProblems(v));
   problems.push(...parsedKeys.problems.map((p) => `${rawKeys!.where}: ${p}`));
@@ -223,6 +226,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       externalWsAddr: v.api.external_ws_addr,
       externalWssAddr: v.api.external_wss_addr,
       maxBodyBytes: v.api.max_body_bytes,
+      requestTimeoutMs: ms(v.api.request_timeout),
     },
     gateway: {
       tls: gatewayTls,

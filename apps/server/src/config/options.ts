@@ -80,6 +80,10 @@ export const ConfigSchema = Type.Object({
     external_ws_addr: str('', 'WebSocket address `/route` answers (ws://host:port); derived from the WebSocket listener when empty.'),
     external_wss_addr: str('', 'WSS address `/route` answers when TLS is terminated by a proxy in front of the gateway.'),
     max_body_bytes: int(1048576, 1024, 67108864, 'Largest HTTP request body, in bytes; larger bodies get 413.'),
+    request_timeout: duration(
+      '30s',
+      'Longest one HTTP request may take to arrive, headers and body; a slower one gets 408 and its connection is closed.',
+    ),
   }),
   gateway: Type.Object({
     ws_addr: addr('0.0.0.0:5200', 'WebSocket gateway listener (WKProto and JSON-RPC, told apart by the first frame).'),

@@ -12,6 +12,7 @@ import { MAX_CONNECT_BYTES } from './session-base.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
 import { takeRecvacksBeforeWs } from './ws-recvack.ts';
 import { takeTextBeforeWs } from './ws-text.ts';
+import { boundRequestTime } from '../http/request-timeout.ts';
 
 export interface WsGatewayOptions {
   host: string;
@@ -67,19 +68,11 @@ export async function startWsGateway(
     res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket upgrade required\n');
   };
   // A connection that never completes its upgrade request (or, with TLS, its handshake) is cut
-  // like one that never sends CONNECT. Node enforces the request timeouts only when it checks
-  // its connections, every 30 s by default: a request cut "after 1 s" lived up to 31 s. Checked
-  // here every quarter of the timeout, from 250 ms to 1 s. A check visits every connection the
-  // server has accepted, upgraded ones too: ~0.2 ms per 10,000 connections (measured).
-  const checkEvery = Math.min(1000, Math.max(250, Math.floor(opts.authTimeoutMs / 4)));
+  // like one that never sends CONNECT.
   const http: Server = opts.tls
-    ? createHttpsServer(
-        { cert: opts.tls.cert, key: opts.tls.key, handshakeTimeout: opts.authTimeoutMs, connectionsCheckingInterval: checkEvery },
-        onRequest,
-      )
-    : createServer({ connectionsCheckingInterval: checkEvery }, onRequest);
-  http.headersTimeout = opts.authTimeoutMs;
-  http.requestTimeout = opts.authTimeoutMs;
+    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key, handshakeTimeout: opts.authTimeoutMs }, onRequest)
+    : createServer(onRequest);
+  boundRequestTime(http, opts.authTimeoutMs);
   http.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/') {
