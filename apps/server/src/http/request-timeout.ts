@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
  * 250 ms to 1 s: a check visits every connection the server accepted (upgraded WebSockets
  * too), ~0.2 ms per 10,000 (measured).
  */
-export function connectionCheckIntervalMs(limitMs: number): number {
+function connectionCheckIntervalMs(limitMs: number): number {
   return Math.min(1000, Math.max(250, Math.floor(limitMs / 4)));
 }
 

@@ -116,6 +116,14 @@ function runWriter(db: SqliteDatabase.Database): void {
     appliedAt = performance.now();
     reply({ kind: 'applied', through: lastMarked });
   };
+  /** The same, where a failure (busy, disk full) only means a later call tries again: the rows stay in `pending_marks`. */
+  const tryApplyMarks = (force: boolean) => {
+    try {
+      maybeApplyMarks(force);
+    } catch {
+      // Appends on a failing store fail too and report it; the next start applies what is left.
+    }
+  };
   // The send path's idempotency look-up, on this connection: its page cache keeps the index
   // pages this thread writes, where the main connection's is emptied by every commit it did
   // not make.
@@ -188,21 +196,11 @@ function runWriter(db: SqliteDatabase.Database): void {
       // Busy or failing: the next pass tries again; commits report storage failures.
     }
   };
-  const applyWhenIdle = setInterval(() => {
-    try {
-      maybeApplyMarks(false);
-    } catch {
-      // Busy or failing: the rows stay in `pending_marks`; the next round tries again.
-    }
-  }, init.markApplyMs);
+  const applyWhenIdle = setInterval(() => tryApplyMarks(false), init.markApplyMs);
   port.on('message', (m: WriterRequest) => {
     if (m.kind === 'close') {
       clearInterval(applyWhenIdle);
-      try {
-        maybeApplyMarks(true);
-      } catch {
-        // The rows stay in `pending_marks`: the next start applies them.
-      }
+      tryApplyMarks(true);
       db.close();
       reply({ kind: 'closed' });
       port.close();
@@ -227,11 +225,7 @@ function runWriter(db: SqliteDatabase.Database): void {
     }
     // After the reply: the batch's acknowledgement does not wait for either.
     followCheckpointer();
-    try {
-      maybeApplyMarks(false);
-    } catch {
-      // Busy or failing: the rows stay in `pending_marks`; a later batch or round tries again.
-    }
+    tryApplyMarks(false);
   });
   // What a crash left in `pending_marks`, before the first batch.
   try {

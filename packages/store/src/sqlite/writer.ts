@@ -75,10 +75,16 @@ class Thread {
   /** The one close in progress or done: a second `close()` waits for the same one. */
   private closing: Promise<void> | undefined;
   private exited = false;
-  /** Per batch handed over: settled with the earlier messages found (`hits`), or none once committed. */
-  readonly waiting = new Map<number, { resolve(hits: unknown[] | undefined): void; reject(err: Error): void }>();
-  /** Called as a batch's commit is reported, before its promise settles. */
-  onCommitted: (id: number) => void = () => {};
+  /**
+   * Per batch handed over: settled with the earlier messages found (`hits`), or none once
+   * committed; with the batch's latest-send marks when it has any.
+   */
+  readonly waiting = new Map<
+    number,
+    { resolve(hits: unknown[] | undefined): void; reject(err: Error): void; marks: readonly LastSendMark[] | undefined }
+  >();
+  /** Called as a batch with marks is reported committed, before its promise settles. */
+  onCommitted: (id: number, marks: readonly LastSendMark[]) => void = () => {};
   /** Called as the writer reports every mark of the batches up to `through` applied. */
   onApplied: (through: number) => void = () => {};
 
@@ -90,8 +96,9 @@ class Thread {
         if (m.kind === 'ready') resolve();
         else if (m.kind === 'open-failed') reject(new WriterError(m.code, m.message));
         else if (m.kind === 'done') {
-          this.onCommitted(m.id);
-          this.settle(m.id)?.resolve(undefined);
+          const w = this.settle(m.id);
+          if (w?.marks) this.onCommitted(m.id, w.marks);
+          w?.resolve(undefined);
         } else if (m.kind === 'applied') this.onApplied(m.through);
         else if (m.kind === 'hits') this.settle(m.id)?.resolve(m.hits);
         else if (m.kind === 'failed') this.settle(m.id)?.reject(new WriterError(m.code, m.message));
@@ -155,8 +162,6 @@ export class SqliteWriter {
   private nextId = 1;
   /** When a batch last committed, `performance.now()` ms (-Infinity before the first). */
   lastCommitAt = -Infinity;
-  /** The marks of each batch handed over and not yet reported committed (batches without marks are absent). */
-  private readonly marksInFlight = new Map<number, readonly LastSendMark[]>();
   /**
    * The marks of committed batches the writer thread has not applied to `memberships` yet
    * (they wait in `pending_marks`), oldest batch first. Kept as the batches' own arrays: a
@@ -171,12 +176,7 @@ export class SqliteWriter {
     private readonly checkpointer: Thread,
     private readonly health: WriteHealth,
   ) {
-    writer.onCommitted = (id) => {
-      const marks = this.marksInFlight.get(id);
-      if (!marks) return;
-      this.marksInFlight.delete(id);
-      this.unapplied.push({ batch: id, marks });
-    };
+    writer.onCommitted = (id, marks) => this.unapplied.push({ batch: id, marks });
     writer.onApplied = (through) => {
       this.applies++;
       let n = 0;
@@ -298,19 +298,15 @@ export class SqliteWriter {
     const flat: unknown[] = [];
     for (const k of marks) flat.push(k.channelId, k.channelType, k.uid, k.seq);
     const id = this.nextId++;
-    if (marks.length > 0) this.marksInFlight.set(id, marks);
     let hits: unknown[] | undefined;
     try {
       hits = await new Promise<unknown[] | undefined>((resolve, reject) => {
-        this.writer.waiting.set(id, { resolve, reject });
+        this.writer.waiting.set(id, { resolve, reject, marks: marks.length > 0 ? marks : undefined });
         this.writer.post({ kind: 'append', id, messages, marks: flat, check }, [payloads.buffer]);
       });
     } catch (err) {
       this.health.failed(err);
       throw err;
-    } finally {
-      // A batch that found earlier messages committed nothing (a committed one's entry is gone).
-      if (marks.length > 0) this.marksInFlight.delete(id);
     }
     // A transaction that found earlier messages wrote nothing: it proves no write works again.
     if (hits) return hits;
