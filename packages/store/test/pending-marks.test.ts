@@ -131,6 +131,35 @@ describe('embedded latest-send marks', () => {
     expect((await store.memberships.get('k1', 2, 'alice'))?.lastSendSeq).toBe(1);
   });
 
+  it('marks whose own applies keep failing are applied by the next batch after 10 × markApplyMs; while that fails, so do appends', async () => {
+    const dir = newDir();
+    const store = await open(dir, 200);
+    await store.memberships.addMembers('f1', 2, ['alice'], 1);
+    // A real failure of every apply (appends write messages and pending_marks, never memberships).
+    const db = new SqliteDatabase(join(dir, STORE_FILE));
+    db.exec(`create trigger refuse_marks before update of last_send_seq on memberships begin select raise(abort, 'marks refused'); end`);
+    await store.messages.appendBatch([message('f1', 1, 'alice')], [mark('f1', 'alice', 1)]);
+    const pendingFrom = performance.now();
+    // Applies fail (the idle timer tries every 200 ms) and appends go on while the marks are not overdue.
+    await new Promise((r) => setTimeout(r, 300));
+    await store.messages.appendBatch([message('f1', 2, 'alice')], [mark('f1', 'alice', 2)]);
+    expect(performance.now() - pendingFrom).toBeLessThan(2000);
+    expect(onDisk(dir, 'f1')).toEqual({ lastSend: { alice: 0 }, pending: 2 });
+    expect((await store.memberships.get('f1', 2, 'alice'))?.lastSendSeq).toBe(2);
+    // Pending for 2 s (10 × markApplyMs): the next batch applies them in its own transaction, which fails whole.
+    await new Promise((r) => setTimeout(r, Math.max(0, 2100 - (performance.now() - pendingFrom))));
+    await expect(store.messages.appendBatch([message('f1', 3, 'alice')], [mark('f1', 'alice', 3)])).rejects.toThrow(/marks refused/);
+    expect(onDisk(dir, 'f1')).toEqual({ lastSend: { alice: 0 }, pending: 2 });
+    expect(db.prepare(`select count(*) as n from messages where channel_id = 'f1'`).get()).toEqual({ n: 2 });
+    expect((await store.memberships.get('f1', 2, 'alice'))?.lastSendSeq).toBe(2);
+    // Once applies work again nothing was lost: the batch goes in and every mark reaches memberships.
+    db.exec('drop trigger refuse_marks');
+    db.close();
+    await store.messages.appendBatch([message('f1', 3, 'alice')], [mark('f1', 'alice', 3)]);
+    expect((await store.memberships.get('f1', 2, 'alice'))?.lastSendSeq).toBe(3);
+    await expect.poll(() => onDisk(dir, 'f1'), { timeout: 5000 }).toEqual({ lastSend: { alice: 3 }, pending: 0 });
+  });
+
   it('refuses a markApplyMs that is not a whole number of milliseconds, and opens the same store after', async () => {
     const dir = newDir();
     for (const bad of [0, -1, 1.5, Number.NaN, 2 ** 31]) {

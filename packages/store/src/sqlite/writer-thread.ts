@@ -47,6 +47,8 @@ const codeOf = (err: unknown) => (err as { code?: unknown }).code;
  * more `pread` per message.
  */
 const PAGE_CACHE_KIB = 4000;
+/** Marks pending for this many `markApplyMs` are applied inside the next batch's transaction (see `overdueMs`). */
+const MARK_OVERDUE_FACTOR = 10;
 /** Shared with the other thread: `CHECKPOINTED` is 1 after a checkpointer pass the writer has not followed yet. */
 const signal = new Int32Array(init.signal);
 
@@ -103,8 +105,19 @@ function runWriter(db: SqliteDatabase.Database): void {
     applyPending.run();
     clearPending.run();
   });
+  /**
+   * How long marks may stay pending before the next batch applies them inside its own
+   * transaction, ms. An apply of its own only fails when the store does (the rows stay and a
+   * later call tries again), and appends then usually fail too. Should applies alone keep
+   * failing, the marks would pile up in `pending_marks` and in the main thread's list of
+   * unapplied batches without end; past this the apply becomes part of the append, so a
+   * failure that persists fails the batch (and is reported as every append failure is).
+   */
+  const overdueMs = init.markApplyMs * MARK_OVERDUE_FACTOR;
   /** Whether `pending_marks` may hold rows (it may after a crash: the first apply runs before `ready`). */
   let marksPending = true;
+  /** Since when marks have been pending (`performance.now()`), while `marksPending`. */
+  let pendingSince = performance.now();
   /** The last batch committed with marks: an apply covers every batch up to it. */
   let lastMarked = 0;
   let appliedAt = performance.now();
@@ -161,11 +174,16 @@ function runWriter(db: SqliteDatabase.Database): void {
     }
     return hits;
   };
-  const append = db.transaction((messages: unknown[], marks: unknown[], check: boolean): unknown[] | undefined => {
+  const append = db.transaction((messages: unknown[], marks: unknown[], check: boolean, applyFirst: boolean): unknown[] | undefined => {
     if (check) {
       const hits = hitsOf(messages);
       // Nothing written yet: the transaction ends without a change (no WAL frame, no fsync).
       if (hits.length > 0) return hits;
+    }
+    // Overdue marks (their own applies kept failing): applied here, before this batch's own.
+    if (applyFirst) {
+      applyPending.run();
+      clearPending.run();
     }
     // Values are bound as arguments, not as one array: better-sqlite3 reads an array's elements
     // one by one through V8's generic property look-up, its arguments directly.
@@ -210,14 +228,22 @@ function runWriter(db: SqliteDatabase.Database): void {
     try {
       // Before the transaction: the hashes need no lock.
       fillHashes(m.messages);
-      const hits = append.immediate(m.messages, m.marks, m.check);
+      const overdue = marksPending && started - pendingSince >= overdueMs;
+      const hits = append.immediate(m.messages, m.marks, m.check, overdue);
       if (hits) reply({ kind: 'hits', id: m.id, hits });
       else {
+        const appliedThrough = lastMarked;
+        if (overdue) {
+          marksPending = false;
+          appliedAt = performance.now();
+        }
         if (m.marks.length > 0) {
+          if (!marksPending) pendingSince = started;
           marksPending = true;
           lastMarked = m.id;
         }
         reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
+        if (overdue) reply({ kind: 'applied', through: appliedThrough });
       }
     } catch (err) {
       const code = codeOf(err);
