@@ -2,10 +2,10 @@
  * The bench's JSON-RPC client against a WebSocket server (the `ws` package)
  * that writes its frames as raw bytes, so the chunks the client reads mix
  * what the in-place reader takes (whole `recv` frames at the front of a
- * chunk) with what it leaves to ws (a send result, a frame cut by the chunk,
- * a fragmented message, another shape): every delivery reaches the ledger
- * sink once and in order, and each is acknowledged once with the recvack
- * text the reference path writes.
+ * chunk) with what it leaves to the client's frame parser (a send result, a
+ * frame cut by the chunk, a fragmented message, another shape): every
+ * delivery reaches the ledger sink once and in order, and each is
+ * acknowledged once with the recvack text the reference path writes.
  */
 import { encodeRecv, recvPayloadJson } from '@parley/protocol/jsonrpc';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,15 +74,15 @@ describe('JSON-RPC client receive path', () => {
       raw._socket.write(b);
       await sleep(30);
     };
-    // 1, 2 whole at the front of a chunk, then a result for no request and 3 behind it (ws's).
+    // 1, 2 whole at the front of a chunk, then a result for no request and 3 behind it (the parser's).
     await write(
       Buffer.concat([frame(recvText(1)), frame(recvText(2)), frame('{"jsonrpc":"2.0","id":77,"result":{}}'), frame(recvText(3))]),
     );
-    // 4 cut across two chunks (ws's), 5 after it in the second.
+    // 4 cut across two chunks (the parser's), 5 after it in the second.
     const f4 = frame(recvText(4));
     await write(f4.subarray(0, 10));
     await write(Buffer.concat([f4.subarray(10), frame(recvText(5))]));
-    // 6 whole again; 7 fragmented in two frames (ws's); 8 with a topic (another shape: the reference path's); 9 whole.
+    // 6 whole again; 7 fragmented in two frames (the parser's); 8 with a topic (another shape: the reference path's); 9 whole.
     await write(frame(recvText(6)));
     const t7 = recvText(7);
     await write(Buffer.concat([frame(t7.slice(0, 20), 0x01), frame(t7.slice(20), 0x80)]));
@@ -92,7 +92,7 @@ describe('JSON-RPC client receive path', () => {
     conn.close();
     expect(got.map(([, b]) => b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => `s|${n}|1.5|`));
     expect(acks).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9].map(ackText));
-    // The in-place reader took at least the first two and the lone ones; ws the ones behind or cut.
+    // The in-place reader took at least the first two and the lone ones; the parser the ones behind or cut.
     const paths = new Map(got.map(([path, b]) => [b, path]));
     expect([1, 2, 6, 9].map((n) => paths.get(`s|${n}|1.5|`))).toEqual(['bytes', 'bytes', 'bytes', 'bytes']);
     expect([3, 4, 7, 8].map((n) => paths.get(`s|${n}|1.5|`))).toEqual(['text', 'text', 'text', 'text']);

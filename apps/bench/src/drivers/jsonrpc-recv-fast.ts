@@ -2,10 +2,11 @@
  * The JSON-RPC client's in-place receive path: reads the `recv` notifications
  * of a socket chunk straight from its bytes (WebSocket frames from the server
  * are unmasked) and writes their `recvack` frames into one buffer, so a
- * delivery costs no ws frame parsing, UTF-8 decoding, `JSON.parse`, strings or
+ * delivery costs no frame parsing, UTF-8 decoding, `JSON.parse`, strings or
  * objects. Only one exact shape is read here, a strict subset of JSON whose
- * values the reference path (ws, `JSON.parse`) would read the same; anything
- * else stops the fast path and goes to ws, which decides as before.
+ * values the reference path (the client's frame parser, `JSON.parse`) would
+ * read the same; anything else stops the fast path and goes to the parser,
+ * which decides as before.
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -188,7 +189,7 @@ export function writeRecvack(buf: Uint8Array, out: Uint8Array, at: number): numb
 
 /** What one chunk's fast prefix did: bytes consumed, recvacks written to `out`. */
 export interface FastPrefix {
-  /** Bytes of the chunk read here (whole frames); the rest is ws's. */
+  /** Bytes of the chunk read here (whole frames); the rest is the frame parser's. */
   taken: number;
   /** Bytes of recvack frames written to the output buffer. */
   ackBytes: number;
