@@ -24,6 +24,8 @@ const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, a
   --warmup N                seconds of unmeasured warm-up before S1 and S2 (1)
   --storm N                 S4 connections (2000)          --storm-concurrency N (50)
   --storm-rate N            S4 connects started per second (1000)
+  --storm-warmup N          S4 connects made and closed before the measured storm, in rounds of at
+                            most --storm (0: the storm meets a fresh server; 4000: a warm one)
   --pairs N                 S1 pairs (500)                 --rates 2000,5000
   --groups N --members N    S2 groups × members (5 × 200)  --group-rate N msg/s (50)
   --sync-messages N         S3 messages (50000)            --sync-users N (100)
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     storm: { type: 'string', default: '2000' },
     'storm-concurrency': { type: 'string', default: '50' },
     'storm-rate': { type: 'string', default: '1000' },
+    'storm-warmup': { type: 'string', default: '0' },
     pairs: { type: 'string', default: '500' },
     rates: { type: 'string', default: '2000,5000' },
     groups: { type: 'string', default: '5' },
@@ -79,6 +82,11 @@ const num = (name: string, v: string): number => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${v}`);
   return n;
 };
+const wholeOrZero = (name: string, v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number (0 or more), got ${v}`);
+  return n;
+};
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const targets = values.targets.split(',') as TargetName[];
 for (const t of targets) if (!ALL_TARGETS.includes(t)) throw new Error(`unknown target ${t}`);
@@ -95,6 +103,7 @@ const options: BenchOptions = {
   stormCount: num('storm', values.storm),
   stormConcurrency: num('storm-concurrency', values['storm-concurrency']),
   stormRate: num('storm-rate', values['storm-rate']),
+  stormWarmup: wholeOrZero('storm-warmup', values['storm-warmup']),
   pairs: num('pairs', values.pairs),
   rates: values.rates.split(',').map((r) => num('rates', r)),
   groups: num('groups', values.groups),

@@ -39,6 +39,8 @@ export interface BenchOptions {
   perfDir?: string;
   /** S4 connects started per second (paced, at most `stormConcurrency` in flight). */
   stormRate: number;
+  /** S4 connects made and closed before the measured storm (0: the storm meets a fresh server). */
+  stormWarmup: number;
   log: (line: string) => void;
 }
 
@@ -60,7 +62,14 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
     ids: () => ['S4'],
     users: (o) => stormUsers(o.stormCount),
     run: async (d, o) => [
-      await runStorm(d, { ...o, count: o.stormCount, concurrency: o.stormConcurrency, rate: o.stormRate, settleMs: 1500 }),
+      await runStorm(d, {
+        ...o,
+        count: o.stormCount,
+        concurrency: o.stormConcurrency,
+        rate: o.stormRate,
+        warmup: o.stormWarmup,
+        settleMs: 1500,
+      }),
     ],
   },
   S1: {

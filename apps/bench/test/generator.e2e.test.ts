@@ -2,16 +2,20 @@
  * The generator's bookkeeping against the real server at a low rate: a clean
  * run is valid, and a run with one message deliberately not sent and one sent
  * twice is caught as exactly one loss and one duplicate, and marked invalid.
+ * The connection storm's warm-up makes its connects in rounds before the
+ * measured storm, which then still connects every user.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
 import { oneToOneUsers, runOneToOne } from '../src/scenarios/one-to-one.ts';
+import { runStorm, stormUsers } from '../src/scenarios/storm.ts';
 import type { Driver } from '../src/drivers/types.ts';
 import type { Faults } from '../src/open-loop.ts';
 
 const PAIRS = 4;
+const STORM = 10;
 const run = (driver: Driver, uidPrefix: string, faults?: Faults) =>
   runOneToOne(driver, {
     pairs: PAIRS,
@@ -31,7 +35,7 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
   beforeAll(async () => {
     installCleanup();
     driver = await startParleyDriver(protocol, SOURCE_NODE_ARGS);
-    await driver.provisionUsers([...oneToOneUsers(PAIRS, 'clean'), ...oneToOneUsers(PAIRS, 'fault')]);
+    await driver.provisionUsers([...oneToOneUsers(PAIRS, 'clean'), ...oneToOneUsers(PAIRS, 'fault'), ...stormUsers(STORM)]);
   }, 30_000);
 
   afterAll(async () => {
@@ -53,5 +57,21 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
     // One message in 40 not sent may also cost the achieved-rate gate (97%); order must still hold.
     expect(failed).toEqual(expect.arrayContaining(['duplicates', 'loss']));
     expect(failed).not.toContain('order');
+  }, 20_000);
+
+  it('warms the storm up with connects made and closed first, in rounds of the storm size', async () => {
+    const r = await runStorm(driver, {
+      count: STORM,
+      concurrency: 5,
+      rate: 100,
+      warmup: 25,
+      settleMs: 100,
+      phaseSeconds: 1,
+      warmupSeconds: 0,
+      bodyBytes: 32,
+      log: () => undefined,
+    });
+    expect(r.counts).toMatchObject({ warmupConnects: 25, connections: STORM, failed: 0 });
+    expect(r.valid).toBe(true);
   }, 20_000);
 });

@@ -4,6 +4,7 @@
  * flight. Paced, not as fast as possible: in a closed loop the generator
  * (one core, a full client stack per connect) saturates before a fast server
  * does, and the figures would measure the generator.
+ * With `warmup`, that many connects are made and closed first (not measured).
  * Figures: connections/s, connect→ack p50/p99, server CPU per 1k connections,
  * RSS per connection (RSS growth over the idle server ÷ count, after a settle
  * pause: neither server can be told to collect garbage from outside).
@@ -20,9 +21,20 @@ export interface StormOptions extends ScenarioOptions {
   concurrency: number;
   /** Connects started per second. */
   rate: number;
+  /**
+   * Connects made (unpaced, at `concurrency`) and closed before the measured storm, in rounds
+   * of at most `count` with the storm's own uids; 0: none. A fresh Node process compiles its
+   * connect path with the storm (the optimizing compiler's threads were a quarter of the
+   * server's CPU in a 2,000-connect storm), so without it S4 measures a cold server, with a
+   * few thousand a warm one.
+   */
+  warmup: number;
   /** Pause before each RSS reading so lazily freed memory settles, ms. */
   settleMs: number;
 }
+
+/** Pause after each warm-up round, so the server has closed that round's sessions before the next, ms. */
+const WARMUP_ROUND_PAUSE_MS = 500;
 
 /** The uids of S4. */
 export function stormUsers(count: number): string[] {
@@ -32,6 +44,23 @@ export function stormUsers(count: number): string[] {
 /** Runs S4 against a started, provisioned target. */
 export async function runStorm(driver: Driver, o: StormOptions): Promise<ScenarioResult> {
   const uids = stormUsers(o.count);
+  if (o.warmup > 0) o.log(`  ${driver.name} S4 warm-up: ${o.warmup} connects, made and closed`);
+  let warmupConnects = 0;
+  while (warmupConnects < o.warmup) {
+    const round = new Map<string, Connection>();
+    let roundError: string | undefined;
+    await pool(uids.slice(0, Math.min(o.count, o.warmup - warmupConnects)), o.concurrency, async (uid) => {
+      try {
+        round.set(uid, await driver.connect(uid, IGNORED));
+      } catch (e) {
+        roundError ??= (e as Error).message;
+      }
+    });
+    closeAll(round);
+    if (roundError !== undefined) throw new Error(`S4 warm-up: a connect failed: ${roundError}`);
+    warmupConnects += round.size;
+    await sleep(WARMUP_ROUND_PAUSE_MS);
+  }
   await sleep(o.settleMs);
   const rssBefore = rssKb(driver.pid);
   const latency = new Samples();
@@ -80,6 +109,7 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
       counts: {
         connections: conns.size,
         failed,
+        warmupConnects,
         rssBeforeKb: rssBefore,
         rssAfterKb: rssAfter,
         serverCpuMs: cpu.serverMs,
