@@ -49,7 +49,7 @@ function client(url: string) {
   const end = new Promise<Error | undefined>((r) => (closed = r));
   const c = new WsClient(url, {
     open: () => opened(),
-    text: (buf, s, e) => texts.push(Buffer.from(buf.subarray(s, e)).toString('utf8')),
+    text: (buf, s, e) => texts.push(buf.toString('utf8', s, e)),
     closed: (err) => closed(err),
   });
   return { c, texts, open, end };

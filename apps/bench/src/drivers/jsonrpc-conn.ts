@@ -25,13 +25,11 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
     const waiting = new Map<number, Waiting>();
     let nextId = 1;
     let connected = false;
-    let settled = false;
     const timer = setTimeout(() => fail(new Error(`JSON-RPC connect of ${uid} timed out`)), timeoutMs);
     const fail = (e: Error): void => {
       clearTimeout(timer);
       socket.terminate();
-      if (settled) return;
-      settled = true;
+      // A second failure (the socket closing after a timeout) rejects a promise already settled: nothing happens.
       reject(e);
     };
     const onText = (text: string): void => {
@@ -45,7 +43,6 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
       if (frame.id === 0 && !connected) {
         if (frame.result?.reasonCode !== 1) return fail(new Error(`JSON-RPC connect of ${uid} refused: ${text}`));
         connected = true;
-        settled = true;
         clearTimeout(timer);
         resolve(conn);
         return;
@@ -69,7 +66,7 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
           }),
         );
       },
-      text: (buf, start, end) => onText(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('utf8', start, end)),
+      text: (buf, start, end) => onText(buf.toString('utf8', start, end)),
       closed(err) {
         for (const w of waiting.values()) w.reject(new Error('connection closed'));
         waiting.clear();

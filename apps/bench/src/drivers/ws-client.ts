@@ -41,7 +41,7 @@ export interface WsClientEvents {
   /** The server accepted the upgrade. */
   open(): void;
   /** One whole text message, its UTF-8 bytes `buf[start, end)` (readable during the call only). */
-  text(buf: Uint8Array, start: number, end: number): void;
+  text(buf: Buffer, start: number, end: number): void;
   /** The connection is over: `err` when it failed (refused upgrade, protocol error, socket error), once. */
   closed(err: Error | undefined): void;
 }
