@@ -54,6 +54,44 @@ export function cpuBreakdown(pid: number): Record<string, number> {
   return out;
 }
 
+/**
+ * The threads of a process as `name [×count] state cpu-ms wait-channel` (state as in
+ * `/proc/<pid>/task/<tid>/stat`: R running, S sleeping, D in uninterruptible
+ * wait, T stopped, Z ended), for a diagnostic of a process that stopped
+ * answering: busy (R, CPU climbing), stuck in the kernel (D) or idle (S).
+ */
+export function threadStates(pid: number): string {
+  try {
+    // Threads alike (name, state, wait channel) are one entry, with their count and CPU summed.
+    const groups = new Map<string, { count: number; ms: number }>();
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      let wchan = '';
+      try {
+        wchan = readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8').trim();
+      } catch {
+        // Not readable here: the state alone.
+      }
+      const key = `${name}\t${state}\t${wchan === '0' ? '' : wchan}`;
+      const g = groups.get(key) ?? { count: 0, ms: 0 };
+      const t = userSys(stat);
+      g.count++;
+      g.ms += t.user + t.sys;
+      groups.set(key, g);
+    }
+    return [...groups]
+      .map(([key, g]) => {
+        const [name, state, wchan] = key.split('\t');
+        return `${name}${g.count > 1 ? ` ×${g.count}` : ''} ${state} ${Math.round(g.ms)} ms${wchan ? ` ${wchan}` : ''}`;
+      })
+      .join('; ');
+  } catch (e) {
+    return `threads of ${pid} unreadable: ${(e as Error).message}`;
+  }
+}
+
 /** `b - a` per key (keys of `b`). */
 function minus(b: Record<string, number>, a: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Math.round(v - (a[k] ?? 0))]));

@@ -3,7 +3,9 @@
  * run is valid, and a run with one message deliberately not sent and one sent
  * twice is caught as exactly one loss and one duplicate, and marked invalid.
  * The connection storm's warm-up makes its connects in rounds before the
- * measured storm, which then still connects every user.
+ * measured storm, which then still connects every user; a storm meeting a
+ * server that stopped answering (SIGSTOP) ends at its time limit, invalid,
+ * saying what was waiting and that the server's threads were stopped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
@@ -72,6 +74,38 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
       log: () => undefined,
     });
     expect(r.counts).toMatchObject({ warmupConnects: 25, connections: STORM, failed: 0 });
+    expect(r.gates.find((g) => g.name === 'deadline')).toMatchObject({ ok: true });
     expect(r.valid).toBe(true);
   }, 20_000);
+
+  it('ends a storm the server stopped answering at its time limit, saying what waited', async () => {
+    const opts = { count: STORM, concurrency: 5, rate: 100, warmup: 0, settleMs: 100, phaseSeconds: 1, warmupSeconds: 0, bodyBytes: 32 };
+    const lines: string[] = [];
+    process.kill(driver.pid, 'SIGSTOP');
+    let r: Awaited<ReturnType<typeof runStorm>>;
+    const t0 = performance.now();
+    try {
+      // The schedule is 100 ms; 1.5 s of grace is far below a connect's own 10 s limit.
+      r = await runStorm(driver, { ...opts, graceMs: 1500, log: (l) => lines.push(l) });
+      // A warm-up round that does not end fails the scenario the same way.
+      await expect(runStorm(driver, { ...opts, warmup: 10, graceMs: 500, log: () => undefined })).rejects.toThrow(
+        /^S4 warm-up round did not end: 5 of 10 connects still waiting 600 ms .*server threads: main [Tt] /,
+      );
+    } finally {
+      process.kill(driver.pid, 'SIGCONT');
+    }
+    expect(performance.now() - t0).toBeLessThan(7000);
+    expect(r.valid).toBe(false);
+    const gate = r.gates.find((g) => g.name === 'deadline')!;
+    expect(gate.ok).toBe(false);
+    // The five in flight were waiting (TCP connects complete in the kernel's backlog; nothing answers them), five never began.
+    expect(gate.detail).toMatch(/^5 of 10 connects still waiting 1600 ms after the round began \(0 made, 0 failed, 5 not started; waiting: s4u/);
+    expect(gate.detail).toMatch(/server threads: main [Tt] /);
+    expect(lines.some((l) => l.includes('S4 storm did not end'))).toBe(true);
+    expect(r.counts).toMatchObject({ connections: 0, failed: 0 });
+    // Resumed, the server answers the connects the storm left behind (each closed on arrival), and a storm holds again.
+    const again = await runStorm(driver, { ...opts, log: () => undefined });
+    expect(again.counts).toMatchObject({ connections: STORM, failed: 0 });
+    expect(again.valid).toBe(true);
+  }, 30_000);
 });
