@@ -17,7 +17,55 @@ export function stringFieldSize(value: string, field: string): number {
   return 2 + n;
 }
 
-function checkInt(value: number, max: number, field: string): void {
+/**
+ * Writes the int64 `value` (in range: the caller checked) big-endian at `b[at]`; the position
+ * after it. Without Buffer#writeBigInt64BE's own checks and dispatch (the server writes a
+ * message id into every SENDACK and RECV).
+ */
+export function putInt64BE(b: Uint8Array, at: number, value: bigint): number {
+  const hi = Number(BigInt.asIntN(32, value >> 32n));
+  const lo = Number(BigInt.asUintN(32, value));
+  b[at] = hi >>> 24;
+  b[at + 1] = hi >>> 16;
+  b[at + 2] = hi >>> 8;
+  b[at + 3] = hi;
+  b[at + 4] = lo >>> 24;
+  b[at + 5] = lo >>> 16;
+  b[at + 6] = lo >>> 8;
+  b[at + 7] = lo;
+  return at + 8;
+}
+
+/**
+ * Writes `s` as a WKProto string field (2-byte length, then its bytes) at
+ * `b[at]` when every character is ASCII (its UTF-8 is then one byte per
+ * character; the caller checked the length): the position after it, or -1
+ * at the first other character.
+ */
+export function putAsciiField(b: Uint8Array, at: number, s: string): number {
+  const n = s.length;
+  b[at] = n >> 8;
+  b[at + 1] = n & 0xff;
+  let o = at + 2;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return -1;
+    b[o++] = c;
+  }
+  return o;
+}
+
+/** Writes `value`, an integer in [0, 2^32) (the caller checked), big-endian at `b[at]`; the position after it. */
+export function putUint32BE(b: Uint8Array, at: number, value: number): number {
+  b[at] = value >>> 24;
+  b[at + 1] = value >>> 16;
+  b[at + 2] = value >>> 8;
+  b[at + 3] = value;
+  return at + 4;
+}
+
+/** Throws unless `value` is an integer in [0, max]. */
+export function checkInt(value: number, max: number, field: string): void {
   if (!Number.isInteger(value) || value < 0 || value > max) {
     throw new WkprotoEncodeError(`${field}: ${value} is not an integer in [0, ${max}]`);
   }
@@ -76,6 +124,14 @@ export class ByteWriter {
     this.pos += value.length;
   }
 }
+
+/**
+ * Node's own UTF-8 decoder behind `Buffer#toString('utf8', start, end)` (a Buffer method
+ * Node has always had, undocumented): called directly it skips toString's encoding and
+ * range normalization, a few hundred instructions per string (three per SEND). Without
+ * it, toString.
+ */
+const nodeUtf8Slice = (Buffer.prototype as { utf8Slice?: (this: Buffer, start: number, end: number) => string }).utf8Slice;
 
 /** Sequential bounds-checked reader over `buf[pos, end)`. */
 export class ByteReader {
@@ -138,7 +194,10 @@ export class ByteReader {
     if (this.end - this.pos < len) {
       throw new WkprotoDecodeError('BAD_STRING_LENGTH', `${what} length ${len} exceeds the ${this.end - this.pos} bytes left`);
     }
-    const s = this.buf.toString('utf8', this.pos, this.pos + len);
+    const s =
+      nodeUtf8Slice !== undefined
+        ? nodeUtf8Slice.call(this.buf, this.pos, this.pos + len)
+        : this.buf.toString('utf8', this.pos, this.pos + len);
     this.pos += len;
     return s;
   }

@@ -193,11 +193,12 @@ describe('encodeRecvack', () => {
 
 describe('encodeSendack', () => {
   it('writes the same bytes as encodePacket at every version, and refuses what it refuses', () => {
-    const ids = [0n, 1n, 1957234823423213568n, (1n << 63n) - 1n];
+    const ids = [0n, 1n, 1957234823423213568n, (1n << 63n) - 1n, -1n, -(1n << 63n), -(1n << 32n)];
     for (let v = 1; v <= 6; v++) {
       for (const messageId of ids) {
-        for (const messageSeq of [0n, 42n, 0xffff_ffffn, ...(v === 6 ? [1n << 40n] : [])]) {
-          for (const clientMsgNo of ['', 'u1-17', 'é😀'.repeat(30)]) {
+        for (const messageSeq of [0n, 42n, 0xffff_ffffn, ...(v === 6 ? [1n << 40n, (1n << 64n) - 1n] : [])]) {
+          // ASCII (a loop writes it) up to the last ASCII character, and strings the UTF-8 encoder writes, one after ASCII.
+          for (const clientMsgNo of ['', 'u1-17', 'x\u007f', 'é😀'.repeat(30), 'abc\u0080', 'm'.repeat(300)]) {
             for (const [clientSeq, reasonCode] of [
               [0, 1],
               [0xffff_ffff, 12],
@@ -213,5 +214,15 @@ describe('encodeSendack', () => {
     expect(() => encodeSendack(1n, 1, 1n << 32n, 1, '', 5)).toThrow(WkprotoEncodeError);
     expect(() => encodeSendack(1n << 63n, 1, 1n, 1, '', 5)).toThrow(WkprotoEncodeError);
     expect(() => encodeSendack(1n, 1, 1n, 1, '', 7)).toThrow(WkprotoEncodeError);
+    expect(() => encodeSendack(-(1n << 63n) - 1n, 1, 1n, 1, '', 5)).toThrow(WkprotoEncodeError);
+    expect(() => encodeSendack(1n, 1, 1n << 64n, 1, '', 6)).toThrow(WkprotoEncodeError);
+    expect(() => encodeSendack(1n, 1, -1n, 1, '', 6)).toThrow(WkprotoEncodeError);
+    expect(() => encodeSendack(1n, 1.5, 1n, 1, '', 5)).toThrow(/clientSeq/);
+    expect(() => encodeSendack(1n, 2 ** 32, 1n, 1, '', 5)).toThrow(/clientSeq/);
+    expect(() => encodeSendack(1n, 1, 1n, 256, '', 5)).toThrow(/reasonCode/);
+    // Longer than a string field holds, in characters and (non-ASCII) only in UTF-8 bytes.
+    expect(() => encodeSendack(1n, 1, 1n, 1, 'm'.repeat(32_768), 5)).toThrow(/clientMsgNo/);
+    expect(() => encodeSendack(1n, 1, 1n, 1, 'é'.repeat(20_000), 5)).toThrow(/clientMsgNo/);
+    expect(encodeSendack(1n, 1, 1n, 1, 'm'.repeat(32_767), 5).length).toBe(1 + 3 + 8 + 4 + 4 + 1 + 2 + 32_767);
   });
 });

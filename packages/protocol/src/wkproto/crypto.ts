@@ -19,7 +19,7 @@ import {
 import { createRequire } from 'node:module';
 import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
 import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
-import { I64_MAX, I64_MIN, U64_MAX } from './bytes.ts';
+import { I64_MAX, I64_MIN, putAsciiField, putInt64BE, putUint32BE, U64_MAX } from './bytes.ts';
 import { encodePacket, flagBits, hasStreamFields, seqSize, U32_MAX_BIG } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import { writeI32Decimal, writeI64Decimal, writeUDecimal, writeUintDecimal, type RecvView } from './recv-view.ts';
@@ -637,27 +637,9 @@ function encodedRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
 const isUint = (x: number, max: number): boolean => x >>> 0 === x && x <= max;
 
 /**
- * Writes `s` as a WKProto string field (2-byte length, then its bytes) at
- * `b[at]` when every character is ASCII (its UTF-8 is then one byte per
- * character): the position after it, or -1 at the first other character.
- */
-function putAsciiField(b: Buffer, at: number, s: string): number {
-  const n = s.length;
-  b[at] = n >> 8;
-  b[at + 1] = n & 0xff;
-  let o = at + 2;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 0x7f) return -1;
-    b[o++] = c;
-  }
-  return o;
-}
-
-/**
  * {@link recvTemplate} written directly for the common shape (no topic, no
  * stream fields, ASCII strings, every value within its wire field): frame and
- * sign prefix in one buffer, without a packet copy, a sizing pass, a UTF-8
+ * sign prefix without a packet copy, a sizing pass, a UTF-8
  * encoder call per string or zeroed placeholder buffers. undefined for
  * anything else, which the generic encoder then builds or refuses with its
  * own error.
@@ -679,28 +661,32 @@ function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
   const body = 1 + 2 + MSG_KEY_CHARS + 2 + f + 2 + c + 1 + (version >= 3 ? 4 : 0) + 2 + m + 8 + seqBytes + 4 + payloadBytes;
   if (body > MAX_REMAINING_LENGTH) return undefined;
   const frameBytes = 1 + varintSize(body) + body;
-  // The sign prefix goes after the frame: ASCII, so one byte per character (checked as the strings are written).
-  const sign = recvSignPrefix(p);
-  const b = Buffer.allocUnsafe(frameBytes + sign.length);
+  // Frame and sign prefix in buffers of their own: a view cut from one shared buffer costs more
+  // (Buffer#subarray reads the typed array's `buffer` through a getter V8 does not inline).
+  const b = Buffer.allocUnsafe(frameBytes);
   b[0] = (PacketType.RECV << 4) | flagBits(p);
   let o = writeVarint(b, 1, body);
   b[o] = setting;
   b[o + 1] = 0;
   b[o + 2] = MSG_KEY_CHARS;
   const msgKeyAt = o + 3;
-  b.fill(0x30, msgKeyAt, msgKeyAt + MSG_KEY_CHARS); // the placeholder "00…0"
-  o = putAsciiField(b, msgKeyAt + MSG_KEY_CHARS, fromUid);
+  o = msgKeyAt + MSG_KEY_CHARS;
+  for (let i = msgKeyAt; i < o; i++) b[i] = 0x30; // the placeholder "00…0"
+  o = putAsciiField(b, o, fromUid);
   if (o < 0) return undefined;
   o = putAsciiField(b, o, channelId);
   if (o < 0) return undefined;
   b[o++] = channelType;
-  if (version >= 3) o = b.writeUInt32BE(expire, o);
+  if (version >= 3) o = putUint32BE(b, o, expire);
   o = putAsciiField(b, o, clientMsgNo);
   if (o < 0) return undefined;
-  o = b.writeBigInt64BE(messageId, o);
-  o = seqBytes === 4 ? b.writeUInt32BE(Number(messageSeq), o) : b.writeBigUInt64BE(messageSeq, o);
-  o = b.writeInt32BE(timestamp, o);
+  o = putInt64BE(b, o, messageId);
+  o = seqBytes === 4 ? putUint32BE(b, o, Number(messageSeq)) : putInt64BE(b, o, BigInt.asIntN(64, messageSeq));
+  o = putUint32BE(b, o, timestamp >>> 0);
   b.fill(0, o, frameBytes);
-  writeAscii(b, sign, frameBytes);
-  return { frame: b.subarray(0, frameBytes), msgKeyAt, payloadAt: o, signPrefixBytes: b.subarray(frameBytes) };
+  // ASCII: its strings were checked as the frame's fields were written.
+  const sign = recvSignPrefix(p);
+  const signPrefixBytes = Buffer.allocUnsafe(sign.length);
+  writeAscii(signPrefixBytes, sign, 0);
+  return { frame: b, msgKeyAt, payloadAt: o, signPrefixBytes };
 }

@@ -6,12 +6,23 @@ import {
   CONNACK_HAS_SERVER_VERSION,
   HeaderFlag,
   LATEST_PROTOCOL_VERSION,
+  MAX_STRING_BYTES,
   MAX_REMAINING_LENGTH,
   MIN_PROTOCOL_VERSION,
   PacketType,
   Setting,
 } from './constants.ts';
-import { ByteWriter, stringFieldSize as strSize } from './bytes.ts';
+import {
+  ByteWriter,
+  checkInt,
+  I64_MAX,
+  I64_MIN,
+  putAsciiField,
+  putInt64BE,
+  putUint32BE,
+  stringFieldSize as strSize,
+  U64_MAX,
+} from './bytes.ts';
 import { WkprotoEncodeError } from './errors.ts';
 import { varintSize, writeVarint } from './varint.ts';
 import type { FrameFlags, RecvPacket, SendPacket, WkPacket } from './types.ts';
@@ -247,15 +258,46 @@ export function encodeSendack(
   version: number,
 ): Buffer {
   assertVersion(version);
-  const body = 8 + 4 + seqSize(version) + 1 + (clientMsgNo ? strSize(clientMsgNo, 'clientMsgNo') : 0);
+  if (messageId < I64_MIN || messageId > I64_MAX) throw new WkprotoEncodeError(`messageId: ${messageId} is not an int64`);
+  checkInt(clientSeq, 0xffff_ffff, 'clientSeq');
+  if (version <= 5 ? messageSeq < 0n || messageSeq > U32_MAX_BIG : messageSeq < 0n || messageSeq > U64_MAX) {
+    throw new WkprotoEncodeError(
+      version <= 5
+        ? `messageSeq ${messageSeq} does not fit the u32 of protocol version ${version}`
+        : `messageSeq: ${messageSeq} is not a uint64`,
+    );
+  }
+  checkInt(reasonCode, 0xff, 'reasonCode');
+  const m = clientMsgNo.length;
+  // An ASCII client_msg_no (the usual) is one byte per character: written by a loop, not the UTF-8 encoder.
+  if (m <= MAX_STRING_BYTES) {
+    const buf = sendackFrame(messageId, clientSeq, messageSeq, reasonCode, m === 0 ? 0 : 2 + m, version);
+    if (m === 0 || putAsciiField(buf, buf.length - 2 - m, clientMsgNo) >= 0) return buf;
+  }
+  const field = strSize(clientMsgNo, 'clientMsgNo');
+  const buf = sendackFrame(messageId, clientSeq, messageSeq, reasonCode, field, version);
+  const at = buf.length - field;
+  buf.writeUInt16BE(buf.write(clientMsgNo, at + 2, 'utf8'), at);
+  return buf;
+}
+
+/** A SENDACK frame of checked values with `stringBytes` left at its end for the client_msg_no field. */
+function sendackFrame(
+  messageId: bigint,
+  clientSeq: number,
+  messageSeq: bigint,
+  reasonCode: number,
+  stringBytes: number,
+  version: number,
+): Buffer {
+  const seqBytes = seqSize(version);
+  const body = 8 + 4 + seqBytes + 1 + stringBytes;
   const buf = Buffer.allocUnsafe(1 + varintSize(body) + body);
   buf[0] = PacketType.SENDACK << 4;
-  const w = new ByteWriter(buf, writeVarint(buf, 1, body));
-  w.i64(messageId, 'messageId');
-  w.u32(clientSeq, 'clientSeq');
-  writeSeq(w, messageSeq, version);
-  w.u8(reasonCode, 'reasonCode');
-  if (clientMsgNo) w.str(clientMsgNo);
+  let o = putInt64BE(buf, writeVarint(buf, 1, body), messageId);
+  o = putUint32BE(buf, o, clientSeq);
+  o = seqBytes === 4 ? putUint32BE(buf, o, Number(messageSeq)) : putInt64BE(buf, o, BigInt.asIntN(64, messageSeq));
+  buf[o] = reasonCode;
   return buf;
 }
 
