@@ -47,8 +47,51 @@ static unsigned char B64_PAIRS[4096][2];
 
 static size_t b64_len(size_t n) { return 4 * ((n + 2) / 3); }
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define B64_SIMD 1
+/* Whether this CPU has SSSE3 (set by init): the encoder then takes 12 bytes per step. */
+static int b64_ssse3;
+
+/*
+ * Standard Base64 of `in` 12 bytes at a time (SSSE3), while 16 bytes can be
+ * read: the number of input bytes encoded (a multiple of 12), their 4/3 as
+ * many symbols at `out`. Each 3 input bytes s0 s1 s2 are shuffled into a
+ * 32-bit lane as s1 s0 s2 s1, so that its two 16-bit halves hold the first
+ * two and the last two 6-bit values at fixed bit positions; two multiplies
+ * (high half, low half) move each to a byte of its own, and one table look-up
+ * (pshufb) gives each value's offset to its symbol: 'A'-0 for 0-25, 'a'-26 for
+ * 26-51, '0'-52 for 52-61, '+'-62 and '/'-63.
+ */
+__attribute__((target("ssse3"))) static size_t b64_encode_ssse3(const unsigned char *in, size_t n, unsigned char *out) {
+  const __m128i spread = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+  const __m128i offsets = _mm_setr_epi8(71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 65, 0, 0);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 12) {
+    __m128i lanes = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(in + i)), spread);
+    /* First and third value: (a << 10) * 2^6 >> 16 and (c << 6) * 2^10 >> 16 into bytes 0 and 2. */
+    __m128i ac = _mm_mulhi_epu16(_mm_and_si128(lanes, _mm_set1_epi32(0x0fc0fc00)), _mm_set1_epi32(0x04000040));
+    /* Second and fourth: (b << 4) * 2^4 and d * 2^8 into bytes 1 and 3. */
+    __m128i bd = _mm_mullo_epi16(_mm_and_si128(lanes, _mm_set1_epi32(0x003f03f0)), _mm_set1_epi32(0x01000010));
+    __m128i values = _mm_or_si128(ac, bd);
+    /* Offset index: 13 for 0-25, 0 for 26-51, 1-10 for 52-61, 11 for 62, 12 for 63. */
+    __m128i index = _mm_subs_epu8(values, _mm_set1_epi8(51));
+    index = _mm_or_si128(index, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), values), _mm_set1_epi8(13)));
+    _mm_storeu_si128((__m128i *)out, _mm_add_epi8(values, _mm_shuffle_epi8(offsets, index)));
+    out += 16;
+  }
+  return i;
+}
+#endif
+
 static void b64_encode(const unsigned char *in, size_t n, unsigned char *out) {
   size_t i = 0;
+#ifdef B64_SIMD
+  if (b64_ssse3) {
+    i = b64_encode_ssse3(in, n, out);
+    out += i / 3 * 4;
+  }
+#endif
   for (; i + 3 <= n; i += 3) {
     uint32_t v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8) | in[i + 2];
     memcpy(out, B64_PAIRS[v >> 12], 2);
@@ -70,14 +113,10 @@ static void b64_encode(const unsigned char *in, size_t n, unsigned char *out) {
   }
 }
 
-static int b64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
+/* Each byte's 6-bit value as a Standard Base64 symbol, -1 for any other byte (filled by init). */
+static signed char B64_VALUES[256];
+
+static int b64_value(unsigned char c) { return B64_VALUES[c]; }
 
 /* Strict padded Standard Base64 decoding: the byte count, or -1 for anything else. */
 static long b64_decode_strict(const unsigned char *in, size_t n, unsigned char *out) {
@@ -405,6 +444,12 @@ static napi_value init(napi_env env, napi_value exports) {
     B64_PAIRS[v][0] = (unsigned char)B64[v >> 6];
     B64_PAIRS[v][1] = (unsigned char)B64[v & 63];
   }
+  memset(B64_VALUES, -1, sizeof B64_VALUES);
+  for (int v = 0; v < 64; v++) B64_VALUES[(unsigned char)B64[v]] = (signed char)v;
+#ifdef B64_SIMD
+  __builtin_cpu_init();
+  b64_ssse3 = __builtin_cpu_supports("ssse3");
+#endif
   napi_property_descriptor props[] = {
       {"session", NULL, js_session, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sealRecv", NULL, js_seal_recv, NULL, NULL, NULL, napi_enumerable, NULL},
