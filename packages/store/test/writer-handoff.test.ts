@@ -1,14 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openEmbeddedStore, type Store, type StoredMessage } from '../src/index.ts';
+import { openEmbeddedStore, STORE_FILE, type Store, type StoredMessage } from '../src/index.ts';
 
 /**
  * The embedded store's hand-off to its writer thread (`sqlite/writer.ts`): batches handed over
  * without waiting for one another are settled in order, each with its own outcome; a failed or
  * idempotent batch does not disturb the ones around it; closing the store settles every batch
- * handed over before, committed. Real threads, a real file, `sync=full`.
+ * handed over before, committed; every field arrives as given, with its column's type. Real
+ * threads, a real file, `sync=full`.
  */
 
 function message(channelId: string, seq: number, id: bigint, extra: Partial<StoredMessage> = {}): StoredMessage {
@@ -112,6 +114,49 @@ describe('embedded writer hand-off', () => {
     expect(again.map((h) => [h.messageId, h.messageSeq])).toEqual([[77n, 1]]);
     const [stored] = await store.messages.bySeqs(key.channelId, 1, [1]);
     expect([stored?.channelId, stored?.topic]).toEqual([key.channelId, 'tö']);
+  });
+
+  it('stores every field of every message as given, with its column type, and refuses an id outside int64', async () => {
+    const { store, dir } = await open();
+    const rows: StoredMessage[] = [
+      message('p1', 1, (1n << 63n) - 1n, { setting: 255, flags: 7, expire: 2 ** 32 - 1, createdAt: 2 ** 52, payload: new Uint8Array(0) }),
+      message('p1', 2, -(1n << 63n), { clientMsgNo: '', topic: 'topic/é', payload: new Uint8Array(3000).fill(0xab) }),
+      message('p2', 2 ** 40, 9_007_199_254_740_993n, { channelType: 2, fromUid: '群', payload: new Uint8Array([0, 255]) }),
+    ];
+    await store.messages.appendBatch(rows, []);
+    const db = new SqliteDatabase(join(dir, STORE_FILE), { readonly: true });
+    db.defaultSafeIntegers(true);
+    try {
+      const stored = db
+        .prepare(
+          `select channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic, created_at, payload,
+             typeof(channel_type) || typeof(message_seq) || typeof(message_id) || typeof(setting) || typeof(flags) || typeof(expire) || typeof(created_at) as types
+           from messages order by channel_id, message_seq`,
+        )
+        .all() as Record<string, unknown>[];
+      expect(stored).toEqual(
+        rows.map((m) => ({
+          channel_id: m.channelId,
+          channel_type: BigInt(m.channelType),
+          message_seq: BigInt(m.messageSeq),
+          message_id: m.messageId,
+          client_msg_no: m.clientMsgNo,
+          from_uid: m.fromUid,
+          setting: BigInt(m.setting),
+          flags: BigInt(m.flags),
+          expire: BigInt(m.expire),
+          topic: m.topic,
+          created_at: BigInt(m.createdAt),
+          payload: Buffer.from(m.payload),
+          types: 'integer'.repeat(7),
+        })),
+      );
+      // 2^63 does not fit an int64: the whole batch is refused (SQLite's binding), nothing written.
+      await expect(store.messages.appendBatch([message('p3', 1, 1n), message('p3', 2, 1n << 63n)], [])).rejects.toThrow(/too big/);
+      expect(db.prepare(`select count(*) from messages where channel_id = 'p3'`).pluck().get()).toBe(0n);
+    } finally {
+      db.close();
+    }
   });
 
   it('closing the store a second time, at once or after, resolves (it hung waiting for an exited thread)', async () => {
