@@ -99,7 +99,9 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
     const gate = r.gates.find((g) => g.name === 'deadline')!;
     expect(gate.ok).toBe(false);
     // The five in flight were waiting (TCP connects complete in the kernel's backlog; nothing answers them), five never began.
-    expect(gate.detail).toMatch(/^5 of 10 connects still waiting 1600 ms after the round began \(0 made, 0 failed, 5 not started; waiting: s4u/);
+    expect(gate.detail).toMatch(
+      /^5 of 10 connects still waiting 1600 ms after the round began \(0 made, 0 failed, 5 not started; waiting: s4u/,
+    );
     expect(gate.detail).toMatch(/server threads: main [Tt] /);
     expect(lines.some((l) => l.includes('S4 storm did not end'))).toBe(true);
     expect(r.counts).toMatchObject({ connections: 0, failed: 0 });
