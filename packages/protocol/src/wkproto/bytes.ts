@@ -64,6 +64,16 @@ export function putUint32BE(b: Uint8Array, at: number, value: number): number {
   return at + 4;
 }
 
+/** Throws unless `value` is an int64. */
+export function checkI64(value: bigint, field: string): void {
+  if (value < I64_MIN || value > I64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not an int64`);
+}
+
+/** Throws unless `value` is a uint64. */
+export function checkU64(value: bigint, field: string): void {
+  if (value < 0n || value > U64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not a uint64`);
+}
+
 /** Throws unless `value` is an integer in [0, max]. */
 export function checkInt(value: number, max: number, field: string): void {
   if (!Number.isInteger(value) || value < 0 || value > max) {
@@ -101,13 +111,13 @@ export class ByteWriter {
   }
 
   i64(value: bigint, field: string): void {
-    if (value < I64_MIN || value > I64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not an int64`);
+    checkI64(value, field);
     this.buf.writeBigInt64BE(value, this.pos);
     this.pos += 8;
   }
 
   u64(value: bigint, field: string): void {
-    if (value < 0n || value > U64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not a uint64`);
+    checkU64(value, field);
     this.buf.writeBigUInt64BE(value, this.pos);
     this.pos += 8;
   }

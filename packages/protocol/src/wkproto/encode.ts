@@ -12,17 +12,7 @@ import {
   PacketType,
   Setting,
 } from './constants.ts';
-import {
-  ByteWriter,
-  checkInt,
-  I64_MAX,
-  I64_MIN,
-  putAsciiField,
-  putInt64BE,
-  putUint32BE,
-  stringFieldSize as strSize,
-  U64_MAX,
-} from './bytes.ts';
+import { ByteWriter, checkI64, checkInt, checkU64, putAsciiField, putInt64BE, putUint32BE, stringFieldSize as strSize } from './bytes.ts';
 import { WkprotoEncodeError } from './errors.ts';
 import { varintSize, writeVarint } from './varint.ts';
 import type { FrameFlags, RecvPacket, SendPacket, WkPacket } from './types.ts';
@@ -46,15 +36,22 @@ export function flagBits(p: FrameFlags): number {
   );
 }
 
+/** Throws unless `seq` fits the messageSeq field of `version` (u32 up to 5, u64 from 6). */
+function checkSeq(seq: bigint, version: number): void {
+  if (version > 5) return checkU64(seq, 'messageSeq');
+  if (seq < 0n || seq > U32_MAX_BIG) {
+    throw new WkprotoEncodeError(`messageSeq ${seq} does not fit the u32 of protocol version ${version}`);
+  }
+}
+
 function writeSeq(w: ByteWriter, seq: bigint, version: number): void {
+  checkSeq(seq, version);
   if (version <= 5) {
-    if (seq < 0n || seq > U32_MAX_BIG) {
-      throw new WkprotoEncodeError(`messageSeq ${seq} does not fit the u32 of protocol version ${version}`);
-    }
     w.buf.writeUInt32BE(Number(seq), w.pos);
     w.pos += 4;
   } else {
-    w.u64(seq, 'messageSeq');
+    w.buf.writeBigUInt64BE(seq, w.pos);
+    w.pos += 8;
   }
 }
 
@@ -258,15 +255,9 @@ export function encodeSendack(
   version: number,
 ): Buffer {
   assertVersion(version);
-  if (messageId < I64_MIN || messageId > I64_MAX) throw new WkprotoEncodeError(`messageId: ${messageId} is not an int64`);
+  checkI64(messageId, 'messageId');
   checkInt(clientSeq, 0xffff_ffff, 'clientSeq');
-  if (version <= 5 ? messageSeq < 0n || messageSeq > U32_MAX_BIG : messageSeq < 0n || messageSeq > U64_MAX) {
-    throw new WkprotoEncodeError(
-      version <= 5
-        ? `messageSeq ${messageSeq} does not fit the u32 of protocol version ${version}`
-        : `messageSeq: ${messageSeq} is not a uint64`,
-    );
-  }
+  checkSeq(messageSeq, version);
   checkInt(reasonCode, 0xff, 'reasonCode');
   const m = clientMsgNo.length;
   // An ASCII client_msg_no (the usual) is one byte per character: written by a loop, not the UTF-8 encoder.
