@@ -6,8 +6,8 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# Compilers for packages/wkcrypto (always built from source) and for better-sqlite3, in case no
-# prebuilt binary matches the platform.
+# Compilers for packages/wkcrypto and packages/sqlite-walbuf (always built from source) and for
+# better-sqlite3, in case no prebuilt binary matches the platform.
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -24,7 +24,8 @@ RUN npm ci --no-audit --no-fund \
  && mkdir /out \
  && cp -r --parents package.json node_modules packages/*/package.json packages/*/dist \
       apps/*/package.json apps/*/bin apps/*/dist \
-      packages/wkcrypto/index.cjs packages/wkcrypto/build/Release/wkcrypto.node /out/
+      packages/wkcrypto/index.cjs packages/wkcrypto/build/Release/wkcrypto.node \
+      packages/sqlite-walbuf/index.cjs packages/sqlite-walbuf/build/Release/walbuf.node /out/
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \

@@ -2,7 +2,16 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, release, availableParallelism } from 'node:os';
 import { wkcryptoImplementation } from '@parley/protocol/wkproto';
+import { createRequire } from 'node:module';
 import { clockTicks } from './proc-stats.ts';
+
+function walBufferBuilt(): boolean {
+  try {
+    return (createRequire(import.meta.url)('@parley/sqlite-walbuf') as { path: string | undefined }).path !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 const run = (cmd: string, args: string[]): string | undefined => {
   try {
@@ -33,5 +42,7 @@ export function machine(): Record<string, unknown> {
     mosquitto: run('mosquitto', ['-h'])?.split('\n')[0] ?? run('/usr/sbin/mosquitto', ['-h'])?.split('\n')[0],
     // WKProto's session crypto in the generator and (same build, same PARLEY_WKCRYPTO) the server.
     wkcrypto: wkcryptoImplementation.name,
+    // The server's store.sqlite_wal_buffer (PARLEY_STORE_SQLITE_WAL_BUFFER, passed on) and whether the extension is built.
+    walBuffer: `${process.env.PARLEY_STORE_SQLITE_WAL_BUFFER ?? 'auto'}, ${walBufferBuilt() ? 'built' : 'not built'}`,
   };
 }

@@ -36,12 +36,45 @@ describe('store.* options', () => {
     expect(bad[0]).toMatch(/^store.postgres_url: parameter "schema" is not supported/);
     expect(bad[0]).not.toContain('hunter22');
     expect(problemsOf({ PARLEY_STORE_DRIVER: 'mysql' })[0]).toMatch(/PARLEY_STORE_DRIVER/);
+    // The SQLite WAL buffer: SQLite only, and `on` only where commits fsync.
+    expect(
+      problemsOf({
+        PARLEY_STORE_DRIVER: 'postgres',
+        PARLEY_STORE_POSTGRES_URL: 'postgres://u@h/db',
+        PARLEY_STORE_SQLITE_WAL_BUFFER: 'off',
+      }),
+    ).toEqual(['store.sqlite_wal_buffer is set but store.driver is "postgres": it applies to SQLite only']);
+    expect(problemsOf({ PARLEY_STORE_SQLITE_WAL_BUFFER: 'on', PARLEY_STORE_SYNC: 'normal' })).toEqual([
+      'store.sqlite_wal_buffer = "on" needs store.sync = "full": without a commit fsync there is no point to write the gathered WAL frames at',
+    ]);
+    expect(problemsOf({ PARLEY_STORE_SQLITE_WAL_BUFFER: 'sometimes' })[0]).toMatch(/PARLEY_STORE_SQLITE_WAL_BUFFER/);
+    expect(problemsOf({ PARLEY_STORE_SQLITE_WAL_BUFFER: 'off', PARLEY_STORE_SYNC: 'normal' })).toEqual([]);
+    expect(loadConfig(undefined, testEnv('/nonexistent', {})).store.sqliteWalBuffer).toBe('auto');
     expect(problemsOf({ PARLEY_STORE_DRIVER: 'postgres', PARLEY_STORE_POSTGRES_URL: 'postgres://u@h/db' })).toEqual([]);
     const cfg = loadConfig(
       undefined,
       testEnv('/nonexistent', { PARLEY_STORE_DRIVER: 'postgres', PARLEY_STORE_POSTGRES_URL: 'postgres://u:pw@h/db' }),
     );
     expect(cfg.store).toMatchObject({ driver: 'postgres', postgresUrl: 'postgres://u:pw@h/db', postgresPoolSize: 10 });
+  });
+});
+
+describe('store.sqlite_wal_buffer on a running node', () => {
+  it('a node started with it on gathers its commits and says so; off, it says why not', async () => {
+    for (const mode of ['on', 'off'] as const) {
+      const lines: string[] = [];
+      const t = await startTestServer({ PARLEY_STORE_SQLITE_WAL_BUFFER: mode, PARLEY_LOG_LEVEL: 'info' }, (line) => lines.push(line));
+      try {
+        const said = lines
+          .map((l) => JSON.parse(l) as { msg: string; walBuffer?: boolean; reason?: string })
+          .find((l) => l.msg === 'store: SQLite');
+        expect(said).toMatchObject(
+          mode === 'on' ? { walBuffer: true, reason: 'extension loaded' } : { walBuffer: false, reason: 'store.sqlite_wal_buffer = off' },
+        );
+      } finally {
+        await t.close();
+      }
+    }
   });
 });
 

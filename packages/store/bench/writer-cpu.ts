@@ -20,7 +20,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { openEmbeddedStore, STORE_FILE, type LastSendMark, type StoredMessage } from '@parley/store';
+import { openEmbeddedStore, STORE_FILE, type LastSendMark, type StoredMessage, type WalBufferMode } from '@parley/store';
 import { idemHash } from '../src/sqlite/idem-hash.ts';
 
 const prefill = Number(process.argv[2] ?? 50_000);
@@ -44,6 +44,9 @@ const body = 'x'.repeat(40);
  * messages between applies as a real run has.
  */
 const markApplyMs = process.env.WRITER_BENCH_MARK_APPLY_MS === undefined ? undefined : Number(process.env.WRITER_BENCH_MARK_APPLY_MS);
+/** The store's `walBuffer` (`WRITER_BENCH_WAL_BUFFER`: auto, on or off; default auto), for alternated runs of both. */
+const walBuffer = (process.env.WRITER_BENCH_WAL_BUFFER ?? 'auto') as WalBufferMode;
+if (!['auto', 'on', 'off'].includes(walBuffer)) throw new Error(`WRITER_BENCH_WAL_BUFFER must be auto, on or off, got ${walBuffer}`);
 
 const channelOf = (c: number) => `u${c}@v${c}`;
 const senderOf = (c: number) => `u${c}`;
@@ -112,7 +115,7 @@ const base = await createBase();
 const run = join(dir, 'run');
 rmSync(run, { recursive: true, force: true });
 cpSync(base, run, { recursive: true });
-const store = await openEmbeddedStore({ dataDir: run, sync: 'full', markApplyMs });
+const store = await openEmbeddedStore({ dataDir: run, sync: 'full', markApplyMs, walBuffer });
 const append = store.messages.appendChecked!;
 const seqs = new Array<number>(channels).fill(0);
 for (let n = 0; n < prefill; n++) seqs[(n * 7919) % channels]!++;

@@ -19,6 +19,7 @@ export { isUniqueViolation, StaleEpochError, type AppendFence } from './errors.t
 export type { Dialect } from './dialect.ts';
 export { tokenDigest } from './token-digest.ts';
 export { openEmbeddedStore, openMemoryStore } from './sqlite/embedded.ts';
+export { loadWalBuffer, resolveWalBuffer, walBufferStats, type WalBufferMode } from './sqlite/wal-buffer.ts';
 export { BUSY_TIMEOUT_MS, openMemorySqlite, openSqlite, type OpenOptions } from './sqlite/open.ts';
 export {
   assertStorePresent,

@@ -15,5 +15,7 @@ export interface Store extends Repositories {
   probeWrite(waitMs: number): Promise<void>;
   /** Whether writes currently fail, and why (logged once per kind). */
   health: WriteHealth;
+  /** The embedded store only: whether its writer thread gathers each commit's WAL frames into one write, and why. */
+  walBuffer?: { on: boolean; reason: string };
   close(): Promise<void>;
 }

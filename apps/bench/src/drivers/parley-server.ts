@@ -22,7 +22,8 @@ export const PARLEY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '.
  * `apps/server/bin/parley-node`, the production launcher (`npm start`, the image): it picks node's
  * garbage-collector flags for the CPUs the server may use (on the bench's one pinned core,
  * `--single-threaded-gc`) and execs bin/parley.js, so the pid is node's. `PARLEY_GC_THREADS`
- * (auto, single or parallel) and `PARLEY_WKCRYPTO` (native or js) in the bench's environment are passed on.
+ * (auto, single or parallel), `PARLEY_WKCRYPTO` (native or js) and `PARLEY_STORE_SQLITE_WAL_BUFFER` (auto, on or
+ * off) in the bench's environment are passed on.
  */
 export const PARLEY_LAUNCHER = join(dirname(PARLEY_BIN), 'parley-node');
 
@@ -74,6 +75,8 @@ export function startParley(
       ...(process.env.PARLEY_GC_THREADS ? { PARLEY_GC_THREADS: process.env.PARLEY_GC_THREADS } : {}),
       // WKProto's crypto implementation (the JSON's machine.wkcrypto records the one in use).
       ...(process.env.PARLEY_WKCRYPTO ? { PARLEY_WKCRYPTO: process.env.PARLEY_WKCRYPTO } : {}),
+      // The SQLite WAL buffer (the JSON's machine.walBuffer records the setting and whether it is built).
+      ...(process.env.PARLEY_STORE_SQLITE_WAL_BUFFER ? { PARLEY_STORE_SQLITE_WAL_BUFFER: process.env.PARLEY_STORE_SQLITE_WAL_BUFFER } : {}),
       PARLEY_NODE_DATA_DIR: dataDir,
       PARLEY_API_LISTEN_ADDR: '127.0.0.1:0',
       PARLEY_GATEWAY_WS_ADDR: '127.0.0.1:0',

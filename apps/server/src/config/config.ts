@@ -47,6 +47,8 @@ export interface Config {
     driver: ConfigValues['store']['driver'];
     sync: ConfigValues['store']['sync'];
     batchMaxRows: number;
+    /** SQLite: whether the writer thread gathers a commit's WAL frames into one write (`auto` = when built and `sync` is full). */
+    sqliteWalBuffer: ConfigValues['store']['sqlite_wal_buffer'];
     /** '' unless `driver` is postgres; holds the password (never log it). */
     postgresUrl: string;
     postgresPoolSize: number;
@@ -121,6 +123,8 @@ function webhookProblems(w: ConfigValues['webhook']): string[] {
 /** `store.*` keys that only mean something together: each is carried out or refused. */
 function storeProblems(s: ConfigValues['store']): string[] {
   if (s.driver === 'postgres') {
+    if (s.sqlite_wal_buffer !== OPTIONS.get('store.sqlite_wal_buffer')!.default)
+      return ['store.sqlite_wal_buffer is set but store.driver is "postgres": it applies to SQLite only'];
     if (s.postgres_url === '') return ['store.postgres_url is required when store.driver is "postgres"'];
     try {
       parsePostgresUrl(s.postgres_url);
@@ -135,6 +139,10 @@ function storeProblems(s: ConfigValues['store']): string[] {
   const poolDefault = OPTIONS.get('store.postgres_pool_size')!.default;
   if (s.postgres_pool_size !== poolDefault)
     problems.push('store.postgres_pool_size is set but store.driver is "sqlite": it applies to PostgreSQL only');
+  if (s.sqlite_wal_buffer === 'on' && s.sync !== 'full')
+    problems.push(
+      'store.sqlite_wal_buffer = "on" needs store.sync = "full": without a commit fsync there is no point to write the gathered WAL frames at',
+    );
   return problems;
 }
 
@@ -249,6 +257,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
       driver: v.store.driver,
       sync: v.store.sync,
       batchMaxRows: v.store.batch_max_rows,
+      sqliteWalBuffer: v.store.sqlite_wal_buffer,
       postgresUrl: v.store.postgres_url,
       postgresPoolSize: v.store.postgres_pool_size,
     },

@@ -190,6 +190,11 @@ export const ConfigSchema = Type.Object({
       'Commit durability. SQLite: `full` fsyncs every group commit, so an acknowledged message survives power loss; `normal` survives a process crash only. PostgreSQL: `full` waits for the server to flush each commit to its WAL (`synchronous_commit = on`, or whatever the server is set to); `normal` sets `synchronous_commit = off` (survives a Parley crash, not a database server crash).',
     ),
     batch_max_rows: int(512, 1, 10000, 'Most messages committed in one group-commit transaction.'),
+    sqlite_wal_buffer: oneOf(
+      [Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')],
+      'auto',
+      "SQLite: the writer thread gathers each commit's WAL frames and writes them with one system call just before the commit's fsync, instead of SQLite's two per frame (the `@parley/sqlite-walbuf` extension, built by `npm ci`). `auto` = when the extension is built and `store.sync = \"full\"`; `on` = the same, refused at start when either is missing; `off` = SQLite's own writes. Refused with `postgres` when not the default.",
+    ),
   }),
   observability: Type.Object({
     debug_api_enable: bool(

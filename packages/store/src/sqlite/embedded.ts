@@ -9,6 +9,7 @@ import { STORE_FILE } from './integrity.ts';
 import type SqliteDatabase from 'better-sqlite3';
 import type { IdempotencyKey, IdempotentHit } from '../repositories/message.repository.ts';
 import { BUSY_TIMEOUT_MS, openMemorySqliteConnection, openSqliteConnection, type OpenOptions } from './open.ts';
+import { resolveWalBuffer, type WalBufferMode } from './wal-buffer.ts';
 import { WriteHealth, type HealthLog } from './write-health.ts';
 import { SqliteWriter, WAL_SIZE_LIMIT_BYTES } from './writer.ts';
 
@@ -70,22 +71,26 @@ export async function openEmbeddedStore(
      * applies them to `memberships`, ms (default 1000; `writer.ts`). Reads see them at once.
      */
     markApplyMs?: number;
+    /** Whether the writer thread gathers each commit's WAL frames into one write (`wal-buffer.ts`; default `auto`). */
+    walBuffer?: WalBufferMode;
   },
 ): Promise<Store> {
   const file = join(options.dataDir, STORE_FILE);
   const health = new WriteHealth(file, options.log ?? SILENT);
+  // Before any connection opens: the extension becomes SQLite's default VFS.
+  const walBuffer = resolveWalBuffer(options.walBuffer ?? 'auto', options.sync);
   const { db, raw } = await openSqliteConnection({ ...options, health });
   let writer: SqliteWriter;
   try {
     await sql.raw('pragma wal_autocheckpoint = 0').execute(db);
     // This connection's rare writes may restart the WAL too: the file is then cut back as the writer's is.
     await sql.raw(`pragma journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`).execute(db);
-    writer = await SqliteWriter.start(file, options.sync, health, options.markApplyMs);
+    writer = await SqliteWriter.start(file, options.sync, health, options.markApplyMs, walBuffer.on);
   } catch (err) {
     await db.destroy();
     throw err;
   }
-  return storeOn(db, raw, health, writer);
+  return { ...storeOn(db, raw, health, writer), walBuffer };
 }
 
 /**

@@ -31,6 +31,12 @@ export interface WriterInit {
    * applied to `memberships` in one transaction of their own, ms.
    */
   markApplyMs: number;
+  /**
+   * Writer: gather each commit's WAL frames and write them with one call before its fsync
+   * (`PRAGMA parley_wal_buffer = on`; `wal-buffer.ts`). Only set when the extension is loaded
+   * and `sync` is `full`.
+   */
+  walBuffer: boolean;
 }
 
 /** Index in `WriterInit.signal` of the checkpointer's "a pass just ended" flag. */

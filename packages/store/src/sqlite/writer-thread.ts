@@ -17,6 +17,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import { idemHash } from './idem-hash.ts';
+import { WAL_BUFFER_PRAGMA } from './wal-buffer.ts';
 import {
   CHECKPOINTED,
   IDEMPOTENCY_LOOKUP_SQL,
@@ -62,6 +63,12 @@ try {
   // The connection that restarts the WAL cuts its file back to this size.
   db.pragma(`journal_size_limit = ${init.walSizeLimitBytes}`);
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+  if (init.walBuffer && init.role === 'writer') {
+    // Answered by the extension's VFS only: without it SQLite ignores an unknown pragma.
+    const state: unknown = db.pragma(`${WAL_BUFFER_PRAGMA} = on`, { simple: true });
+    if (state !== 'on')
+      throw new Error(`the WAL buffer is not SQLite's VFS on the writer thread (${WAL_BUFFER_PRAGMA} answered ${String(state)})`);
+  }
 } catch (err) {
   const code = codeOf(err);
   reply({ kind: 'open-failed', code: typeof code === 'string' ? code : undefined, message: (err as Error).message });

@@ -213,7 +213,13 @@ export class SqliteWriter {
   }
 
   /** Starts both threads on `file` (which must already hold the schema). */
-  static async start(file: string, sync: 'full' | 'normal', health: WriteHealth, markApplyMs = MARK_APPLY_MS): Promise<SqliteWriter> {
+  static async start(
+    file: string,
+    sync: 'full' | 'normal',
+    health: WriteHealth,
+    markApplyMs = MARK_APPLY_MS,
+    walBuffer = false,
+  ): Promise<SqliteWriter> {
     if (!Number.isInteger(markApplyMs) || markApplyMs < 1 || markApplyMs > 2 ** 31 - 1) {
       throw new RangeError(`markApplyMs must be a whole number of milliseconds from 1 to ${2 ** 31 - 1}, got ${markApplyMs}`);
     }
@@ -224,6 +230,7 @@ export class SqliteWriter {
       checkpointEveryMs: CHECKPOINT_EVERY_MS,
       markApplyMs,
       walSizeLimitBytes: WAL_SIZE_LIMIT_BYTES,
+      walBuffer,
       signal: new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT),
     };
     const writer = new Thread({ ...base, role: 'writer' });
