@@ -4,20 +4,27 @@
  * send carrying a client_msg_no. Prints messages/s and CPU µs per message.
  *
  *   node --import tsx apps/server/bench/append-path.ts [messages] [channels] [in-flight]
+ *
+ * `PARLEY_STORE_SQLITE_WAL_BUFFER` (auto, on, off) sets the store's WAL buffer as the server's
+ * option does.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppendQueue } from '../src/messaging/append-queue.ts';
-import { openEmbeddedStore } from '@parley/store';
+import { openEmbeddedStore, type WalBufferMode } from '@parley/store';
 
 const total = Number(process.argv[2] ?? 20_000);
 const channels = Number(process.argv[3] ?? 1_000);
 /** Sends waiting for their commit at once: the batch size under load. */
 const inFlight = Number(process.argv[4] ?? 500);
 
+/** `store.sqlite_wal_buffer` (`PARLEY_STORE_SQLITE_WAL_BUFFER`: auto, on or off; default auto), for alternated runs of both. */
+const walBuffer = (process.env.PARLEY_STORE_SQLITE_WAL_BUFFER ?? 'auto') as WalBufferMode;
+if (!['auto', 'on', 'off'].includes(walBuffer)) throw new Error(`PARLEY_STORE_SQLITE_WAL_BUFFER must be auto, on or off, got ${walBuffer}`);
+
 const dir = mkdtempSync(join(tmpdir(), 'parley-append-bench-'));
-const store = await openEmbeddedStore({ dataDir: dir, sync: 'full' });
+const store = await openEmbeddedStore({ dataDir: dir, sync: 'full', walBuffer });
 const queue = new AppendQueue(store.messages, 512);
 const payload = Buffer.from(JSON.stringify({ type: 1, content: 'hello, this is a benchmark message' }));
 
