@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadWalBuffer, openEmbeddedStore, resolveWalBuffer, STORE_FILE, walBufferStats, type StoredMessage } from '../src/index.ts';
+import { loadWalBuffer, openEmbeddedStore, resolveWalBuffer, STORE_FILE, walBufferStats } from '../src/index.ts';
+import { seqMessage } from './support/seq-message.ts';
 
 /**
  * The WAL buffer (`@parley/sqlite-walbuf`, `sqlite/wal-buffer.ts`): a commit's WAL frames
@@ -164,22 +165,7 @@ describe.skipIf(!built)('the WAL buffer on one thread (raw connections)', () => 
   });
 });
 
-function message(seq: number, bytes: number): StoredMessage {
-  return {
-    channelId: `s${seq % 5}`,
-    channelType: 1,
-    messageSeq: seq,
-    messageId: BigInt(seq),
-    clientMsgNo: `m${seq}`,
-    fromUid: 'alice',
-    setting: 0,
-    flags: 0,
-    expire: 0,
-    topic: '',
-    createdAt: 1_700_000_000_000 + seq,
-    payload: new Uint8Array(bytes).fill(seq & 0xff),
-  };
-}
+const message = (seq: number, bytes: number) => seqMessage(seq, bytes, 5);
 
 describe.skipIf(!built)('the embedded store with the WAL buffer', () => {
   it('on: the writer thread gathers its commits, every batch reads back whole; off: SQLite writes alone', async () => {

@@ -5,30 +5,16 @@
  * Batches alternate between 20 small messages and 300 of 2 KiB, so commits of one write and of
  * several pieces are both in flight when the kill comes.
  */
-import { openEmbeddedStore, type StoredMessage, type WalBufferMode } from '../../src/index.ts';
+import { openEmbeddedStore, type WalBufferMode } from '../../src/index.ts';
+import { seqMessage } from './seq-message.ts';
 
 const store = await openEmbeddedStore({ dataDir: process.argv[2]!, sync: 'full', walBuffer: process.argv[3] as WalBufferMode });
 if (!store.walBuffer?.on && process.argv[3] === 'on') throw new Error('the WAL buffer is not on');
-const message = (seq: number, bytes: number): StoredMessage => ({
-  channelId: `loop${seq % 7}`,
-  channelType: 1,
-  messageSeq: seq,
-  messageId: BigInt(seq),
-  clientMsgNo: `m${seq}`,
-  fromUid: 'alice',
-  setting: 0,
-  flags: 0,
-  expire: 0,
-  topic: '',
-  createdAt: 1_700_000_000_000 + seq,
-  payload: new Uint8Array(bytes).fill(seq & 0xff),
-});
 let seq = 0;
 for (let batch = 0; ; batch++) {
   const n = batch % 2 === 0 ? 20 : 300;
   const bytes = batch % 2 === 0 ? 40 : 2048;
-  const rows = Array.from({ length: n }, () => message(++seq, bytes));
-  // Each message its own channel's seq: channel `loop<k>` gets every seventh seq, unique per channel.
+  const rows = Array.from({ length: n }, () => seqMessage(++seq, bytes, 7));
   await store.messages.appendBatch(rows, []);
   process.stdout.write(`acked ${seq}\n`);
 }
