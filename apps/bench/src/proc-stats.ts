@@ -35,8 +35,9 @@ export function cpuMs(pid: number): number {
 /**
  * CPU of a process split by kind, ms: user and system time of the whole
  * process, and per thread group (`main` = the main thread; the others by
- * their kernel name, e.g. `libuv-worker`, `V8 DefaultWorke`, or `node` for
- * worker threads): where a process's CPU goes besides its event loop.
+ * their kernel name: Parley's SQLite threads name themselves `parley-writer`
+ * and `parley-ckpt`; in Node 20 V8's and libuv's threads are all `node`):
+ * where a process's CPU goes besides its event loop.
  */
 export function cpuBreakdown(pid: number): Record<string, number> {
   const total = userSys(readFileSync(`/proc/${pid}/stat`, 'utf8'));

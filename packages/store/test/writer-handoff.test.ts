@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -157,6 +157,30 @@ describe('embedded writer hand-off', () => {
     } finally {
       db.close();
     }
+  });
+
+  it.runIf(process.platform === 'linux')('its two threads carry their own names (top -H, perf, the bench per thread)', async () => {
+    // Names of this process's threads with their count; a thread may end while being read.
+    const names = () => {
+      const count = new Map<string, number>();
+      for (const tid of readdirSync('/proc/self/task')) {
+        try {
+          const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+          count.set(name, (count.get(name) ?? 0) + 1);
+        } catch {
+          // Ended meanwhile.
+        }
+      }
+      return count;
+    };
+    const before = names();
+    const { store } = await open();
+    const during = names();
+    for (const name of ['parley-writer', 'parley-ckpt']) expect((during.get(name) ?? 0) - (before.get(name) ?? 0), name).toBe(1);
+    stores.splice(stores.indexOf(store), 1);
+    await store.close();
+    const after = names();
+    for (const name of ['parley-writer', 'parley-ckpt']) expect(after.get(name) ?? 0, name).toBe(before.get(name) ?? 0);
   });
 
   it('closing the store a second time, at once or after, resolves (it hung waiting for an exited thread)', async () => {

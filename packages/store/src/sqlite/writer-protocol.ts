@@ -39,6 +39,12 @@ export interface WriterInit {
   walBuffer: boolean;
 }
 
+/**
+ * Each thread's name (Linux: `/proc/<pid>/task/<tid>/comm`, at most 15 bytes), as `top -H`,
+ * `perf` and the bench's per-thread CPU show it; in Node 20 every other thread is `node`.
+ */
+export const THREAD_NAMES = { writer: 'parley-writer', checkpointer: 'parley-ckpt' } as const;
+
 /** Index in `WriterInit.signal` of the checkpointer's "a pass just ended" flag. */
 export const CHECKPOINTED = 0;
 
