@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore, STORE_FILE, type LastSendMark, type Store, type StoredMessage } from '../src/index.ts';
+import { spawnTsChild } from './support/ts-child.ts';
 
 /**
  * The embedded store's latest-send marks (`sqlite/writer-thread.ts`): a batch's marks are
@@ -113,18 +113,13 @@ describe('embedded latest-send marks', () => {
     const setup = await open(dir);
     await setup.memberships.addMembers('k1', 2, ['alice'], 1);
     await setup.close();
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const child = spawnTsChild(CHILD, [dir]);
     try {
-      await expect.poll(() => out + err, { timeout: 20_000 }).toContain('committed');
+      await expect.poll(() => child.out() + child.err(), { timeout: 20_000 }).toContain('committed');
     } finally {
-      child.kill('SIGKILL');
+      child.kill();
     }
-    expect(await exited).toBe('SIGKILL');
+    expect(await child.exited).toBe('SIGKILL');
     expect(onDisk(dir, 'k1')).toEqual({ lastSend: { alice: 0 }, pending: 1 });
     const store = await open(dir, 60_000);
     expect(onDisk(dir, 'k1')).toEqual({ lastSend: { alice: 1 }, pending: 0 });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadWalBuffer, openEmbeddedStore, resolveWalBuffer, STORE_FILE, walBufferStats } from '../src/index.ts';
 import { seqMessage } from './support/seq-message.ts';
+import { spawnTsChild } from './support/ts-child.ts';
 
 /**
  * The WAL buffer (`@parley/sqlite-walbuf`, `sqlite/wal-buffer.ts`): a commit's WAL frames
@@ -206,23 +206,18 @@ describe.skipIf(!built)('the embedded store with the WAL buffer', () => {
 
   it('every batch acknowledged before kill -9 is in the store after it', async () => {
     const dir = newDir();
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, 'on'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const child = spawnTsChild(CHILD, [dir, 'on']);
     try {
       // Killed in full flight: many batches in, both sizes acknowledged.
       await expect
-        .poll(() => (out.match(/acked/g) ?? []).length + (err === '' ? 0 : 1e9), { timeout: 30_000, interval: 20 })
+        .poll(() => (child.out().match(/acked/g) ?? []).length + (child.err() === '' ? 0 : 1e9), { timeout: 30_000, interval: 20 })
         .toBeGreaterThan(40);
     } finally {
-      child.kill('SIGKILL');
+      child.kill();
     }
-    expect(err).toBe('');
-    expect(await exited).toBe('SIGKILL');
-    const acked = Math.max(...[...out.matchAll(/acked (\d+)/g)].map((m) => Number(m[1])));
+    expect(child.err()).toBe('');
+    expect(await child.exited).toBe('SIGKILL');
+    const acked = Math.max(...[...child.out().matchAll(/acked (\d+)/g)].map((m) => Number(m[1])));
     expect(acked).toBeGreaterThan(3000);
     const db = new SqliteDatabase(join(dir, STORE_FILE));
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
