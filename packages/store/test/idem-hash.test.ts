@@ -9,6 +9,7 @@ import { migrationProvider } from '../src/migrations.ts';
 import { createRepositories, openEmbeddedStore, openImportTarget, openMemoryStore, openSqlite, type StoredMessage } from '../src/index.ts';
 import { idemHash } from '../src/sqlite/idem-hash.ts';
 import { createTestSchema, postgresReachable, TEST_POSTGRES_URL } from '../src/testing.ts';
+import { storedMessage } from './support/seq-message.ts';
 import { openPostgresStore } from '../src/postgres/store.ts';
 import { checkStoreFile, STORE_FILE } from '../src/sqlite/integrity.ts';
 import { IDEMPOTENCY_LOOKUP_SQL } from '../src/sqlite/writer-protocol.ts';
@@ -32,21 +33,12 @@ afterEach(() => {
 });
 
 function message(channelId: string, seq: number, extra: Partial<StoredMessage> = {}): StoredMessage {
-  return {
-    channelId,
-    channelType: 1,
-    messageSeq: seq,
+  return storedMessage(channelId, seq, {
     messageId: (1n << 62n) + BigInt(seq),
     clientMsgNo: `cmn-${seq}`,
-    fromUid: 'alice',
-    setting: 0,
-    flags: 0,
-    expire: 0,
-    topic: '',
-    createdAt: 1_700_000_000_000 + seq,
     payload: new Uint8Array([seq & 0xff, 7]),
     ...extra,
-  };
+  });
 }
 
 const key = (channelId: string, fromUid: string, clientMsgNo: string) => ({ channelId, channelType: 1, fromUid, clientMsgNo });

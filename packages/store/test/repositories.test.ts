@@ -13,6 +13,7 @@ import {
   type StoredMessage,
 } from '../src/index.ts';
 import { createTestSchema, postgresReachable, type TestSchema } from '../src/testing.ts';
+import { storedMessage } from './support/seq-message.ts';
 
 /**
  * The repositories' behaviour, the same on both engines: each suite runs once
@@ -50,21 +51,7 @@ async function openStore(dialect: Dialect): Promise<Harness> {
 }
 
 function message(channelId: string, seq: number, id: bigint, extra: Partial<StoredMessage> = {}): StoredMessage {
-  return {
-    channelId,
-    channelType: 2,
-    messageSeq: seq,
-    messageId: id,
-    clientMsgNo: `c${seq}`,
-    fromUid: 'alice',
-    setting: 0,
-    flags: 0,
-    expire: 0,
-    topic: '',
-    createdAt: 1_700_000_000_000 + seq,
-    payload: new Uint8Array([seq & 0xff, 0, 255]),
-    ...extra,
-  };
+  return storedMessage(channelId, seq, { channelType: 2, messageId: id, payload: new Uint8Array([seq & 0xff, 0, 255]), ...extra });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore, STORE_FILE, type Store, type StoredMessage } from '../src/index.ts';
+import { storedMessage } from './support/seq-message.ts';
 
 /**
  * The embedded store's hand-off to its writer thread (`sqlite/writer.ts`): batches handed over
@@ -14,21 +15,7 @@ import { openEmbeddedStore, STORE_FILE, type Store, type StoredMessage } from '.
  */
 
 function message(channelId: string, seq: number, id: bigint, extra: Partial<StoredMessage> = {}): StoredMessage {
-  return {
-    channelId,
-    channelType: 1,
-    messageSeq: seq,
-    messageId: id,
-    clientMsgNo: `c${seq}`,
-    fromUid: 'alice',
-    setting: 0,
-    flags: 0,
-    expire: 0,
-    topic: '',
-    createdAt: 1_700_000_000_000 + seq,
-    payload: new Uint8Array([seq & 0xff, 1, 2]),
-    ...extra,
-  };
+  return storedMessage(channelId, seq, { messageId: id, payload: new Uint8Array([seq & 0xff, 1, 2]), ...extra });
 }
 
 const dirs: string[] = [];
