@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore, STORE_FILE, type LastSendMark, type Store, type StoredMessage } from '../src/index.ts';
+import { storedMessage } from './support/seq-message.ts';
 import { spawnTsChild } from './support/ts-child.ts';
 
 /**
@@ -18,20 +19,7 @@ import { spawnTsChild } from './support/ts-child.ts';
 const CHILD = fileURLToPath(new URL('./support/append-marks-child.ts', import.meta.url));
 
 function message(channelId: string, seq: number, fromUid: string): StoredMessage {
-  return {
-    channelId,
-    channelType: 2,
-    messageSeq: seq,
-    messageId: 1000n + BigInt(seq),
-    clientMsgNo: `${channelId}-${seq}`,
-    fromUid,
-    setting: 0,
-    flags: 0,
-    expire: 0,
-    topic: '',
-    createdAt: 1_700_000_000_000 + seq,
-    payload: new Uint8Array([seq & 0xff]),
-  };
+  return storedMessage(channelId, seq, { channelType: 2, messageId: 1000n + BigInt(seq), clientMsgNo: `${channelId}-${seq}`, fromUid });
 }
 
 const mark = (channelId: string, uid: string, seq: number): LastSendMark => ({ channelId, channelType: 2, uid, seq });
