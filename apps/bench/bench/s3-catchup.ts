@@ -57,7 +57,7 @@ try {
     }
     reads = 0;
     ackWrites = 0;
-    const meter = startCpuMeter(driver.pid);
+    const meter = startCpuMeter(driver.pid, 'catch-up');
     await pool(rcv, concurrency, (uid, i) =>
       driver.catchUp(uid, 's3src', Math.floor(count / n) + (i < count % n ? 1 : 0), ledger.recipient(uid)),
     );

@@ -32,7 +32,8 @@ const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, a
   --body-bytes N            payload bytes (64)
   --cpu-prof DIR            run Parley under node --cpu-prof, profiles written to DIR
   --perf DIR                sample each Parley server with perf record (kernel and native frames;
-                            node --perf-basic-prof names the JS ones) into DIR/<target>-<scenario>-*.perf.data
+                            node --perf-prof and perf inject --jit name the JS ones) into
+                            DIR/<target>-<scenario>-*.perf.data, its measured phases in *.perf.data.phases
   --parley-node-args=ARGS   extra node options for each Parley server, space-separated
                             (e.g. --parley-node-args=--single-threaded-gc); recorded in the JSON options
   --ref-im DIR              the calibration loop's folder (target ref-im; default: tools/ref-im of the shared folder)
@@ -113,7 +114,7 @@ const options: BenchOptions = {
   syncUsers: num('sync-users', values['sync-users']),
   parleyNodeArgs: [
     ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : []),
-    ...(values.perf ? ['--perf-basic-prof'] : []),
+    ...(values.perf ? ['--perf-prof'] : []),
     ...(values['parley-node-args']?.split(' ').filter(Boolean) ?? []),
   ],
   // Read by Parley's launcher (bin/parley-node), passed on by the driver; recorded with the figures.

@@ -38,6 +38,8 @@ export interface OpenLoopOptions {
   /** How long to wait for the last acks and deliveries after the send window, ms. */
   drainMs: number;
   faults?: Faults;
+  /** What the phase is called where `--perf` lists the measured phases (default: the rate, e.g. `5000 msg/s`). */
+  label?: string;
 }
 
 /** What one phase measured. */
@@ -69,7 +71,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   let failed = 0;
   let lastAckAt = 0;
   let firstError: string | undefined;
-  const meter = startCpuMeter(o.serverPid);
+  const meter = startCpuMeter(o.serverPid, o.label ?? `${o.rate} msg/s`);
   const start = performance.now();
   const sendOne = (s: Stream, body: string): void => {
     const t0 = performance.now();

@@ -137,8 +137,26 @@ export interface CpuMeter {
   read(): CpuReading;
 }
 
-/** Starts measuring `pid` (the server) and this process (the generator) from now. */
-export function startCpuMeter(pid: number): CpuMeter {
+/** One measured phase of a server: its label and when it ran, CLOCK_MONOTONIC nanoseconds (`perf record -k mono`'s clock). */
+export interface MeasuredPhase {
+  label: string;
+  startNs: bigint;
+  endNs: bigint;
+}
+
+const phases = new Map<number, MeasuredPhase[]>();
+
+/** The phases every {@link CpuMeter} of `pid` measured so far, in the order they ended (what `--perf` writes beside its file). */
+export function measuredPhases(pid: number): readonly MeasuredPhase[] {
+  return phases.get(pid) ?? [];
+}
+
+/**
+ * Starts measuring `pid` (the server) and this process (the generator) from now; each `read()`
+ * also records the phase, under `label`, for {@link measuredPhases}.
+ */
+export function startCpuMeter(pid: number, label: string): CpuMeter {
+  const startNs = process.hrtime.bigint();
   const server0 = cpuMs(pid);
   const breakdown0 = cpuBreakdown(pid);
   const genBreakdown0 = cpuBreakdown(process.pid);
@@ -149,6 +167,9 @@ export function startCpuMeter(pid: number): CpuMeter {
   return {
     read() {
       const gen = process.cpuUsage(gen0);
+      const list = phases.get(pid) ?? [];
+      list.push({ label, startNs, endNs: process.hrtime.bigint() });
+      phases.set(pid, list);
       return {
         serverMs: cpuMs(pid) - server0,
         generatorMs: (gen.user + gen.system) / 1000,

@@ -4,13 +4,15 @@
  * loopback ephemeral ports with a fresh temp data dir, plus the HTTP calls the
  * scenarios need (tokens, groups, offline sync).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnTracked, stopChild } from '../children.ts';
 import { pinned } from '../pinning.ts';
+import { measuredPhases } from '../proc-stats.ts';
 import { pool } from '../stats.ts';
 import type { ChildProcess } from 'node:child_process';
 import { listeningEventIn } from '@parley/shared';
@@ -66,12 +68,17 @@ export function startParley(
   const launch = [...wrap, PARLEY_LAUNCHER];
   const [cmd, args] = pin ? pinned(0, launch[0]!, [...launch.slice(1), 'start']) : [launch[0]!, [...launch.slice(1), 'start']];
   const startLimitMs = wrap.length > 0 ? 600_000 : 30_000;
+  // With perf, node writes its JIT dump (--perf-prof) into the server's working directory.
+  const jitDir = perfFile ? perfJitDir(perfFile) : undefined;
+  if (jitDir) mkdirSync(jitDir, { recursive: true });
   const proc = spawnTracked(cmd, args, {
+    ...(jitDir ? { cwd: jitDir } : {}),
     env: {
       // The launcher runs the `node` it finds first: this one.
       PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
       HOME: process.env.HOME ?? '',
-      PARLEY_NODE_FLAGS: nodeArgs.join(' '),
+      // perf needs node's JIT dump to name JavaScript frames (the CLI puts the flag in nodeArgs, where the JSON records it).
+      PARLEY_NODE_FLAGS: [...nodeArgs, ...(perfFile && !nodeArgs.includes('--perf-prof') ? ['--perf-prof'] : [])].join(' '),
       ...(process.env.PARLEY_GC_THREADS ? { PARLEY_GC_THREADS: process.env.PARLEY_GC_THREADS } : {}),
       // WKProto's crypto implementation (the JSON's machine.wkcrypto records the one in use).
       ...(process.env.PARLEY_WKCRYPTO ? { PARLEY_WKCRYPTO: process.env.PARLEY_WKCRYPTO } : {}),
@@ -107,7 +114,7 @@ export function startParley(
       const ev = listeningEventIn(out);
       if (!ev) return;
       clearTimeout(timer);
-      const perf = perfFile ? startPerfRecord(proc.pid!, perfFile) : undefined;
+      const perf = perfFile ? startPerfRecord(proc.pid!, perfRawFile(perfFile)) : undefined;
       resolve({
         proc,
         pid: proc.pid!,
@@ -119,16 +126,61 @@ export function startParley(
           if (perf) await stopChild(perf, 10_000, 'SIGINT');
           await stopChild(proc);
           rmSync(dataDir, { recursive: true, force: true });
+          if (perf && perfFile) finishPerf(perfFile, proc.pid!);
         },
       });
     });
   });
 }
 
-/** `perf record` of `pid` (call graphs, 499 Hz) into `file`, itself on the generator's core 1. */
+/**
+ * `perf record` of `pid` (call graphs, 499 Hz) into `file`, itself on the generator's core 1. Its
+ * clock is CLOCK_MONOTONIC (`-k mono`): the clock of node's JIT dump, which `perf inject --jit`
+ * matches samples against, and of `process.hrtime`, which times the measured phases.
+ */
 function startPerfRecord(pid: number, file: string): ChildProcess {
-  const [cmd, args] = pinned(1, 'perf', ['record', '-F', '499', '-g', '-p', String(pid), '-o', file, '--quiet']);
+  const [cmd, args] = pinned(1, 'perf', ['record', '-k', 'mono', '-F', '499', '-g', '-p', String(pid), '-o', file, '--quiet']);
   return spawnTracked(cmd, args, { stdio: 'ignore' });
+}
+
+/** The folder beside `X.perf.data` where the server runs and its JIT code lands (`X.jit`). */
+const perfJitDir = (perfFile: string): string => resolvePath(perfFile.replace(/\.perf\.data$/, '') + '.jit');
+/** What `perf record` writes before the JIT code is injected. */
+const perfRawFile = (perfFile: string): string => `${perfFile}.raw`;
+
+/**
+ * Makes the recording readable once server and perf have stopped: `perf inject --jit` turns node's
+ * JIT dump (every code object with the time it was made, moved or replaced) into one small ELF
+ * file per code object in the `.jit` folder and names each sample's JavaScript frame by the code
+ * that was at that address at that moment. (`--perf-basic-prof`'s map file, used before, has no
+ * times: an address V8 reused for new code kept the name of whatever was there first.) Then
+ * writes `X.perf.data.phases`: each measured phase as `label<TAB>start,end`, in perf's seconds,
+ * ready for `perf report --time`. If the injection fails, the raw recording is kept as the file
+ * (JavaScript frames unnamed) and the reason goes to stderr.
+ */
+function finishPerf(perfFile: string, pid: number): void {
+  const raw = perfRawFile(perfFile);
+  const jitDir = perfJitDir(perfFile);
+  try {
+    // Without `--buildid-dir /dev/null` (perf's way of saying "keep no copies") perf would copy every
+    // injected file, and node itself, into its build-id cache in ~/.debug: some 150 MB a server.
+    execFileSync('perf', ['--buildid-dir', '/dev/null', 'inject', '--jit', '-i', raw, '-o', perfFile], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    rmSync(raw, { force: true });
+    // The dump was only the injection's input; V8's isolate logs (--perf-prof writes them too) serve nothing here.
+    for (const f of readdirSync(jitDir)) if (/^jit-\d+\.dump$|^isolate-.*\.log$/.test(f)) rmSync(join(jitDir, f), { force: true });
+  } catch (e) {
+    const why = (e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message;
+    process.stderr.write(`perf inject --jit failed (JavaScript frames stay unnamed in ${perfFile}): ${why}\n`);
+    if (existsSync(raw)) renameSync(raw, perfFile);
+  }
+  const seconds = (ns: bigint): string =>
+    `${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n)
+      .padStart(9, '0')
+      .slice(0, 6)}`;
+  const lines = measuredPhases(pid).map((p) => `${p.label}\t${seconds(p.startNs)},${seconds(p.endNs)}\n`);
+  writeFileSync(`${perfFile}.phases`, lines.join(''));
 }
 
 /** Kept-alive connections to the API: the generator pays for TCP set-up once, not per request. */

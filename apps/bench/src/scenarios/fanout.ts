@@ -45,6 +45,7 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
     await runOpenLoop({
       serverPid: driver.pid,
       streams: streamsOf('warm'),
+      label: 'warm-up',
       rate: o.rates[0]!,
       seconds: o.warmupSeconds,
       ledger,

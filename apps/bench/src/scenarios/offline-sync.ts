@@ -89,7 +89,7 @@ export async function runOfflineSync(driver: Driver, o: OfflineSyncOptions): Pro
   const receivers = Array.from({ length: o.users }, (_, i) => receiverOf(i));
   o.log(`  ${driver.name} S3 ${o.messages} messages to ${o.users} offline users`);
   const cpu = await backlogAndCatchUp(driver, o, receivers, o.messages, ledger, async (catchUp) => {
-    const meter = startCpuMeter(driver.pid);
+    const meter = startCpuMeter(driver.pid, 'catch-up');
     await catchUp();
     return meter.read();
   });

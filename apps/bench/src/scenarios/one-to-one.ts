@@ -53,6 +53,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
     await runOpenLoop({
       serverPid: driver.pid,
       streams: streamsOf('warm'),
+      label: 'warm-up',
       rate: warm,
       seconds: o.warmupSeconds,
       ledger,

@@ -147,7 +147,7 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
   const latency = new Samples();
   let conns = new Map<string, Connection>();
   o.log(`  ${driver.name} S4 storm of ${o.count} connections`);
-  const meter = startCpuMeter(driver.pid);
+  const meter = startCpuMeter(driver.pid, 'storm');
   try {
     const limitMs = (o.count * 1000) / o.rate + graceMs;
     const storm = await connectRound(driver, uids, o.concurrency, limitMs, o.rate, latency);
