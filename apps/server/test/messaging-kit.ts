@@ -63,7 +63,7 @@ function textCommand(
 export async function messagingKit(options: { personWhitelistEnabled?: boolean; systemUids?: string[] } = {}) {
   const store: Store = await openMemoryStore();
   const cache = new ChannelCache(store.channels, store.memberships);
-  const queue = new AppendQueue(store.messages, 64);
+  const queue = new AppendQueue(store.messages, 64, undefined, undefined, store.memberships);
   const presence = new Presence();
   const fanout = new Fanout(presence, cache);
   const fanoutErrors: unknown[] = [];
@@ -75,7 +75,6 @@ export async function messagingKit(options: { personWhitelistEnabled?: boolean; 
     snowflake: createSnowflake(1),
     queue,
     fanout,
-    memberships: store.memberships,
     onFanoutError: (err) => fanoutErrors.push(err),
   });
   const channels = new ChannelService(store, queue, cache);

@@ -10,7 +10,13 @@ export { createRepositories, type Repositories } from './repositories/index.ts';
 export type { ChannelFlags, ChannelRow, ChannelRepository, MemberListName } from './repositories/channel.repository.ts';
 export type { CmdBinding, CmdBindingRepository } from './repositories/cmd-binding.repository.ts';
 export type { ConnectRecord, DeviceRecord, DeviceRepository } from './repositories/device.repository.ts';
-export type { DirectoryKey, LastSendMark, MembershipRepository, MembershipRow } from './repositories/membership.repository.ts';
+export type {
+  DirectoryKey,
+  EnsuredMember,
+  LastSendMark,
+  MembershipRepository,
+  MembershipRow,
+} from './repositories/membership.repository.ts';
 export type { MessageEvent, MessageEventRepository } from './repositories/message-event.repository.ts';
 export type { IdempotencyKey, IdempotentHit, MessageRepository, StoredMessage } from './repositories/message.repository.ts';
 export type { SlotLease, SlotLeaseRepository } from './repositories/slot-lease.repository.ts';

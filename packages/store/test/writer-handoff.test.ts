@@ -69,6 +69,32 @@ describe('embedded writer hand-off', () => {
     expect(await store.messages.loadTail('h1', 1)).toBe(5);
   });
 
+  it("makes a batch's memberships in its own transaction: with its rows or not at all; one that exists stays as it was", async () => {
+    const { store } = await open();
+    const checked = store.messages.appendChecked!;
+    const pair = (channelId: string, a: string, b: string) => [
+      { channelId, channelType: 1, uid: a },
+      { channelId, channelType: 1, uid: b },
+    ];
+    const member = (channelId: string, uid: string) => store.memberships.get(channelId, 1, uid);
+    await store.memberships.ensureMembers(pair('p1', 'bob', 'dave'));
+    await store.memberships.raiseReadSeq('p1', 1, 'bob', 5);
+    expect(await checked([message('p2', 1, 21n)], [])).toEqual([]);
+
+    // A batch that fails (seq 1 of p2 is taken) and one that repeats an earlier key (nothing written).
+    const failed = checked([message('p2', 1, 22n, { clientMsgNo: 'other' })], [], pair('p2', 'alice', 'carol'));
+    await expect(failed).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) });
+    const hits = await checked([message('p2', 2, 23n, { clientMsgNo: 'c1' })], [], pair('p2', 'alice', 'erin'));
+    expect(hits.map((h) => h.messageId)).toEqual([21n]);
+    for (const uid of ['alice', 'carol', 'erin']) expect(await member('p2', uid)).toBeUndefined();
+
+    // A batch that commits: its memberships with it, an existing one left as it was.
+    expect(await checked([message('p1', 1, 31n)], [], pair('p1', 'alice', 'bob'))).toEqual([]);
+    expect(await member('p1', 'alice')).toMatchObject({ joinSeq: 1, readSeq: 0, removed: false });
+    expect(await member('p1', 'bob')).toMatchObject({ joinSeq: 1, readSeq: 5 });
+    expect(await member('p1', 'dave')).toMatchObject({ joinSeq: 1 });
+  });
+
   it('closing the store settles every batch handed over before it, committed', async () => {
     const { store, dir } = await open();
     const pending: Promise<unknown>[] = [];

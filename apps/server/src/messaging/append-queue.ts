@@ -1,4 +1,12 @@
-import type { AppendFence, IdempotentHit, LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
+import type {
+  AppendFence,
+  EnsuredMember,
+  IdempotentHit,
+  LastSendMark,
+  MembershipRepository,
+  MessageRepository,
+  StoredMessage,
+} from '@parley/store';
 
 /** A message ready to be sequenced: everything but its seq. */
 export type NewMessage = Omit<StoredMessage, 'messageSeq'>;
@@ -100,6 +108,8 @@ class Pending {
     private readonly onFailed: (err: unknown) => void,
     /** Queued by `append`: its callbacks settle a promise, whose sender resumes a microtask later. */
     readonly viaPromise: boolean,
+    /** Memberships to make sure of before the message is stored (a new person channel's participants). */
+    readonly members: readonly EnsuredMember[] | undefined,
   ) {}
 
   /** `resolve` a microtask from now (the result is the send's from this moment on). */
@@ -288,6 +298,11 @@ export class AppendQueue {
     private readonly maxRows: number,
     private readonly maxTails = 100_000,
     private readonly windowMs = COMMIT_WINDOW_MS,
+    /**
+     * Where a batch's memberships are made sure of when the store cannot take them into the
+     * batch's own transaction (only the embedded store's writer can): before the batch.
+     */
+    private readonly memberships?: Pick<MembershipRepository, 'ensureMembers'>,
   ) {}
 
   /** Messages waiting for the next commit. */
@@ -311,8 +326,15 @@ export class AppendQueue {
     return this.tails.size;
   }
 
-  append(message: NewMessage, markSend: boolean): Promise<AppendResult> {
-    return new Promise((resolve, reject) => this.enqueue(new Pending(message, markSend, performance.now(), resolve, reject, true)));
+  /**
+   * Queues `message`; resolves once it is durable (or found under its idempotency key). `members`
+   * (a new person channel's participants) exist once it resolves: the embedded store creates them
+   * in the batch's own transaction, others just before it.
+   */
+  append(message: NewMessage, markSend: boolean, members?: readonly EnsuredMember[]): Promise<AppendResult> {
+    return new Promise((resolve, reject) =>
+      this.enqueue(new Pending(message, markSend, performance.now(), resolve, reject, true, members)),
+    );
   }
 
   /**
@@ -324,8 +346,14 @@ export class AppendQueue {
    * resolving functions or suspended async frames (less to allocate, and less
    * for each scavenge to copy while commits are in flight).
    */
-  appendThen(message: NewMessage, markSend: boolean, settled: (result: AppendResult) => void, failed: (err: unknown) => void): void {
-    this.enqueue(new Pending(message, markSend, performance.now(), settled, failed, false));
+  appendThen(
+    message: NewMessage,
+    markSend: boolean,
+    settled: (result: AppendResult) => void,
+    failed: (err: unknown) => void,
+    members?: readonly EnsuredMember[],
+  ): void {
+    this.enqueue(new Pending(message, markSend, performance.now(), settled, failed, false, members));
   }
 
   private enqueue(p: Pending): void {
@@ -460,15 +488,23 @@ export class AppendQueue {
     // finds some it writes nothing and the batch is planned again with them, as below.
     const checked = fence === undefined ? this.messages.appendChecked : undefined;
     const earlier = checked ? new Map<string, EarlierMessage>() : await this.findEarlier(batch);
+    let members: EnsuredMember[] | undefined;
+    for (const p of batch) if (p.members) (members ??= []).push(...p.members);
     let plan = this.plan(batch, tailAtStart, earlier);
     if (plan.rows.length > 0) {
-      if (!checked) await this.messages.appendBatch(plan.rows, plan.marks, fence);
-      else {
+      if (!checked) {
+        if (members) {
+          if (!this.memberships)
+            throw new Error('append queue: a send brought memberships to create, and this store has nowhere to put them');
+          await this.memberships.ensureMembers(members);
+        }
+        await this.messages.appendBatch(plan.rows, plan.marks, fence);
+      } else {
         // Each round adds at least one of the batch's keys to `earlier`, so this ends.
-        for (let hits = await checked(plan.rows, plan.marks); hits.length > 0;) {
+        for (let hits = await checked(plan.rows, plan.marks, members); hits.length > 0;) {
           for (const hit of hits) earlier.set(idemKey(hit), hit);
           plan = this.plan(batch, tailAtStart, earlier);
-          hits = plan.rows.length > 0 ? await checked(plan.rows, plan.marks) : [];
+          hits = plan.rows.length > 0 ? await checked(plan.rows, plan.marks, members) : [];
         }
       }
     }

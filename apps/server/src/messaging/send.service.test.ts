@@ -133,9 +133,9 @@ describe("SendService.submit (the gateways' entry)", () => {
   function countPromiseAppends(): { n: number } {
     const count = { n: 0 };
     const append = k.queue.append.bind(k.queue);
-    k.queue.append = (m, markSend) => {
+    k.queue.append = (m, markSend, members) => {
       count.n++;
-      return append(m, markSend);
+      return append(m, markSend, members);
     };
     return count;
   }
@@ -144,9 +144,11 @@ describe("SendService.submit (the gateways' entry)", () => {
     const viaPromise = countPromiseAppends();
     const peer = recordingSession('bob');
     k.presence.add(peer);
-    // The channel's first message makes its person directory (async), the next ones are the common path.
+    // The channel's first message loads its state for the permission check (async); its append
+    // brings both participants' memberships. The next ones are the common path.
     const first = await k.submitText('alice', 'bob', ChannelType.Person, 'one');
     expect(viaPromise.n).toBe(1);
+    for (const uid of ['alice', 'bob']) expect(await k.store.memberships.get(AB, ChannelType.Person, uid)).toMatchObject({ joinSeq: 1 });
     const second = await k.submitText('alice', 'bob', ChannelType.Person, 'two');
     const third = await k.submitText('bob', 'alice', ChannelType.Person, 'three', { session: peer });
     expect(viaPromise.n).toBe(1);

@@ -1,5 +1,5 @@
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, ReasonCode, SYSTEM_UID } from '@parley/shared';
-import type { MembershipRepository } from '@parley/store';
+import type { EnsuredMember } from '@parley/store';
 import type { Refusal } from '../errors.ts';
 import type { AppendQueue, AppendResult, NewMessage } from './append-queue.ts';
 import { Delivery } from './delivery.ts';
@@ -118,7 +118,6 @@ export class SendService {
       snowflake: Snowflake;
       queue: AppendQueue;
       fanout: Fanout;
-      memberships: MembershipRepository;
       events?: MessagingEvents;
       onFanoutError(err: unknown): void;
     },
@@ -143,7 +142,6 @@ export class SendService {
     const target = this.target(cmd);
     if (target === undefined || typeof target === 'number') return false;
     const { channelId, syncOnce, receiverUid, participants } = target;
-    if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID && !this.personDirectory.has(channelId)) return false;
     const checked = checkSendPermission(
       { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
       this.deps,
@@ -156,10 +154,12 @@ export class SendService {
     this.stats.sends++;
     const messageId = this.deps.snowflake.next();
     const now = Date.now();
+    const members = this.newPersonMembers(cmd, channelId, participants);
     this.deps.queue.appendThen(
       this.newMessage(cmd, channelId, syncOnce, messageId, now),
       !syncOnce,
       (result) => {
+        if (members && result.kind === 'appended') this.rememberPerson(channelId);
         let outcome: SendOutcome;
         try {
           outcome = this.committed(cmd, result, messageId, channelId, syncOnce, now, participants);
@@ -176,6 +176,7 @@ export class SendService {
         this.stats.ackErrors++;
         failed(err);
       },
+      members,
     );
     return true;
   }
@@ -217,10 +218,9 @@ export class SendService {
       return { reason: ReasonCode.Success, messageId, messageSeq: 0 };
     }
 
-    if (cmd.channelType === ChannelType.Person && cmd.fromUid !== SYSTEM_UID && !this.personDirectory.has(channelId)) {
-      await this.ensurePersonDirectory(channelId, cmd.channelType);
-    }
-    const result = await this.deps.queue.append(this.newMessage(cmd, channelId, syncOnce, messageId, now), !syncOnce);
+    const members = this.newPersonMembers(cmd, channelId, participants);
+    const result = await this.deps.queue.append(this.newMessage(cmd, channelId, syncOnce, messageId, now), !syncOnce, members);
+    if (members && result.kind === 'appended') this.rememberPerson(channelId);
     return this.committed(cmd, result, messageId, channelId, syncOnce, now, participants);
   }
 
@@ -378,10 +378,27 @@ export class SendService {
     this.deps.onFanoutError(err);
   }
 
-  /** Both participants of a person channel get a membership before its first message. */
-  private async ensurePersonDirectory(channelId: string, channelType: number): Promise<void> {
-    if (this.personDirectory.has(channelId)) return;
-    await this.deps.memberships.ensurePersonMembers(channelId, channelType, personParticipants(channelId)!);
+  /**
+   * Both participants of a person channel this node has not yet seen a message of, as the
+   * memberships its append makes sure of (in the message's own transaction on the embedded
+   * store, just before it on others): from its first message on, both are members. undefined
+   * for any other channel, a known person channel, or a send from the system uid.
+   */
+  private newPersonMembers(
+    cmd: SendCommand,
+    channelId: string,
+    participants: readonly [string, string] | undefined,
+  ): EnsuredMember[] | undefined {
+    if (cmd.channelType !== ChannelType.Person || cmd.fromUid === SYSTEM_UID || this.personDirectory.has(channelId)) return undefined;
+    const [a, b] = participants ?? personParticipants(channelId)!;
+    return [
+      { channelId, channelType: cmd.channelType, uid: a },
+      { channelId, channelType: cmd.channelType, uid: b },
+    ];
+  }
+
+  /** A person channel whose participants are members (its append committed with them). */
+  private rememberPerson(channelId: string): void {
     if (this.personDirectory.size >= 100_000) this.personDirectory.clear();
     this.personDirectory.add(channelId);
   }

@@ -171,16 +171,30 @@ export function createMembershipRepository(db: Db) {
         .execute();
     },
 
-    /** Both participants of a person channel become members (from its first message on). */
-    async ensurePersonMembers(channelId: string, channelType: number, uids: readonly string[]): Promise<void> {
+    /**
+     * Creates each missing membership with join_seq 1 (a person channel's two participants,
+     * from its first message on); one that exists stays as it is.
+     */
+    async ensureMembers(members: readonly EnsuredMember[]): Promise<void> {
+      if (members.length === 0) return;
       const now = Date.now();
       await db
         .insertInto('memberships')
-        .values(uids.map((uid) => ({ channel_id: channelId, channel_type: channelType, uid, join_seq: 1, updated_at: now })))
+        .values(members.map((m) => ({ channel_id: m.channelId, channel_type: m.channelType, uid: m.uid, join_seq: 1, updated_at: now })))
         .onConflict((oc) => oc.doNothing())
         .execute();
     },
   };
+}
+
+/**
+ * A membership an append makes sure of in its own transaction (a person channel's participants
+ * with its first message): created with join_seq 1 when missing, left as it is when present.
+ */
+export interface EnsuredMember {
+  channelId: string;
+  channelType: number;
+  uid: string;
 }
 
 /** One sender's newest ordinary seq in one channel, written with a committed batch. */

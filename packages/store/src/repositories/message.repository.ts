@@ -4,7 +4,7 @@ import type { Dialect } from '../dialect.ts';
 import { StaleEpochError, type AppendFence } from '../errors.ts';
 import { idemHashOf } from '../sqlite/idem-hash.ts';
 import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
-import { markLastSends, type LastSendMark } from './membership.repository.ts';
+import { markLastSends, type EnsuredMember, type LastSendMark } from './membership.repository.ts';
 
 /** A message row as stored. `messageId` is a decimal string when read back. */
 export interface StoredMessage {
@@ -207,9 +207,12 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
      * idempotency key of every row that has one (as `findByIdempotencyKeys`):
      * when none was committed before it commits the batch and resolves to `[]`
      * once durable; otherwise it writes nothing and resolves to the earlier
-     * messages found.
+     * messages found. `members` (a person channel's participants with its first
+     * message) are made sure of in the same transaction, before the rows.
      */
-    appendChecked: undefined as ((rows: readonly StoredMessage[], marks: readonly LastSendMark[]) => Promise<IdempotentHit[]>) | undefined,
+    appendChecked: undefined as
+      | ((rows: readonly StoredMessage[], marks: readonly LastSendMark[], members?: readonly EnsuredMember[]) => Promise<IdempotentHit[]>)
+      | undefined,
 
     /** Messages of one channel with any of the given ids (exact 64-bit). */
     async byIds(channelId: string, channelType: number, ids: readonly bigint[]): Promise<StoredMessage[]> {

@@ -145,7 +145,7 @@ function storeOn(db: Db, raw: SqliteDatabase.Database, health: WriteHealth, writ
     const fenced = repositories.messages.appendBatch;
     repositories.messages.appendBatch = (rows, marks, fence) =>
       fence === undefined || (Array.isArray(fence) && fence.length === 0) ? writer.appendBatch(rows, marks) : fenced(rows, marks, fence);
-    repositories.messages.appendChecked = (rows, marks) => writer.appendBatchChecked(rows, marks);
+    repositories.messages.appendChecked = (rows, marks, members) => writer.appendBatchChecked(rows, marks, members);
     // The writer thread applies committed latest-send marks to `memberships` up to a second
     // later: the reads of memberships add the ones it has not applied yet.
     const { get, pageByUid } = repositories.memberships;

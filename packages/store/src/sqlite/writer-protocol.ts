@@ -55,6 +55,8 @@ export const CHECKPOINTED = 0;
 export const MESSAGE_FIELDS = 13;
 /** Values per mark: channel_id, channel_type, uid, seq (the columns of `pending_marks`). */
 export const MARK_FIELDS = 4;
+/** Values per membership the batch makes sure of: channel_id, channel_type, uid, updated_at (join_seq 1; an existing row stays). */
+export const MEMBER_FIELDS = 4;
 /** Values per idempotency hit: channel_id, channel_type, from_uid, client_msg_no, message_id (decimal text), message_seq, payload. */
 export const HIT_FIELDS = 7;
 
@@ -70,9 +72,12 @@ export const IDEMPOTENCY_LOOKUP_SQL = `select cast(message_id as text) as id_tex
 /**
  * Main → writer. With `check`, the writer first looks up the idempotency key
  * of every message that has one; when any was committed before it writes
- * nothing and answers `hits` instead of `done`.
+ * nothing and answers `hits` instead of `done`. `members` are memberships the
+ * same transaction makes sure of before its messages (a person channel's two
+ * participants with its first message).
  */
-export type WriterRequest = { kind: 'append'; id: number; messages: unknown[]; marks: unknown[]; check: boolean } | { kind: 'close' };
+export type WriterRequest =
+  { kind: 'append'; id: number; messages: unknown[]; marks: unknown[]; members: unknown[]; check: boolean } | { kind: 'close' };
 
 /** Writer → main. */
 export type WriterReply =

@@ -23,6 +23,7 @@ import {
   CHECKPOINTED,
   IDEMPOTENCY_LOOKUP_SQL,
   MARK_FIELDS,
+  MEMBER_FIELDS,
   MESSAGE_FIELDS,
   THREAD_NAMES,
   type WriterInit,
@@ -112,6 +113,14 @@ function runWriter(db: SqliteDatabase.Database): void {
     (logs[rows] ??= db.prepare(
       `insert into pending_marks (channel_id, channel_type, uid, seq) values ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}`,
     ));
+  // A person channel's participants become members in the transaction of its first message; a
+  // membership that exists stays as it is (its join_seq, read state and marks).
+  const ensures: SqliteDatabase.Statement[] = [];
+  const ensureOf = (rows: number) =>
+    (ensures[rows] ??= db.prepare(
+      `insert into memberships (channel_id, channel_type, uid, join_seq, updated_at)
+       values ${Array.from({ length: rows }, () => '(?, ?, ?, 1, ?)').join(', ')} on conflict do nothing`,
+    ));
   const applyPending = db.prepare(
     `update memberships set last_send_seq = p.seq
      from (select channel_id, channel_type, uid, max(seq) as seq from pending_marks group by channel_id, channel_type, uid) as p
@@ -192,31 +201,38 @@ function runWriter(db: SqliteDatabase.Database): void {
     }
     return hits;
   };
-  const append = db.transaction((messages: unknown[], marks: unknown[], check: boolean, applyFirst: boolean): unknown[] | undefined => {
-    if (check) {
-      const hits = hitsOf(messages);
-      // Nothing written yet: the transaction ends without a change (no WAL frame, no fsync).
-      if (hits.length > 0) return hits;
-    }
-    // Overdue marks (their own applies kept failing): applied here, before this batch's own.
-    if (applyFirst) {
-      applyPending.run();
-      clearPending.run();
-    }
-    // Values are bound as arguments, not as one array: better-sqlite3 reads an array's elements
-    // one by one through V8's generic property look-up, its arguments directly.
-    const step = MAX_ROWS_PER_INSERT * MESSAGE_FIELDS;
-    for (let i = 0; i < messages.length; i += step) {
-      const values = i === 0 && messages.length <= step ? messages : messages.slice(i, i + step);
-      insertOf(values.length / MESSAGE_FIELDS).run(...values);
-    }
-    const markStep = MAX_ROWS_PER_INSERT * MARK_FIELDS;
-    for (let i = 0; i < marks.length; i += markStep) {
-      const values = i === 0 && marks.length <= markStep ? marks : marks.slice(i, i + markStep);
-      logOf(values.length / MARK_FIELDS).run(...values);
-    }
-    return undefined;
-  });
+  const append = db.transaction(
+    (messages: unknown[], marks: unknown[], members: unknown[], check: boolean, applyFirst: boolean): unknown[] | undefined => {
+      if (check) {
+        const hits = hitsOf(messages);
+        // Nothing written yet: the transaction ends without a change (no WAL frame, no fsync).
+        if (hits.length > 0) return hits;
+      }
+      // Overdue marks (their own applies kept failing): applied here, before this batch's own.
+      if (applyFirst) {
+        applyPending.run();
+        clearPending.run();
+      }
+      const memberStep = MAX_ROWS_PER_INSERT * MEMBER_FIELDS;
+      for (let i = 0; i < members.length; i += memberStep) {
+        const values = i === 0 && members.length <= memberStep ? members : members.slice(i, i + memberStep);
+        ensureOf(values.length / MEMBER_FIELDS).run(...values);
+      }
+      // Values are bound as arguments, not as one array: better-sqlite3 reads an array's elements
+      // one by one through V8's generic property look-up, its arguments directly.
+      const step = MAX_ROWS_PER_INSERT * MESSAGE_FIELDS;
+      for (let i = 0; i < messages.length; i += step) {
+        const values = i === 0 && messages.length <= step ? messages : messages.slice(i, i + step);
+        insertOf(values.length / MESSAGE_FIELDS).run(...values);
+      }
+      const markStep = MAX_ROWS_PER_INSERT * MARK_FIELDS;
+      for (let i = 0; i < marks.length; i += markStep) {
+        const values = i === 0 && marks.length <= markStep ? marks : marks.slice(i, i + markStep);
+        logOf(values.length / MARK_FIELDS).run(...values);
+      }
+      return undefined;
+    },
+  );
   const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
   /**
    * After a checkpointer pass: copies the frames committed since it (PASSIVE: skips what a
@@ -247,7 +263,7 @@ function runWriter(db: SqliteDatabase.Database): void {
       // Before the transaction: the hashes need no lock.
       fillHashes(m.messages);
       const overdue = marksPending && started - pendingSince >= overdueMs;
-      const hits = append.immediate(m.messages, m.marks, m.check, overdue);
+      const hits = append.immediate(m.messages, m.marks, m.members, m.check, overdue);
       if (hits) reply({ kind: 'hits', id: m.id, hits });
       else {
         const appliedThrough = lastMarked;

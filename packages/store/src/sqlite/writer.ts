@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { LastSendMark } from '../repositories/membership.repository.ts';
+import type { EnsuredMember, LastSendMark } from '../repositories/membership.repository.ts';
 import type { IdempotentHit, StoredMessage } from '../repositories/message.repository.ts';
 import { BUSY_TIMEOUT_MS } from './open.ts';
 import { HIT_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
@@ -246,17 +246,22 @@ export class SqliteWriter {
 
   /** Commits messages and latest-send marks in one transaction; resolves once durable. */
   async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
-    await this.handOver(rows, marks, false);
+    await this.handOver(rows, marks, [], false);
   }
 
   /**
    * The same, but first, in the same transaction, looks up the idempotency key
    * `(channel, from_uid, client_msg_no)` of every row that has one. When none
    * was committed before it commits and resolves to `[]` once durable; else it
-   * writes nothing and resolves to the earlier messages found.
+   * writes nothing and resolves to the earlier messages found. `members` are
+   * made sure of in the same transaction, before the rows.
    */
-  async appendBatchChecked(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<IdempotentHit[]> {
-    const flat = await this.handOver(rows, marks, true);
+  async appendBatchChecked(
+    rows: readonly StoredMessage[],
+    marks: readonly LastSendMark[],
+    members: readonly EnsuredMember[] = [],
+  ): Promise<IdempotentHit[]> {
+    const flat = await this.handOver(rows, marks, members, true);
     const hits: IdempotentHit[] = [];
     if (!flat) return hits;
     for (let i = 0; i < flat.length; i += HIT_FIELDS) {
@@ -273,7 +278,12 @@ export class SqliteWriter {
     return hits;
   }
 
-  private async handOver(rows: readonly StoredMessage[], marks: readonly LastSendMark[], check: boolean): Promise<unknown[] | undefined> {
+  private async handOver(
+    rows: readonly StoredMessage[],
+    marks: readonly LastSendMark[],
+    members: readonly EnsuredMember[],
+    check: boolean,
+  ): Promise<unknown[] | undefined> {
     // The payloads are copied into one buffer of the batch's own, transferred: a payload that is a
     // view (Node's shared allocation pool, a packet's bytes) would otherwise have its whole backing
     // ArrayBuffer copied by the structured clone, once per distinct buffer and batch.
@@ -304,12 +314,17 @@ export class SqliteWriter {
     }
     const flat: unknown[] = [];
     for (const k of marks) flat.push(k.channelId, k.channelType, k.uid, k.seq);
+    const ensured: unknown[] = [];
+    if (members.length > 0) {
+      const now = Date.now();
+      for (const e of members) ensured.push(e.channelId, e.channelType, e.uid, now);
+    }
     const id = this.nextId++;
     let hits: unknown[] | undefined;
     try {
       hits = await new Promise<unknown[] | undefined>((resolve, reject) => {
         this.writer.waiting.set(id, { resolve, reject, marks: marks.length > 0 ? marks : undefined });
-        this.writer.post({ kind: 'append', id, messages, marks: flat, check }, [payloads.buffer]);
+        this.writer.post({ kind: 'append', id, messages, marks: flat, members: ensured, check }, [payloads.buffer]);
       });
     } catch (err) {
       this.health.failed(err);
