@@ -38,6 +38,18 @@ export function createChannelRepository(db: Db) {
         .where('channel_type', '=', channelType),
     ['\u0000channel_id', -0x7fff_fff2] as const,
   );
+  // Read with `get` for every channel the send path meets for the first time (its permission lists).
+  const memberList = compiledOnce(
+    (channelId: string, channelType: number, list: MemberListName) =>
+      db
+        .selectFrom('member_lists')
+        .select('uid')
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('list', '=', list)
+        .orderBy('uid'),
+    ['\u0000channel_id', -0x7fff_fff3, '\u0000list' as MemberListName] as const,
+  );
   return {
     async get(channelId: string, channelType: number): Promise<ChannelRow | undefined> {
       const row = (await db.executeQuery(byKey(channelId, channelType))).rows[0];
@@ -83,14 +95,7 @@ export function createChannelRepository(db: Db) {
     },
 
     async listMembers(channelId: string, channelType: number, list: MemberListName): Promise<string[]> {
-      const rows = await db
-        .selectFrom('member_lists')
-        .select('uid')
-        .where('channel_id', '=', channelId)
-        .where('channel_type', '=', channelType)
-        .where('list', '=', list)
-        .orderBy('uid')
-        .execute();
+      const rows = (await db.executeQuery(memberList(channelId, channelType, list))).rows;
       return rows.map((r) => r.uid);
     },
 

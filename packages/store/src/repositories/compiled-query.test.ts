@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../db.ts';
 import { openMemorySqlite } from '../sqlite/open.ts';
 import { compiledOnce } from './compiled-query.ts';
+import { createChannelRepository } from './channel.repository.ts';
 import { createDeviceRepository } from './device.repository.ts';
+import { createMessageRepository } from './message.repository.ts';
 
 describe('compiledOnce', () => {
   let db: Db;
@@ -26,6 +28,52 @@ describe('compiledOnce', () => {
     expect((await devices.get('b', 0))?.deviceId).toBe('b0');
     expect((await devices.get('a', 0))?.deviceId).toBe('a0');
     expect(await devices.get('b', 1)).toBeUndefined();
+  });
+
+  it("reads a channel's tail (newest seq or its log's floor, the higher) and its member lists, each call with its own channel", async () => {
+    const messages = createMessageRepository(db);
+    const channels = createChannelRepository(db);
+    const row = (channelId: string, seq: number) => ({
+      channel_id: channelId,
+      channel_type: 2,
+      message_seq: seq,
+      message_id: BigInt(seq),
+      client_msg_no: '',
+      from_uid: 'u',
+      setting: 0,
+      flags: 0,
+      expire: 0,
+      topic: '',
+      created_at: 0,
+      payload: new Uint8Array([1]),
+    });
+    await db
+      .insertInto('messages')
+      .values([row('t1', 1), row('t1', 4), row('t2', 9), row('t3', 2)])
+      .execute();
+    await db
+      .insertInto('channel_log')
+      .values([
+        { channel_id: 't2', channel_type: 2, tail_seq: 5 },
+        { channel_id: 't3', channel_type: 2, tail_seq: 30 },
+        { channel_id: 't4', channel_type: 2, tail_seq: 7 },
+      ])
+      .execute();
+    expect(await messages.loadTail('t1', 2)).toBe(4);
+    expect(await messages.loadTail('t2', 2)).toBe(9);
+    expect(await messages.loadTail('t3', 2)).toBe(30);
+    expect(await messages.loadTail('t4', 2)).toBe(7);
+    expect(await messages.loadTail('t1', 1)).toBe(0);
+    expect(await messages.loadTail('none', 2)).toBe(0);
+
+    await channels.addMembers('t1', 2, 'deny', ['zed', 'amy']);
+    await channels.addMembers('t1', 2, 'allow', ['bob']);
+    await channels.addMembers('t2', 2, 'deny', ['cat']);
+    expect(await channels.listMembers('t1', 2, 'deny')).toEqual(['amy', 'zed']);
+    expect(await channels.listMembers('t1', 2, 'allow')).toEqual(['bob']);
+    expect(await channels.listMembers('t2', 2, 'deny')).toEqual(['cat']);
+    expect(await channels.listMembers('t2', 2, 'allow')).toEqual([]);
+    expect(await channels.listMembers('t1', 1, 'deny')).toEqual([]);
   });
 
   it('refuses a query whose parameters are not its marks in order', () => {

@@ -3,6 +3,7 @@ import type { Db } from '../db.ts';
 import type { Dialect } from '../dialect.ts';
 import { StaleEpochError, type AppendFence } from '../errors.ts';
 import { idemHashOf } from '../sqlite/idem-hash.ts';
+import { compiledOnce } from './compiled-query.ts';
 import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
 import { markLastSends, type EnsuredMember, type LastSendMark } from './membership.repository.ts';
 
@@ -81,22 +82,31 @@ function toStored(r: MessageSelect): StoredMessage {
 export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
   // The embedded store indexes idempotency keys by their hash (`sqlite/idem-hash.ts`): its inserts fill it, its look-ups seek by it.
   const sqlite = dialect === 'sqlite';
+  // A channel's tail, read once per channel the send path starts to sequence: its newest seq, or
+  // the floor its log keeps (`channel_log`), whichever is higher; one statement, compiled once.
+  const tailOf = compiledOnce(
+    (channelId: string, channelType: number, logChannelId: string, logChannelType: number) =>
+      db.selectNoFrom((eb) => [
+        eb
+          .selectFrom('messages')
+          .select((m) => m.fn.max('message_seq').as('m'))
+          .where('channel_id', '=', channelId)
+          .where('channel_type', '=', channelType)
+          .as('tail'),
+        eb
+          .selectFrom('channel_log')
+          .select('tail_seq')
+          .where('channel_id', '=', logChannelId)
+          .where('channel_type', '=', logChannelType)
+          .as('floor'),
+      ]),
+    ['\u0000channel_id', -0x7fff_fff4, '\u0000log_channel_id', -0x7fff_fff5] as const,
+  );
   return {
     /** The committed tail of a channel: its highest seq, or the recorded floor when higher. */
     async loadTail(channelId: string, channelType: number): Promise<number> {
-      const row = await db
-        .selectFrom('messages')
-        .select((eb) => eb.fn.max('message_seq').as('tail'))
-        .where('channel_id', '=', channelId)
-        .where('channel_type', '=', channelType)
-        .executeTakeFirst();
-      const floor = await db
-        .selectFrom('channel_log')
-        .select('tail_seq')
-        .where('channel_id', '=', channelId)
-        .where('channel_type', '=', channelType)
-        .executeTakeFirst();
-      return Math.max(Number(row?.tail ?? 0), Number(floor?.tail_seq ?? 0));
+      const row = (await db.executeQuery(tailOf(channelId, channelType, channelId, channelType))).rows[0];
+      return Math.max(Number(row?.tail ?? 0), Number(row?.floor ?? 0));
     },
 
     /**
