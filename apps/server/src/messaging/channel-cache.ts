@@ -103,12 +103,11 @@ export class ChannelCache {
   }
 
   private async load(channelId: string, channelType: number): Promise<ChannelState> {
-    const [info, deny, allow, subscribers] = await Promise.all([
+    const [info, lists, subscribers] = await Promise.all([
       this.channels.get(channelId, channelType),
-      this.channels.listMembers(channelId, channelType, 'deny'),
-      this.channels.listMembers(channelId, channelType, 'allow'),
+      this.channels.permissionLists(channelId, channelType),
       channelType === ChannelType.Person ? Promise.resolve([]) : this.memberships.listLiveUids(channelId, channelType),
     ]);
-    return { info, deny: new Set(deny), allow: new Set(allow), subscribers: new Set(subscribers) };
+    return { info, deny: new Set(lists.deny), allow: new Set(lists.allow), subscribers: new Set(subscribers) };
   }
 }

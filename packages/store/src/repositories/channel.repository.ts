@@ -50,6 +50,17 @@ export function createChannelRepository(db: Db) {
         .orderBy('uid'),
     ['\u0000channel_id', -0x7fff_fff3, '\u0000list' as MemberListName] as const,
   );
+  const denyAndAllow = compiledOnce(
+    (channelId: string, channelType: number, deny: MemberListName, allow: MemberListName) =>
+      db
+        .selectFrom('member_lists')
+        .select(['list', 'uid'])
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('list', 'in', [deny, allow])
+        .orderBy('uid'),
+    ['\u0000channel_id', -0x7fff_fff6, '\u0000deny' as MemberListName, '\u0000allow' as MemberListName] as const,
+  );
   return {
     async get(channelId: string, channelType: number): Promise<ChannelRow | undefined> {
       const row = (await db.executeQuery(byKey(channelId, channelType))).rows[0];
@@ -92,6 +103,15 @@ export function createChannelRepository(db: Db) {
         })
         .onConflict((oc) => oc.columns(['channel_id', 'channel_type']).doUpdateSet(set))
         .execute();
+    },
+
+    /** A channel's deny and allow lists, each sorted, in one statement: what a send's permission check reads. */
+    async permissionLists(channelId: string, channelType: number): Promise<{ deny: string[]; allow: string[] }> {
+      const rows = (await db.executeQuery(denyAndAllow(channelId, channelType, 'deny', 'allow'))).rows;
+      const deny: string[] = [];
+      const allow: string[] = [];
+      for (const r of rows) (r.list === 'deny' ? deny : allow).push(r.uid);
+      return { deny, allow };
     },
 
     async listMembers(channelId: string, channelType: number, list: MemberListName): Promise<string[]> {

@@ -74,6 +74,10 @@ describe('compiledOnce', () => {
     expect(await channels.listMembers('t2', 2, 'deny')).toEqual(['cat']);
     expect(await channels.listMembers('t2', 2, 'allow')).toEqual([]);
     expect(await channels.listMembers('t1', 1, 'deny')).toEqual([]);
+    await channels.addMembers('t1', 2, 'temp', ['tim']);
+    expect(await channels.permissionLists('t1', 2)).toEqual({ deny: ['amy', 'zed'], allow: ['bob'] });
+    expect(await channels.permissionLists('t2', 2)).toEqual({ deny: ['cat'], allow: [] });
+    expect(await channels.permissionLists('t9', 2)).toEqual({ deny: [], allow: [] });
   });
 
   it('refuses a query whose parameters are not its marks in order', () => {
