@@ -382,15 +382,16 @@ export class SendService {
    * Both participants of a person channel this node has not yet seen a message of, as the
    * memberships its append makes sure of (in the message's own transaction on the embedded
    * store, just before it on others): from its first message on, both are members. undefined
-   * for any other channel, a known person channel, or a send from the system uid.
+   * for any other channel (`target` gives only a person channel its participants), a known
+   * person channel, or a send from the system uid.
    */
   private newPersonMembers(
     cmd: SendCommand,
     channelId: string,
     participants: readonly [string, string] | undefined,
   ): EnsuredMember[] | undefined {
-    if (cmd.channelType !== ChannelType.Person || cmd.fromUid === SYSTEM_UID || this.personDirectory.has(channelId)) return undefined;
-    const [a, b] = participants ?? personParticipants(channelId)!;
+    if (participants === undefined || cmd.fromUid === SYSTEM_UID || this.personDirectory.has(channelId)) return undefined;
+    const [a, b] = participants;
     return [
       { channelId, channelType: cmd.channelType, uid: a },
       { channelId, channelType: cmd.channelType, uid: b },

@@ -39,17 +39,6 @@ export function createChannelRepository(db: Db) {
     ['\u0000channel_id', -0x7fff_fff2] as const,
   );
   // Read with `get` for every channel the send path meets for the first time (its permission lists).
-  const memberList = compiledOnce(
-    (channelId: string, channelType: number, list: MemberListName) =>
-      db
-        .selectFrom('member_lists')
-        .select('uid')
-        .where('channel_id', '=', channelId)
-        .where('channel_type', '=', channelType)
-        .where('list', '=', list)
-        .orderBy('uid'),
-    ['\u0000channel_id', -0x7fff_fff3, '\u0000list' as MemberListName] as const,
-  );
   const denyAndAllow = compiledOnce(
     (channelId: string, channelType: number, deny: MemberListName, allow: MemberListName) =>
       db
@@ -115,7 +104,14 @@ export function createChannelRepository(db: Db) {
     },
 
     async listMembers(channelId: string, channelType: number, list: MemberListName): Promise<string[]> {
-      const rows = (await db.executeQuery(memberList(channelId, channelType, list))).rows;
+      const rows = await db
+        .selectFrom('member_lists')
+        .select('uid')
+        .where('channel_id', '=', channelId)
+        .where('channel_type', '=', channelType)
+        .where('list', '=', list)
+        .orderBy('uid')
+        .execute();
       return rows.map((r) => r.uid);
     },
 
