@@ -26,7 +26,7 @@ export async function createServices(config: Config, store: Store, log: Logger) 
   const systemUids = new SystemUidService(store.channels);
   await systemUids.load();
   const cache = new ChannelCache(store.channels, store.memberships);
-  const queue = new AppendQueue(store.messages, config.store.batchMaxRows, undefined, undefined, store.memberships);
+  const queue = new AppendQueue(store.messages, config.store.batchMaxRows);
   /** Observers (webhooks) attach their handlers here. */
   const events: MessagingEvents = {};
   const webhooks = createWebhooks(config.webhook, log);

@@ -63,7 +63,7 @@ function textCommand(
 export async function messagingKit(options: { personWhitelistEnabled?: boolean; systemUids?: string[] } = {}) {
   const store: Store = await openMemoryStore();
   const cache = new ChannelCache(store.channels, store.memberships);
-  const queue = new AppendQueue(store.messages, 64, undefined, undefined, store.memberships);
+  const queue = new AppendQueue(store.messages, 64);
   const presence = new Presence();
   const fanout = new Fanout(presence, cache);
   const fanoutErrors: unknown[] = [];

@@ -8,6 +8,7 @@ import {
   openPostgresStore,
   StaleEpochError,
   type Dialect,
+  type EnsuredMember,
   type LastSendMark,
   type Store,
   type StoredMessage,
@@ -443,6 +444,45 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
       store.messages.appendBatch([message('f1', 4, 1004n)], [], [both[0]!, { slot: 22, epoch: other.epoch + 1 }]),
     ).rejects.toMatchObject({ name: 'StaleEpochError', fence: { slot: 22 }, currentEpoch: other.epoch });
     expect(await store.messages.loadTail('f1', 2)).toBe(3);
+  });
+
+  it.skipIf(skip)('appendBatch: the memberships a batch brings are made in its transaction (marks included), or not at all', async () => {
+    const pair = (channelId: string, a: string, b: string): EnsuredMember[] => [
+      { channelId, channelType: 1, uid: a },
+      { channelId, channelType: 1, uid: b },
+    ];
+    const sent = (channelId: string, seq: number, id: bigint, fromUid: string) => message(channelId, seq, id, { channelType: 1, fromUid });
+    const mark = (channelId: string, uid: string, seq: number): LastSendMark => ({ channelId, channelType: 1, uid, seq });
+    // A new channel: both memberships made with join_seq 1, the sender's carrying the batch's mark; a pair brought twice is made once.
+    await store.messages.appendBatch([sent('m1', 1, 3001n, 'amy'), sent('m1', 2, 3002n, 'amy')], [mark('m1', 'amy', 2)], undefined, [
+      ...pair('m1', 'amy', 'ben'),
+      ...pair('m1', 'amy', 'ben'),
+    ]);
+    expect(await store.memberships.get('m1', 1, 'amy')).toMatchObject({ joinSeq: 1, lastSendSeq: 2, readSeq: 0 });
+    expect(await store.memberships.get('m1', 1, 'ben')).toMatchObject({ joinSeq: 1, lastSendSeq: 0 });
+    // Memberships that exist stay as they are (read state, join_seq); the marks raise them as always.
+    await store.memberships.raiseReadSeq('m1', 1, 'ben', 2);
+    await store.messages.appendBatch([sent('m1', 3, 3003n, 'ben')], [mark('m1', 'ben', 3)], undefined, pair('m1', 'amy', 'ben'));
+    expect(await store.memberships.get('m1', 1, 'ben')).toMatchObject({ joinSeq: 1, readSeq: 2, lastSendSeq: 3 });
+    expect((await store.memberships.get('m1', 1, 'amy'))?.lastSendSeq).toBe(2);
+    // A batch that fails makes none: a taken seq …
+    const clash = await store.messages
+      .appendBatch([sent('m2', 1, 3101n, 'cat'), sent('m1', 1, 3102n, 'amy')], [mark('m2', 'cat', 1)], undefined, pair('m2', 'cat', 'dan'))
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(clash)).toBe(true);
+    expect(await store.memberships.get('m2', 1, 'cat')).toBeUndefined();
+    // … or a stale fence.
+    const lease = (await store.leases.acquire(30, 1, 60_000))!;
+    await expect(
+      store.messages.appendBatch([sent('m2', 1, 3101n, 'cat')], [], { slot: 30, epoch: lease.epoch + 1 }, pair('m2', 'cat', 'dan')),
+    ).rejects.toBeInstanceOf(StaleEpochError);
+    expect(await store.memberships.get('m2', 1, 'dan')).toBeUndefined();
+    // Under a fence that holds, in a batch past one statement's size (PostgreSQL's transaction path).
+    const big = Array.from({ length: 2001 }, (_, i) => sent('m2', i + 1, 4000n + BigInt(i), 'cat'));
+    await store.messages.appendBatch(big, [mark('m2', 'cat', 2001)], { slot: 30, epoch: lease.epoch }, pair('m2', 'cat', 'dan'));
+    expect(await store.memberships.get('m2', 1, 'cat')).toMatchObject({ joinSeq: 1, lastSendSeq: 2001 });
+    expect(await store.memberships.get('m2', 1, 'dan')).toMatchObject({ joinSeq: 1, lastSendSeq: 0 });
+    expect(await store.messages.loadTail('m2', 1)).toBe(2001);
   });
 
   it.skipIf(skip)('cluster nodes: heartbeats by the database clock, restarts, removal', async () => {

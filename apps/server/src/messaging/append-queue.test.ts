@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { openEmbeddedStore, type Store, type StoredMessage } from '@parley/store';
+import { openEmbeddedStore, StaleEpochError, type EnsuredMember, type Store, type StoredMessage } from '@parley/store';
 import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
 
 let store: Store;
@@ -151,6 +151,30 @@ describe('AppendQueue', () => {
     ];
     expect(handed.map((r) => Object.keys(r))).toEqual([columns, columns]);
     expect(handed[1]).toEqual(storedRow(reversed, 2));
+  });
+
+  it('makes the memberships a fenced batch brings in its own transaction: with its rows, or none with a stale fence', async () => {
+    const lease = (await store.leases.acquire(5, 1, 60_000))!;
+    let epoch = lease.epoch;
+    queue.fenceOf = () => ({ slot: 5, epoch });
+    const pair = (channelId: string): EnsuredMember[] => [
+      { channelId, channelType: 1, uid: 'amy' },
+      { channelId, channelType: 1, uid: 'ben' },
+    ];
+    // Two sends of a new person channel in one batch, each bringing the pair.
+    const sent = await Promise.all([
+      queue.append(msg({ channelId: 'p1', channelType: 1, fromUid: 'amy' }), true, pair('p1')),
+      queue.append(msg({ channelId: 'p1', channelType: 1, fromUid: 'amy' }), true, pair('p1')),
+    ]);
+    expect(sent.map((r) => r.kind)).toEqual(['appended', 'appended']);
+    expect(await store.memberships.get('p1', 1, 'amy')).toMatchObject({ joinSeq: 1, lastSendSeq: 2 });
+    expect(await store.memberships.get('p1', 1, 'ben')).toMatchObject({ joinSeq: 1, lastSendSeq: 0 });
+    epoch += 1;
+    await expect(queue.append(msg({ channelId: 'p2', channelType: 1, fromUid: 'amy' }), true, pair('p2'))).rejects.toBeInstanceOf(
+      StaleEpochError,
+    );
+    expect(await store.memberships.get('p2', 1, 'amy')).toBeUndefined();
+    expect(await store.memberships.get('p2', 1, 'ben')).toBeUndefined();
   });
 
   it('resumes above the committed tail in a new queue (as after a restart)', async () => {

@@ -1,12 +1,4 @@
-import type {
-  AppendFence,
-  EnsuredMember,
-  IdempotentHit,
-  LastSendMark,
-  MembershipRepository,
-  MessageRepository,
-  StoredMessage,
-} from '@parley/store';
+import type { AppendFence, EnsuredMember, IdempotentHit, LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
 
 /** A message ready to be sequenced: everything but its seq. */
 export type NewMessage = Omit<StoredMessage, 'messageSeq'>;
@@ -163,6 +155,27 @@ class Pending {
 /** An earlier durable message under an idempotency key. */
 type EarlierMessage = Pick<IdempotentHit, 'messageId' | 'messageSeq' | 'payload'>;
 
+/**
+ * The memberships a batch's sends bring (new person channels' participants), each once: several
+ * sends of one new channel in one batch each bring the same pair. Undefined when none does.
+ */
+function membersOf(batch: readonly Pending[]): EnsuredMember[] | undefined {
+  let members: EnsuredMember[] | undefined;
+  let seen: Set<string> | undefined;
+  for (const p of batch) {
+    if (!p.members) continue;
+    members ??= [];
+    seen ??= new Set();
+    for (const m of p.members) {
+      const key = `${m.channelType}:${m.channelId}\u0000${m.uid}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      members.push(m);
+    }
+  }
+  return members;
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.compare(a, b) === 0;
 }
@@ -298,11 +311,6 @@ export class AppendQueue {
     private readonly maxRows: number,
     private readonly maxTails = 100_000,
     private readonly windowMs = COMMIT_WINDOW_MS,
-    /**
-     * Where a batch's memberships are made sure of when the store cannot take them into the
-     * batch's own transaction (only the embedded store's writer can): before the batch.
-     */
-    private readonly memberships?: Pick<MembershipRepository, 'ensureMembers'>,
   ) {}
 
   /** Messages waiting for the next commit. */
@@ -328,8 +336,8 @@ export class AppendQueue {
 
   /**
    * Queues `message`; resolves once it is durable (or found under its idempotency key). `members`
-   * (a new person channel's participants) exist once it resolves: the embedded store creates them
-   * in the batch's own transaction, others just before it.
+   * (a new person channel's participants) exist once it resolves: every store creates them in the
+   * batch's own transaction.
    */
   append(message: NewMessage, markSend: boolean, members?: readonly EnsuredMember[]): Promise<AppendResult> {
     return new Promise((resolve, reject) =>
@@ -488,17 +496,11 @@ export class AppendQueue {
     // finds some it writes nothing and the batch is planned again with them, as below.
     const checked = fence === undefined ? this.messages.appendChecked : undefined;
     const earlier = checked ? new Map<string, EarlierMessage>() : await this.findEarlier(batch);
-    let members: EnsuredMember[] | undefined;
-    for (const p of batch) if (p.members) (members ??= []).push(...p.members);
+    const members = membersOf(batch);
     let plan = this.plan(batch, tailAtStart, earlier);
     if (plan.rows.length > 0) {
       if (!checked) {
-        if (members) {
-          if (!this.memberships)
-            throw new Error('append queue: a send brought memberships to create, and this store has nowhere to put them');
-          await this.memberships.ensureMembers(members);
-        }
-        await this.messages.appendBatch(plan.rows, plan.marks, fence);
+        await this.messages.appendBatch(plan.rows, plan.marks, fence, members);
       } else {
         // Each round adds at least one of the batch's keys to `earlier`, so this ends.
         for (let hits = await checked(plan.rows, plan.marks, members); hits.length > 0;) {

@@ -96,12 +96,12 @@ export async function openPostgresStore(
   // One statement per batch (one round trip) where it fits; the transaction path otherwise.
   const inTransaction = repositories.messages.appendBatch;
   let lastAppendAt = -Infinity;
-  repositories.messages.appendBatch = (rows, marks, fence) => {
+  repositories.messages.appendBatch = (rows, marks, fence, members = []) => {
     const fences = fence === undefined ? [] : Array.isArray(fence) ? (fence as readonly AppendFence[]) : [fence as AppendFence];
     const done =
-      rows.length === 0 || rows.length > ONE_STATEMENT_ROWS
-        ? inTransaction(rows, marks, fence)
-        : appendInOneStatement(db, rows, marks, fences);
+      rows.length === 0 || rows.length > ONE_STATEMENT_ROWS || members.length > 2 * ONE_STATEMENT_ROWS
+        ? inTransaction(rows, marks, fence, members)
+        : appendInOneStatement(db, rows, marks, fences, members);
     return done.then(() => {
       if (rows.length > 0) lastAppendAt = performance.now();
     });

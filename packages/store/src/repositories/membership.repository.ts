@@ -176,13 +176,7 @@ export function createMembershipRepository(db: Db) {
      * from its first message on); one that exists stays as it is.
      */
     async ensureMembers(members: readonly EnsuredMember[]): Promise<void> {
-      if (members.length === 0) return;
-      const now = Date.now();
-      await db
-        .insertInto('memberships')
-        .values(members.map((m) => ({ channel_id: m.channelId, channel_type: m.channelType, uid: m.uid, join_seq: 1, updated_at: now })))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
+      await ensureMembersIn(db, members);
     },
   };
 }
@@ -206,6 +200,29 @@ export interface LastSendMark {
 }
 
 /** Records each sender's latest send (one statement for the whole batch). */
+/**
+ * Creates each missing membership of `members` with join_seq 1 on `db` (a connection or a
+ * transaction); one that exists stays as it is.
+ */
+export async function ensureMembersIn(db: Db, members: readonly EnsuredMember[]): Promise<void> {
+  const now = Date.now();
+  // 5 parameters a row: well under either engine's limit per statement.
+  for (let i = 0; i < members.length; i += MEMBERS_PER_STATEMENT) {
+    await db
+      .insertInto('memberships')
+      .values(
+        members
+          .slice(i, i + MEMBERS_PER_STATEMENT)
+          .map((m) => ({ channel_id: m.channelId, channel_type: m.channelType, uid: m.uid, join_seq: 1, updated_at: now })),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+}
+
+/** Most memberships one `ensureMembersIn` statement inserts. */
+export const MEMBERS_PER_STATEMENT = 1000;
+
 export async function markLastSends(db: Db, marks: readonly LastSendMark[]): Promise<void> {
   if (marks.length === 0) return;
   const rows = sql.join(

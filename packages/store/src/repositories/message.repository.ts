@@ -5,7 +5,7 @@ import { StaleEpochError, type AppendFence } from '../errors.ts';
 import { idemHashOf } from '../sqlite/idem-hash.ts';
 import { compiledOnce } from './compiled-query.ts';
 import { MESSAGE_BODY_COLUMNS } from '../tables.ts';
-import { markLastSends, type EnsuredMember, type LastSendMark } from './membership.repository.ts';
+import { ensureMembersIn, markLastSends, type EnsuredMember, type LastSendMark } from './membership.repository.ts';
 
 /** A message row as stored. `messageId` is a decimal string when read back. */
 export interface StoredMessage {
@@ -171,11 +171,17 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
      * `StaleEpochError` naming the first stale fence. A `(channel, seq)` taken
      * by another writer rejects with the driver's unique violation
      * (`isUniqueViolation`).
+     *
+     * `members` (a new person channel's participants, with its first message)
+     * are made sure of in the same transaction, before the rows: created with
+     * join_seq 1 when missing (then raised by the batch's marks like any
+     * other), left as they are when present.
      */
     async appendBatch(
       rows: readonly StoredMessage[],
       marks: readonly LastSendMark[],
       fence?: AppendFence | readonly AppendFence[],
+      members: readonly EnsuredMember[] = [],
     ): Promise<void> {
       const fences: readonly AppendFence[] = fence === undefined ? [] : Array.isArray(fence) ? fence : [fence as AppendFence];
       await db.transaction().execute(async (trx) => {
@@ -196,6 +202,7 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
             if (epoch !== f.epoch) throw new StaleEpochError(f, epoch);
           }
         }
+        await ensureMembersIn(trx, members);
         for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
           await trx
             .insertInto('messages')

@@ -143,8 +143,10 @@ function storeOn(db: Db, raw: SqliteDatabase.Database, health: WriteHealth, writ
     // keeps the in-transaction lease check on this connection; SQLite serialises the
     // two writers with its own lock.
     const fenced = repositories.messages.appendBatch;
-    repositories.messages.appendBatch = (rows, marks, fence) =>
-      fence === undefined || (Array.isArray(fence) && fence.length === 0) ? writer.appendBatch(rows, marks) : fenced(rows, marks, fence);
+    repositories.messages.appendBatch = (rows, marks, fence, members) =>
+      fence === undefined || (Array.isArray(fence) && fence.length === 0)
+        ? writer.appendBatch(rows, marks, members)
+        : fenced(rows, marks, fence, members);
     repositories.messages.appendChecked = (rows, marks, members) => writer.appendBatchChecked(rows, marks, members);
     // The writer thread applies committed latest-send marks to `memberships` up to a second
     // later: the reads of memberships add the ones it has not applied yet.

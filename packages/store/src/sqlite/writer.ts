@@ -244,9 +244,9 @@ export class SqliteWriter {
     return new SqliteWriter(writer, checkpointer, health);
   }
 
-  /** Commits messages and latest-send marks in one transaction; resolves once durable. */
-  async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[]): Promise<void> {
-    await this.handOver(rows, marks, [], false);
+  /** Commits messages, latest-send marks and `members` (made sure of, before the rows) in one transaction; resolves once durable. */
+  async appendBatch(rows: readonly StoredMessage[], marks: readonly LastSendMark[], members: readonly EnsuredMember[] = []): Promise<void> {
+    await this.handOver(rows, marks, members, false);
   }
 
   /**
