@@ -273,6 +273,13 @@ describe.skipIf(!pgUp)('the PostgreSQL store', () => {
       const msgs = await reader.repositories.messages.range('abc', 2, 1, 10, 10, false);
       expect(msgs.messages[0]!.messageId).toBe(9_223_372_036_854_775_000n);
       expect(await reader.repositories.messages.loadTail('abc', 2)).toBe(4);
+      expect(
+        await reader.repositories.messages.loadTails([
+          { channelId: 'none', channelType: 2 },
+          { channelId: 'abc', channelType: 2 },
+          { channelId: 'abc', channelType: 1 },
+        ]),
+      ).toEqual([0, 4, 0]);
       await expect(reader.repositories.channels.addSystemUids(['nope'])).rejects.toMatchObject({ code: '25006' });
     } finally {
       await reader.close();

@@ -446,6 +446,16 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(await store.messages.loadTail('f1', 2)).toBe(3);
   });
 
+  it.skipIf(skip)('loadTails: many channels’ tails in the order asked, past one statement’s share', async () => {
+    // 620 channels, channel i holding i % 4 messages (0 to 3).
+    const rows: StoredMessage[] = [];
+    for (let i = 0; i < 620; i++) for (let seq = 1; seq <= i % 4; seq++) rows.push(message(`lt${i}`, seq, 70_000n + BigInt(i * 4 + seq)));
+    await store.messages.appendBatch(rows, []);
+    const asked = Array.from({ length: 620 }, (_, i) => ({ channelId: `lt${619 - i}`, channelType: 2 }));
+    expect(await store.messages.loadTails(asked)).toEqual(asked.map((_, i) => (619 - i) % 4));
+    expect(await store.messages.loadTails([])).toEqual([]);
+  });
+
   it.skipIf(skip)('appendBatch: the memberships a batch brings are made in its transaction (marks included), or not at all', async () => {
     const pair = (channelId: string, a: string, b: string): EnsuredMember[] => [
       { channelId, channelType: 1, uid: a },

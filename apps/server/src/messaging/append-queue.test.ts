@@ -185,6 +185,19 @@ describe('AppendQueue', () => {
     expect(await again.append(msg(), true)).toMatchObject({ messageSeq: 3 });
   });
 
+  it('resumes each channel of a batch above its own committed tail (their tails read together)', async () => {
+    const fresh = new AppendQueue(store.messages, 64);
+    const counts = { a: 3, b: 1, c: 5 };
+    for (const [channelId, n] of Object.entries(counts)) {
+      await Promise.all(Array.from({ length: n }, () => fresh.append(msg({ channelId }), true)));
+    }
+    const again = new AppendQueue(store.messages, 64);
+    const loads = vi.spyOn(store.messages, 'loadTails');
+    const results = await Promise.all(['c', 'new', 'a', 'b', 'a'].map((channelId) => again.append(msg({ channelId }), true)));
+    expect(results.map((r) => (r.kind === 'appended' ? r.messageSeq : -1))).toEqual([6, 1, 4, 2, 5]);
+    expect(loads).toHaveBeenCalledTimes(1);
+  });
+
   it('appendThen: each send gets exactly one callback, after its row is durable; a failed batch calls `failed` once each', async () => {
     const calls: string[] = [];
     const done = new Promise<void>((resolve) => {

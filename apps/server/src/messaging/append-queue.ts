@@ -483,11 +483,22 @@ export class AppendQueue {
   private async commit(batch: Pending[], fence: AppendFence[] | undefined): Promise<void> {
     const started = performance.now();
     const tailAtStart = new Map<string, number>();
+    let unknown: Pending[] | undefined;
     for (const p of batch) {
       const key = p.channel;
       if (tailAtStart.has(key)) continue;
       const known = this.tails.get(key);
-      tailAtStart.set(key, known ?? (await this.tail(p.message.channelId, p.message.channelType)));
+      tailAtStart.set(key, known ?? -1);
+      if (known === undefined) (unknown ??= []).push(p);
+    }
+    // Channels this node sequences for the first time (after a start, or new ones): their tails in
+    // one statement, not one round trip each.
+    if (unknown) {
+      const loaded =
+        unknown.length === 1
+          ? [await this.messages.loadTail(unknown[0]!.message.channelId, unknown[0]!.message.channelType)]
+          : await this.messages.loadTails(unknown.map((p) => p.message));
+      for (let i = 0; i < unknown.length; i++) tailAtStart.set(unknown[i]!.channel, loaded[i]!);
     }
 
     // The embedded store's writer looks the batch's idempotency keys up itself, in the commit's

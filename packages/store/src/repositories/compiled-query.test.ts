@@ -65,6 +65,17 @@ describe('compiledOnce', () => {
     expect(await messages.loadTail('t4', 2)).toBe(7);
     expect(await messages.loadTail('t1', 1)).toBe(0);
     expect(await messages.loadTail('none', 2)).toBe(0);
+    // Several at once: the same answers, in the order asked.
+    expect(
+      await messages.loadTails([
+        { channelId: 't3', channelType: 2 },
+        { channelId: 'none', channelType: 2 },
+        { channelId: 't1', channelType: 2 },
+        { channelId: 't2', channelType: 2 },
+        { channelId: 't4', channelType: 2 },
+        { channelId: 't1', channelType: 1 },
+      ]),
+    ).toEqual([30, 0, 4, 9, 7, 0]);
 
     await channels.addMembers('t1', 2, 'deny', ['zed', 'amy']);
     await channels.addMembers('t1', 2, 'allow', ['bob']);

@@ -45,6 +45,14 @@ export interface IdempotentHit extends IdempotencyKey {
 
 /** Rows per INSERT statement (12 or 13 parameters each; under every dialect's limit). */
 const INSERT_CHUNK = 500;
+/** Channels one `loadTails` statement reads (3 parameters each). */
+const TAIL_CHUNK = 500;
+
+/** A channel, as `loadTails` takes it. */
+export interface ChannelKey {
+  channelId: string;
+  channelType: number;
+}
 
 const messageColumns = [
   'channel_id',
@@ -107,6 +115,31 @@ export function createMessageRepository(db: Db, dialect: Dialect = 'sqlite') {
     async loadTail(channelId: string, channelType: number): Promise<number> {
       const row = (await db.executeQuery(tailOf(channelId, channelType, channelId, channelType))).rows[0];
       return Math.max(Number(row?.tail ?? 0), Number(row?.floor ?? 0));
+    },
+
+    /**
+     * The committed tails of several channels (as `loadTail` each, in the given order), in one
+     * statement per `TAIL_CHUNK` channels: what a commit reads for the channels it sequences
+     * for the first time, one round trip instead of one per channel.
+     */
+    async loadTails(channels: readonly ChannelKey[]): Promise<number[]> {
+      const tails: number[] = [];
+      for (let i = 0; i < channels.length; i += TAIL_CHUNK) {
+        const part = channels.slice(i, i + TAIL_CHUNK);
+        const values = sql.join(
+          part.map((c, j) => sql`(cast(${j} as integer), cast(${c.channelId} as text), cast(${c.channelType} as integer))`),
+        );
+        const { rows } = await sql<{ i: number | string; tail: number | string | null; floor: number | string | null }>`
+          with v(i, channel_id, channel_type) as (values ${values})
+          select v.i as i,
+            (select max(m.message_seq) from messages m where m.channel_id = v.channel_id and m.channel_type = v.channel_type) as tail,
+            (select l.tail_seq from channel_log l where l.channel_id = v.channel_id and l.channel_type = v.channel_type) as floor
+          from v`.execute(db);
+        const found = new Array<number>(part.length).fill(0);
+        for (const r of rows) found[Number(r.i)] = Math.max(Number(r.tail ?? 0), Number(r.floor ?? 0));
+        tails.push(...found);
+      }
+      return tails;
     },
 
     /**
