@@ -199,14 +199,15 @@ export interface LastSendMark {
   seq: number;
 }
 
-/** Records each sender's latest send (one statement for the whole batch). */
+/** Most memberships one `ensureMembersIn` statement inserts (5 parameters each: well under either engine's limit). */
+const MEMBERS_PER_STATEMENT = 1000;
+
 /**
  * Creates each missing membership of `members` with join_seq 1 on `db` (a connection or a
  * transaction); one that exists stays as it is.
  */
 export async function ensureMembersIn(db: Db, members: readonly EnsuredMember[]): Promise<void> {
   const now = Date.now();
-  // 5 parameters a row: well under either engine's limit per statement.
   for (let i = 0; i < members.length; i += MEMBERS_PER_STATEMENT) {
     await db
       .insertInto('memberships')
@@ -220,9 +221,7 @@ export async function ensureMembersIn(db: Db, members: readonly EnsuredMember[])
   }
 }
 
-/** Most memberships one `ensureMembersIn` statement inserts. */
-export const MEMBERS_PER_STATEMENT = 1000;
-
+/** Records each sender's latest send (one statement for the whole batch). */
 export async function markLastSends(db: Db, marks: readonly LastSendMark[]): Promise<void> {
   if (marks.length === 0) return;
   const rows = sql.join(
