@@ -446,6 +446,22 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
     expect(await store.messages.loadTail('f1', 2)).toBe(3);
   });
 
+  it.skipIf(skip)('channels: a row and its deny and allow lists in one statement (permissionState)', async () => {
+    await store.channels.upsert('ps1', 2, { ban: 1, allowStranger: 1 });
+    await store.channels.addMembers('ps1', 2, 'deny', ['zed', 'amy']);
+    await store.channels.addMembers('ps1', 2, 'allow', ['bob']);
+    await store.channels.addMembers('ps1', 2, 'temp', ['tim']);
+    await store.channels.addMembers('ps2', 2, 'allow', ['cy']);
+    const state = await store.channels.permissionState('ps1', 2);
+    expect({ ...state, deny: [...state.deny].sort() }).toEqual({
+      row: { channelId: 'ps1', channelType: 2, ban: 1, disband: 0, large: 0, sendBan: 0, allowStranger: 1 },
+      deny: ['amy', 'zed'],
+      allow: ['bob'],
+    });
+    expect(await store.channels.permissionState('ps2', 2)).toEqual({ row: undefined, deny: [], allow: ['cy'] });
+    expect(await store.channels.permissionState('ps1', 1)).toEqual({ row: undefined, deny: [], allow: [] });
+  });
+
   it.skipIf(skip)('loadTails: many channels’ tails in the order asked, past one statement’s share', async () => {
     // 620 channels, channel i holding i % 4 messages (0 to 3).
     const rows: StoredMessage[] = [];

@@ -103,11 +103,10 @@ export class ChannelCache {
   }
 
   private async load(channelId: string, channelType: number): Promise<ChannelState> {
-    const [info, lists, subscribers] = await Promise.all([
-      this.channels.get(channelId, channelType),
-      this.channels.permissionLists(channelId, channelType),
+    const [state, subscribers] = await Promise.all([
+      this.channels.permissionState(channelId, channelType),
       channelType === ChannelType.Person ? Promise.resolve([]) : this.memberships.listLiveUids(channelId, channelType),
     ]);
-    return { info, deny: new Set(lists.deny), allow: new Set(lists.allow), subscribers: new Set(subscribers) };
+    return { info: state.row, deny: new Set(state.deny), allow: new Set(state.allow), subscribers: new Set(subscribers) };
   }
 }

@@ -86,9 +86,22 @@ describe('compiledOnce', () => {
     expect(await channels.listMembers('t2', 2, 'allow')).toEqual([]);
     expect(await channels.listMembers('t1', 1, 'deny')).toEqual([]);
     await channels.addMembers('t1', 2, 'temp', ['tim']);
-    expect(await channels.permissionLists('t1', 2)).toEqual({ deny: ['amy', 'zed'], allow: ['bob'] });
-    expect(await channels.permissionLists('t2', 2)).toEqual({ deny: ['cat'], allow: [] });
-    expect(await channels.permissionLists('t9', 2)).toEqual({ deny: [], allow: [] });
+    // A channel's row and its deny and allow lists in one statement (no `temp`; no row, no lists: neither).
+    await channels.upsert('t1', 2, { ban: 1, sendBan: 1 });
+    const sorted = (s: { row: unknown; deny: string[]; allow: string[] }) => ({
+      ...s,
+      deny: [...s.deny].sort(),
+      allow: [...s.allow].sort(),
+    });
+    expect(sorted(await channels.permissionState('t1', 2))).toEqual({
+      row: { channelId: 't1', channelType: 2, ban: 1, disband: 0, large: 0, sendBan: 1, allowStranger: 0 },
+      deny: ['amy', 'zed'],
+      allow: ['bob'],
+    });
+    expect(await channels.permissionState('t2', 2)).toEqual({ row: undefined, deny: ['cat'], allow: [] });
+    expect(await channels.permissionState('t1', 1)).toEqual({ row: undefined, deny: [], allow: [] });
+    await channels.upsert('t9', 2, {});
+    expect(await channels.permissionState('t9', 2)).toEqual({ row: await channels.get('t9', 2), deny: [], allow: [] });
   });
 
   it('refuses a query whose parameters are not its marks in order', () => {
