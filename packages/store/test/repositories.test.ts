@@ -149,10 +149,7 @@ describe.each(['sqlite', 'postgres'] as const)('repositories on %s', (dialect) =
       ['pc', 10],
       ['pd', 20],
     ] as const) {
-      await store.memberships.ensureMembers([
-        { channelId: ch, channelType: 1, uid: 'dir' },
-        { channelId: ch, channelType: 1, uid: 'other' },
-      ]);
+      await store.memberships.addMembers(ch, 1, ['dir', 'other'], 1);
       await store.memberships.activate(ch, 1, 'dir', at);
     }
     const all = await store.memberships.pageByUid('dir', undefined, 10);

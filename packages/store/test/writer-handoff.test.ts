@@ -77,7 +77,7 @@ describe('embedded writer hand-off', () => {
       { channelId, channelType: 1, uid: b },
     ];
     const member = (channelId: string, uid: string) => store.memberships.get(channelId, 1, uid);
-    await store.memberships.ensureMembers(pair('p1', 'bob', 'dave'));
+    await store.memberships.addMembers('p1', 1, ['bob', 'dave'], 1);
     await store.memberships.raiseReadSeq('p1', 1, 'bob', 5);
     expect(await checked([message('p2', 1, 21n)], [])).toEqual([]);
 

@@ -492,7 +492,7 @@ export class AppendQueue {
       if (known === undefined) (unknown ??= []).push(p);
     }
     // Channels this node sequences for the first time (after a start, or new ones): their tails in
-    // one statement, not one round trip each.
+    // one statement, not one round trip each (a lone one by `loadTail`'s statement, compiled once).
     if (unknown) {
       const loaded =
         unknown.length === 1

@@ -380,8 +380,8 @@ export class SendService {
 
   /**
    * Both participants of a person channel this node has not yet seen a message of, as the
-   * memberships its append makes sure of (in the message's own transaction on the embedded
-   * store, just before it on others): from its first message on, both are members. undefined
+   * memberships its append makes sure of (in the message's own transaction, on every store):
+   * from its first message on, both are members. undefined
    * for any other channel (`target` gives only a person channel its participants), a known
    * person channel, or a send from the system uid.
    */

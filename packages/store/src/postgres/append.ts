@@ -84,7 +84,7 @@ export async function appendInOneStatement(
           on conflict do nothing returning 1)`
       : sql``;
   const result = await sql<{ ok: boolean; leases: Array<[number, number | string]> | null }>`with ${leases} ${markValues}
-      ins as (insert into messages (${MESSAGE_COLUMNS}) select * from (values ${messageValues(rows)}) as v(${MESSAGE_COLUMNS}) ${fenced ? when : sql``} returning 1)
+      ins as (insert into messages (${MESSAGE_COLUMNS}) select * from (values ${messageValues(rows)}) as v(${MESSAGE_COLUMNS}) ${when} returning 1)
       ${markUpdate}
       ${memberInsert}
     select ${fenced ? sql`(select ok from ok)` : sql`true`} as ok,

@@ -170,14 +170,6 @@ export function createMembershipRepository(db: Db) {
         .where('uid', '=', uid)
         .execute();
     },
-
-    /**
-     * Creates each missing membership with join_seq 1 (a person channel's two participants,
-     * from its first message on); one that exists stays as it is.
-     */
-    async ensureMembers(members: readonly EnsuredMember[]): Promise<void> {
-      await ensureMembersIn(db, members);
-    },
   };
 }
 
