@@ -52,6 +52,44 @@ describe('X25519 key exchange and AES key derivation', () => {
     expect(clientKeyExchange(client.privateKey, server.serverKey, `${server.salt}extra`).aesIv).toBe(server.salt);
   });
 
+  it('makes key pairs without hanging while garbage collections finalize key-generation jobs', async () => {
+    // Node 20 deadlocks when a collection finalizes a key-generation job during a JWK export of
+    // its key (crypto.ts, BASE_POINT); a small young generation makes collections frequent. The
+    // JWK export this replaced hung in every one of eight such runs of 5,000 rounds.
+    const { spawn } = await import('node:child_process');
+    const rounds = 5000;
+    const child = spawn(
+      process.execPath,
+      [
+        '--max-semi-space-size=1',
+        '--import',
+        'tsx',
+        '-e',
+        `import(${JSON.stringify(new URL('./crypto.ts', import.meta.url).href)}).then((m) => {
+          const peer = m.generateKeyPair();
+          for (let i = 0; i < ${rounds}; i++) m.generateKeyPair();
+          m.serverKeyExchange(peer.publicKey);
+          console.log('done');
+        })`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exit = await new Promise<number | string>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve('hung');
+      }, 40_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code ?? 'killed');
+      });
+    });
+    expect(exit).toBe(0);
+    expect(out.trim()).toBe('done');
+  }, 60_000);
+
   it('rejects every client key that is not Standard Base64 of exactly 32 bytes', () => {
     const { privateKey } = generateKeyPair();
     const good = generateKeyPair().publicKey;

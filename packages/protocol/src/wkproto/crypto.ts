@@ -38,19 +38,34 @@ export interface WkKeyPair {
   publicKey: string;
 }
 
+/**
+ * X25519's base point (u = 9). A private key's Diffie-Hellman with it is that key's public key,
+ * which is how the public half is read here: not with `export({ format: 'jwk' })`. On Node 20 a
+ * JWK export holds the key's mutex while it allocates on V8's heap; when that allocation starts a
+ * garbage collection that finalizes the key-generation job the key came from, the job's
+ * destructor takes the same mutex and the thread waits on itself for ever (reproduced: a loop of
+ * `generateKeyPairSync('x25519')` and a JWK export hangs within 5,000 rounds under
+ * `--max-semi-space-size=1`). `diffieHellman` computes with the mutex held but allocates its
+ * result after releasing it.
+ */
+const BASE_POINT = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: 'CQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, format: 'jwk' });
+
+/** Base64Std of the raw 32-byte public key of an X25519 private key. */
+function publicKeyOf(privateKey: KeyObject): string {
+  return diffieHellman({ privateKey, publicKey: BASE_POINT }).toString('base64');
+}
+
 /** Creates a fresh X25519 key pair. */
 export function generateKeyPair(): WkKeyPair {
-  const { privateKey, publicKey } = generateKeyPairSync('x25519');
-  const x = publicKey.export({ format: 'jwk' }).x as string;
-  return { privateKey, publicKey: Buffer.from(x, 'base64url').toString('base64') };
+  const { privateKey } = generateKeyPairSync('x25519');
+  return { privateKey, publicKey: publicKeyOf(privateKey) };
 }
 
 /** Builds a key pair from a raw 32-byte X25519 private scalar (deterministic tests, fixtures). */
 export function keyPairFromPrivate(raw: Uint8Array): WkKeyPair {
   if (raw.length !== 32) throw new WkprotoCryptoError('BAD_PUBLIC_KEY', `private key must be 32 bytes, got ${raw.length}`);
   const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_X25519_PREFIX, raw]), format: 'der', type: 'pkcs8' });
-  const x = createPublicKey(privateKey).export({ format: 'jwk' }).x as string;
-  return { privateKey, publicKey: Buffer.from(x, 'base64url').toString('base64') };
+  return { privateKey, publicKey: publicKeyOf(privateKey) };
 }
 
 /**
