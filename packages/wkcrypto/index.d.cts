@@ -40,6 +40,14 @@ export interface WkcryptoNative {
     end: number,
     out: Uint8Array,
   ): number;
+  /** A fresh X25519 key: its random 32-byte private scalar into `out[0, 32)`, its raw public key into `out[32, 64)`. */
+  x25519KeyPair(out: Uint8Array): void;
+  /**
+   * The server's side of a CONNECT's key exchange: a fresh X25519 key pair whose raw public
+   * key goes to `out[0, 32)` and whose shared secret with `peer` (the client's raw 32-byte
+   * public key) goes to `out[32, 64)`: 0, or -1 when the peer's key is a low-order point.
+   */
+  x25519Exchange(peer: Uint8Array, out: Uint8Array): number;
 }
 
 export const native: WkcryptoNative | undefined;

@@ -4,8 +4,9 @@
  * MD5 over the sign text's ciphertext) and its SEND open (msg_key check, then
  * decryption), and the client's open of a RECV read in place. The JavaScript path in @parley/protocol (src/wkproto/crypto.ts)
  * defines the bytes; this module must produce the same ones, which the
- * protocol package's tests check. AES and MD5 are the OpenSSL that Node itself
- * links and exports.
+ * protocol package's tests check. Also a CONNECT's X25519 key pairs and the
+ * server's shared secret, without Node's key objects. AES, MD5 and X25519 are
+ * the OpenSSL that Node itself links and exports.
  *
  * Each session keeps one encrypting and one decrypting AES-128-CBC context
  * with padding off. Instead of re-initialising a context per message, each
@@ -17,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/crypto.h>
 #include <openssl/md5.h>
+#include <openssl/rand.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +441,80 @@ static napi_value js_open_recv(napi_env env, napi_callback_info info) {
   return open_signed(env, s, NULL, prefix, prefix_len, frame + payload_at, end - payload_at, frame + key_at, MSG_KEY_CHARS, out);
 }
 
+/* A fresh X25519 key: its random scalar into `scalar`, its raw public key into `pub`. NULL when OpenSSL fails. */
+static EVP_PKEY *x25519_new(unsigned char scalar[32], unsigned char pub[32]) {
+  size_t pub_len = 32;
+  EVP_PKEY *key = NULL;
+  if (RAND_bytes(scalar, 32) != 1 || (key = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, scalar, 32)) == NULL ||
+      EVP_PKEY_get_raw_public_key(key, pub, &pub_len) != 1 || pub_len != 32) {
+    EVP_PKEY_free(key);
+    return NULL;
+  }
+  return key;
+}
+
+/* x25519KeyPair(out: Uint8Array(64)) -> undefined: a fresh key's private scalar into out[0, 32), its public key into out[32, 64). */
+static napi_value js_x25519_key_pair(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *out;
+  size_t out_len;
+  if (argc != 1 || bytes_of(env, argv[0], &out, &out_len) || out_len != 64) {
+    napi_throw_type_error(env, NULL, "wkcrypto: x25519KeyPair(out) takes a 64-byte Uint8Array");
+    return NULL;
+  }
+  EVP_PKEY *key = x25519_new(out, out + 32);
+  if (key == NULL) {
+    OPENSSL_cleanse(out, 64);
+    napi_throw_error(env, NULL, "wkcrypto: X25519 key generation failed");
+    return NULL;
+  }
+  EVP_PKEY_free(key);
+  return NULL;
+}
+
+/*
+ * x25519Exchange(peer: Uint8Array(32), out: Uint8Array(64)) -> 0 | -1
+ * The server's side of a CONNECT's key exchange: a fresh X25519 key pair whose
+ * public key goes to out[0, 32) and whose shared secret with `peer` (the
+ * client's raw public key) goes to out[32, 64). -1 when OpenSSL refuses the
+ * peer's key (a low-order point, whose secret would be all zeros). The
+ * private key never leaves this call.
+ */
+static napi_value js_x25519_exchange(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *peer, *out;
+  size_t peer_len, out_len;
+  if (argc != 2 || bytes_of(env, argv[0], &peer, &peer_len) || bytes_of(env, argv[1], &out, &out_len) || peer_len != 32 || out_len != 64) {
+    napi_throw_type_error(env, NULL, "wkcrypto: x25519Exchange(peer, out) takes a 32-byte and a 64-byte Uint8Array");
+    return NULL;
+  }
+  unsigned char scalar[32];
+  EVP_PKEY *mine = x25519_new(scalar, out);
+  OPENSSL_cleanse(scalar, sizeof scalar);
+  if (mine == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: X25519 key generation failed");
+    return NULL;
+  }
+  int status = -1;
+  size_t secret_len = 32;
+  EVP_PKEY *theirs = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer, 32);
+  EVP_PKEY_CTX *derive = theirs == NULL ? NULL : EVP_PKEY_CTX_new(mine, NULL);
+  if (derive != NULL && EVP_PKEY_derive_init(derive) == 1 && EVP_PKEY_derive_set_peer(derive, theirs) == 1 &&
+      EVP_PKEY_derive(derive, out + 32, &secret_len) == 1 && secret_len == 32)
+    status = 0;
+  EVP_PKEY_CTX_free(derive);
+  EVP_PKEY_free(theirs);
+  EVP_PKEY_free(mine);
+  if (status != 0) OPENSSL_cleanse(out + 32, 32);
+  napi_value result;
+  CHECK(napi_create_int32(env, status, &result));
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   for (int v = 0; v < 4096; v++) {
     B64_PAIRS[v][0] = (unsigned char)B64[v >> 6];
@@ -455,6 +531,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sealRecv", NULL, js_seal_recv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openSend", NULL, js_open_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openRecv", NULL, js_open_recv, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"x25519KeyPair", NULL, js_x25519_key_pair, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"x25519Exchange", NULL, js_x25519_exchange, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

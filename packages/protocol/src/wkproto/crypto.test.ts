@@ -55,40 +55,43 @@ describe('X25519 key exchange and AES key derivation', () => {
   it('makes key pairs without hanging while garbage collections finalize key-generation jobs', async () => {
     // Node 20 deadlocks when a collection finalizes a key-generation job during a JWK export of
     // its key (crypto.ts, BASE_POINT); a small young generation makes collections frequent. The
-    // JWK export this replaced hung in every one of eight such runs of 5,000 rounds.
+    // JWK export this replaced hung in every one of eight such runs of 5,000 rounds. Both paths:
+    // Node's key generation (PARLEY_WKCRYPTO=js) and the native one.
     const { spawn } = await import('node:child_process');
     const rounds = 5000;
-    const child = spawn(
-      process.execPath,
-      [
-        '--max-semi-space-size=1',
-        '--import',
-        'tsx',
-        '-e',
-        `import(${JSON.stringify(new URL('./crypto.ts', import.meta.url).href)}).then((m) => {
-          const peer = m.generateKeyPair();
-          for (let i = 0; i < ${rounds}; i++) m.generateKeyPair();
-          m.serverKeyExchange(peer.publicKey);
-          console.log('done');
-        })`,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const exit = await new Promise<number | string>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve('hung');
-      }, 40_000);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve(code ?? 'killed');
+    const run = (implementation: string) => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--max-semi-space-size=1',
+          '--import',
+          'tsx',
+          '-e',
+          `import(${JSON.stringify(new URL('./crypto.ts', import.meta.url).href)}).then((m) => {
+            const peer = m.generateKeyPair();
+            for (let i = 0; i < ${rounds}; i++) m.generateKeyPair();
+            m.serverKeyExchange(peer.publicKey);
+            console.log(m.wkcryptoImplementation.name);
+          })`,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PARLEY_WKCRYPTO: implementation } },
+      );
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      return new Promise<string>((resolve) => {
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve('hung');
+        }, 40_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          resolve(code === 0 ? out.trim() : `exit ${code}`);
+        });
       });
-    });
-    expect(exit).toBe(0);
-    expect(out.trim()).toBe('done');
-  }, 60_000);
+    };
+    expect(await run('js')).toBe('js');
+    if (wkcryptoImplementation.name === 'native') expect(await run('native')).toBe('native');
+  }, 90_000);
 
   it('rejects every client key that is not Standard Base64 of exactly 32 bytes', () => {
     const { privateKey } = generateKeyPair();
@@ -113,6 +116,35 @@ describe('X25519 key exchange and AES key derivation', () => {
     expect(cryptoCode(() => sharedSecret(privateKey, b64(32)))).toBe('no error');
     expect(cryptoCode(() => sharedSecret(privateKey, Buffer.alloc(32).toString('base64')))).toBe('BAD_PUBLIC_KEY');
     expect(cryptoCode(() => serverKeyExchange(b64(31)))).toBe('BAD_PUBLIC_KEY');
+  });
+
+  it('refuses the same low-order client keys whichever path makes the server key pair', () => {
+    // RFC 7748 §5's small-order points (and their non-canonical encodings): their secret is all zeros.
+    const lowOrder = [
+      '0000000000000000000000000000000000000000000000000000000000000000',
+      '0100000000000000000000000000000000000000000000000000000000000000',
+      'e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800',
+      '5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157',
+      'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+      'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+      'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+    ];
+    for (const hex of lowOrder) {
+      const key = h(hex).toString('base64');
+      expect(
+        cryptoCode(() => serverKeyExchange(key)),
+        hex,
+      ).toBe('BAD_PUBLIC_KEY');
+      expect(
+        cryptoCode(() => serverKeyExchange(key, generateKeyPair())),
+        hex,
+      ).toBe('BAD_PUBLIC_KEY');
+    }
+    const client = generateKeyPair();
+    for (let i = 0; i < 20; i++) {
+      const server = serverKeyExchange(client.publicKey);
+      expect(clientKeyExchange(client.privateKey, server.serverKey, server.salt).aesKey).toBe(server.session.aesKey);
+    }
   });
 
   it('salts are 16 characters of [a-zA-Z0-9] and vary', () => {
@@ -553,6 +585,29 @@ describe('native session crypto (@parley/wkcrypto)', () => {
     expect(() => wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, Buffer.alloc(40), out)).toThrow(/does not fit/);
     wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain, out);
     expect(out.subarray(0, t.msgKeyAt).equals(t.frame.subarray(0, t.msgKeyAt))).toBe(true);
+  });
+
+  it.runIf(available)('makes the server key pair and its secret in one native call, as the JavaScript path computes them', async () => {
+    const { createRequire } = await import('node:module');
+    const wk = (createRequire(import.meta.url)('@parley/wkcrypto') as typeof import('@parley/wkcrypto')).native!;
+    const client = generateKeyPair();
+    const seen = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const out = Buffer.alloc(64);
+      expect(wk.x25519Exchange(Buffer.from(client.publicKey, 'base64'), out)).toBe(0);
+      const serverKey = out.toString('base64', 0, 32);
+      seen.add(serverKey);
+      expect(sharedSecret(client.privateKey, serverKey).equals(out.subarray(32))).toBe(true);
+    }
+    expect(seen.size).toBe(20);
+    const pair = Buffer.alloc(64);
+    wk.x25519KeyPair(pair);
+    const mine = keyPairFromPrivate(pair.subarray(0, 32));
+    expect(mine.publicKey).toBe(pair.toString('base64', 32));
+    expect(() => wk.x25519KeyPair(Buffer.alloc(32))).toThrow(/x25519KeyPair/);
+    expect(wk.x25519Exchange(Buffer.alloc(32), Buffer.alloc(64))).toBe(-1);
+    expect(() => wk.x25519Exchange(Buffer.alloc(31), Buffer.alloc(64))).toThrow(/x25519Exchange/);
+    expect(() => wk.x25519Exchange(Buffer.alloc(32), Buffer.alloc(32))).toThrow(/x25519Exchange/);
   });
 
   it('refuses an unknown PARLEY_WKCRYPTO value and reports a missing build when native is required', async () => {
