@@ -149,8 +149,8 @@ describe('stream messages in pulls', () => {
       payload: 'e30=',
     });
     expect(sent.json.reason).toBe(1);
-    const ev = (event_id: string, event_type: string, extra: object = {}) =>
-      post(t.api, '/message/event', {
+    const ev = async (event_id: string, event_type: string, extra: object = {}) => {
+      const r = await post(t.api, '/message/event', {
         channel_id: 'team',
         channel_type: 2,
         from_uid: 'boss',
@@ -159,6 +159,9 @@ describe('stream messages in pulls', () => {
         event_type,
         ...extra,
       });
+      // Each append must be stored: one refused (a 503 while the writer thread committed) showed up only as a shorter text.
+      expect([event_id, r.status, r.json.status]).toEqual([event_id, 200, 200]);
+    };
     await ev('d1', 'stream.delta', { payload: { kind: 'text', delta: 'Hel' } });
     await ev('d2', 'stream.delta', { payload: { kind: 'text', delta: 'lo' } });
     await ev('t1', 'stream.delta', { event_key: 'thinking', payload: 'hmm' });

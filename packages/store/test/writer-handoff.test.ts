@@ -207,4 +207,51 @@ describe('embedded writer hand-off', () => {
     const again = await open(dir);
     expect(await again.store.messages.loadTail('h3', 1)).toBe(1);
   });
+
+  it("a read-then-write transaction on the main connection waits for the writer's commits instead of failing busy", async () => {
+    // An event append reads the message's last event seq, then inserts. Begun deferred, a commit
+    // by the writer thread between the read and the insert made SQLite refuse the upgrade at once
+    // (SQLITE_BUSY_SNAPSHOT: no busy wait applies), so a stream delta was lost with a 503 while
+    // messages were being sent.
+    const { store } = await open();
+    let writing = true;
+    let committed = 0;
+    const sends = (async () => {
+      for (let seq = 1; writing; seq++) {
+        await store.messages.appendBatch([message('w1', seq, BigInt(seq))], []);
+        committed = seq;
+      }
+    })();
+    const failures: string[] = [];
+    const appended: number[] = [];
+    // Appends until the writer has committed 50 batches alongside them (bounded: 2,000 appends).
+    for (let i = 1; committed < 50 && i <= 2_000; i++) {
+      // A pause between appends, so the loop above keeps handing the writer batches.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      try {
+        const e = await store.events.append({
+          channelId: 'g1',
+          channelType: 2,
+          clientMsgNo: 'ai-1',
+          eventId: `d${i}`,
+          eventKey: 'main',
+          eventType: 'stream.delta',
+          fromUid: 'bot',
+          messageId: 1n,
+          visibility: '',
+          occurredAt: 0,
+          payload: '"x"',
+        });
+        appended.push(e.eventSeq);
+      } catch (err) {
+        failures.push((err as { code?: string }).code ?? String(err));
+      }
+    }
+    writing = false;
+    await sends;
+    expect(committed).toBeGreaterThanOrEqual(50);
+    expect(failures).toEqual([]);
+    expect(appended).toEqual(Array.from({ length: appended.length }, (_, i) => i + 1));
+    expect((await store.events.list('g1', 2, 'ai-1', 0, 10_000)).map((e) => e.eventId)).toEqual(appended.map((n) => `d${n}`));
+  });
 });

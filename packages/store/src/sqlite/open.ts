@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import type { Db } from '../db.ts';
 import { migrationProvider } from '../migrations.ts';
 import type { Database } from '../schema.ts';
@@ -74,6 +74,31 @@ function withStatementCache(raw: SqliteDatabase.Database) {
 }
 
 /**
+ * kysely's SQLite driver with transactions begun `immediate`: the write lock
+ * is taken at `begin`, waiting out the busy timeout like any write. Begun
+ * deferred (kysely's default), a transaction that reads before it writes (an
+ * event append reads the message's last event seq, then inserts) holds a read
+ * snapshot, and a commit by the writer thread in between makes SQLite refuse
+ * the upgrade at once with SQLITE_BUSY (no busy wait can help a stale
+ * snapshot): the request failed with a 503 while messages were being sent.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly sqliteConfig: SqliteDialectConfig) {
+    super(sqliteConfig);
+  }
+
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.sqliteConfig);
+  }
+}
+
+/**
  * Opens the file and checks it before anything is written: it must be an
  * SQLite database (with Parley's schema when `mustExist` or `readOnly`) that
  * passes `PRAGMA quick_check`. Every failure is a `StoreIntegrityError` naming
@@ -136,7 +161,7 @@ async function migrate(db: Db, file: string, readOnly: boolean): Promise<void> {
 }
 
 async function openOn(raw: SqliteDatabase.Database, file: string, options: { health?: WriteHealth; readOnly?: boolean }): Promise<Db> {
-  const sqlite = new SqliteDialect({ database: withStatementCache(raw) });
+  const sqlite = new ImmediateSqliteDialect({ database: withStatementCache(raw) });
   const dialect = options.health ? observedDialect(sqlite, options.health, () => raw.inTransaction) : sqlite;
   const db = new Kysely<Database>({ dialect });
   try {
