@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openEmbeddedStore, STORE_FILE, type Store, type StoredMessage } from '../src/index.ts';
+import { openEmbeddedStore, STORE_FILE, type MessageEvent, type Store, type StoredMessage } from '../src/index.ts';
 import { storedMessage } from './support/seq-message.ts';
 
 /**
@@ -16,6 +16,24 @@ import { storedMessage } from './support/seq-message.ts';
 
 function message(channelId: string, seq: number, id: bigint, extra: Partial<StoredMessage> = {}): StoredMessage {
   return storedMessage(channelId, seq, { messageId: id, payload: new Uint8Array([seq & 0xff, 1, 2]), ...extra });
+}
+
+/** A stream event of message `clientMsgNo` in group g1, every other field a plain default. */
+function event(clientMsgNo: string, eventId: string, extra: Partial<Omit<MessageEvent, 'eventSeq' | 'createdAt'>> = {}) {
+  return {
+    channelId: 'g1',
+    channelType: 2,
+    clientMsgNo,
+    eventId,
+    eventKey: 'main',
+    eventType: 'stream.delta',
+    fromUid: 'bot',
+    messageId: 1n,
+    visibility: '',
+    occurredAt: 0,
+    payload: '"x"',
+    ...extra,
+  };
 }
 
 const dirs: string[] = [];
@@ -208,11 +226,9 @@ describe('embedded writer hand-off', () => {
     expect(await again.store.messages.loadTail('h3', 1)).toBe(1);
   });
 
-  it("a read-then-write transaction on the main connection waits for the writer's commits instead of failing busy", async () => {
-    // An event append reads the message's last event seq, then inserts. Begun deferred, a commit
-    // by the writer thread between the read and the insert made SQLite refuse the upgrade at once
-    // (SQLITE_BUSY_SNAPSHOT: no busy wait applies), so a stream delta was lost with a 503 while
-    // messages were being sent.
+  it('stores stream events beside committing message batches, every one, numbered in the order appended', async () => {
+    // Event appends ran on the main connection (read the last seq, then insert): a commit by this
+    // thread between the two refused the insert with SQLITE_BUSY, and a stream delta was lost.
     const { store } = await open();
     let writing = true;
     let committed = 0;
@@ -229,20 +245,7 @@ describe('embedded writer hand-off', () => {
       // A pause between appends, so the loop above keeps handing the writer batches.
       await new Promise((resolve) => setTimeout(resolve, 1));
       try {
-        const e = await store.events.append({
-          channelId: 'g1',
-          channelType: 2,
-          clientMsgNo: 'ai-1',
-          eventId: `d${i}`,
-          eventKey: 'main',
-          eventType: 'stream.delta',
-          fromUid: 'bot',
-          messageId: 1n,
-          visibility: '',
-          occurredAt: 0,
-          payload: '"x"',
-        });
-        appended.push(e.eventSeq);
+        appended.push((await store.events.append(event('ai-1', `d${i}`))).eventSeq);
       } catch (err) {
         failures.push((err as { code?: string }).code ?? String(err));
       }
@@ -253,5 +256,41 @@ describe('embedded writer hand-off', () => {
     expect(failures).toEqual([]);
     expect(appended).toEqual(Array.from({ length: appended.length }, (_, i) => i + 1));
     expect((await store.events.list('g1', 2, 'ai-1', 0, 10_000)).map((e) => e.eventId)).toEqual(appended.map((n) => `d${n}`));
+  });
+
+  it('commits the events of one turn together: numbered per message in order, a repeated id answering the stored event', async () => {
+    const { store, dir } = await open();
+    const first = await store.events.append(event('m1', 'a', { payload: '{"delta":"Hel"}', messageId: 2124331629039063041n }));
+    expect(first).toMatchObject({ eventSeq: 1, eventId: 'a', messageId: 2124331629039063041n, payload: '{"delta":"Hel"}' });
+    // Appended in one turn: one hand-over, one transaction.
+    const turn = await Promise.all([
+      store.events.append(event('m1', 'b')),
+      store.events.append(event('m2', 'a')),
+      store.events.append(event('m1', 'a', { payload: '"other"' })),
+      store.events.append(event('m1', 'c', { eventType: 'stream.close' })),
+      store.events.append(event('m1', 'b', { payload: '"again"' })),
+    ]);
+    expect(turn.map((e) => [e.clientMsgNo, e.eventId, e.eventSeq, e.payload])).toEqual([
+      ['m1', 'b', 2, '"x"'],
+      ['m2', 'a', 1, '"x"'],
+      ['m1', 'a', 1, '{"delta":"Hel"}'],
+      ['m1', 'c', 3, '"x"'],
+      ['m1', 'b', 2, '"x"'],
+    ]);
+    expect(turn[2]).toEqual(first);
+    // Appended right before the store closes: settled, and stored.
+    const last = store.events.append(event('m1', 'd'));
+    await store.close();
+    expect((await last).eventSeq).toBe(4);
+    stores.splice(stores.indexOf(store), 1);
+    const again = await open(dir);
+    const listed = await again.store.events.list('g1', 2, 'm1', 0, 100);
+    expect(listed.map((e) => [e.eventSeq, e.eventId, e.eventType])).toEqual([
+      [1, 'a', 'stream.delta'],
+      [2, 'b', 'stream.delta'],
+      [3, 'c', 'stream.close'],
+      [4, 'd', 'stream.delta'],
+    ]);
+    expect(listed[0]).toEqual(first);
   });
 });

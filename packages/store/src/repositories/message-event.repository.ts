@@ -23,7 +23,11 @@ export interface MessageEvent {
 /** Attempts of one append when another writer took the same event seq or id (not expected under the lock below). */
 const APPEND_ATTEMPTS = 5;
 
-/** Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. */
+/**
+ * Stream events of messages, numbered 1, 2, 3 … per message; idempotent by event id. The
+ * embedded store appends through its writer thread instead (`SqliteWriter.appendEvent`, the
+ * same rules); this `append` serves PostgreSQL and the in-memory store.
+ */
 export function createMessageEventRepository(db: Db, dialect: Dialect = 'sqlite') {
   const columns = [
     'channel_id',

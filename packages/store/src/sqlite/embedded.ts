@@ -148,6 +148,9 @@ function storeOn(db: Db, raw: SqliteDatabase.Database, health: WriteHealth, writ
         ? writer.appendBatch(rows, marks, members)
         : fenced(rows, marks, fence, members);
     repositories.messages.appendChecked = (rows, marks, members) => writer.appendBatchChecked(rows, marks, members);
+    // Stream events too: their commits are the writer's (off the event loop, shared by the events of
+    // one turn), and this connection never writes while the writer does.
+    repositories.events.append = (e) => writer.appendEvent(e);
     // The writer thread applies committed latest-send marks to `memberships` up to a second
     // later: the reads of memberships add the ones it has not applied yet.
     const { get, pageByUid } = repositories.memberships;

@@ -70,6 +70,18 @@ export const IDEMPOTENCY_LOOKUP_SQL = `select cast(message_id as text) as id_tex
      where idem_hash = ? and channel_id = ? and channel_type = ? and from_uid = ? and client_msg_no = ? and client_msg_no <> ''`;
 
 /**
+ * Values per stream event handed to the writer: channel_id, channel_type, client_msg_no, event_id, event_key,
+ * event_type, from_uid, message_id (bigint), visibility, occurred_at, payload (JSON text).
+ */
+export const EVENT_FIELDS = 11;
+/**
+ * Values per stored event the writer answers, in the order of the events handed over: event_seq, event_key,
+ * event_type, from_uid, message_id (decimal text), visibility, occurred_at, payload, created_at; for an event
+ * whose id the message already had, the earlier event's.
+ */
+export const STORED_EVENT_FIELDS = 9;
+
+/**
  * Main → writer. With `check`, the writer first looks up the idempotency key
  * of every message that has one; when any was committed before it writes
  * nothing and answers `hits` instead of `done`. `members` are memberships the
@@ -77,7 +89,10 @@ export const IDEMPOTENCY_LOOKUP_SQL = `select cast(message_id as text) as id_tex
  * participants with its first message).
  */
 export type WriterRequest =
-  { kind: 'append'; id: number; messages: unknown[]; marks: unknown[]; members: unknown[]; check: boolean } | { kind: 'close' };
+  | { kind: 'append'; id: number; messages: unknown[]; marks: unknown[]; members: unknown[]; check: boolean }
+  /** Stream events (`EVENT_FIELDS` values each), appended in order in one transaction. */
+  | { kind: 'events'; id: number; events: unknown[] }
+  | { kind: 'close' };
 
 /** Writer → main. */
 export type WriterReply =
@@ -86,6 +101,8 @@ export type WriterReply =
   /** Every mark of the batches up to `through` (an `append` id) is now in `memberships`. */
   | { kind: 'applied'; through: number }
   | { kind: 'hits'; id: number; hits: unknown[] }
+  /** The events of an `events` request, stored (`STORED_EVENT_FIELDS` values each). */
+  | { kind: 'events'; id: number; stored: unknown[] }
   | { kind: 'failed'; id: number; code: string | undefined; message: string }
   | { kind: 'open-failed'; code: string | undefined; message: string }
   | { kind: 'closed' };

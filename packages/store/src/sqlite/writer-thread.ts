@@ -21,6 +21,7 @@ import { idemHash } from './idem-hash.ts';
 import { WAL_BUFFER_PRAGMA } from './wal-buffer.ts';
 import {
   CHECKPOINTED,
+  EVENT_FIELDS,
   IDEMPOTENCY_LOOKUP_SQL,
   MARK_FIELDS,
   MEMBER_FIELDS,
@@ -233,6 +234,74 @@ function runWriter(db: SqliteDatabase.Database): void {
       return undefined;
     },
   );
+  // Stream events of messages: numbered 1, 2, 3 … per message in the order they are handed over,
+  // idempotent by event id. On this connection, as messages are: the main connection's reads then
+  // never wait for a commit, and a stream's deltas share the writer's commits.
+  const eventById = db.prepare(
+    `select event_seq, event_key, event_type, from_uid, cast(message_id as text) as message_id_text, visibility, occurred_at, payload, created_at
+     from message_events where channel_id = ? and channel_type = ? and client_msg_no = ? and event_id = ?`,
+  );
+  const lastEventSeq = db
+    .prepare('select max(event_seq) from message_events where channel_id = ? and channel_type = ? and client_msg_no = ?')
+    .pluck();
+  const insertEvent = db.prepare(
+    `insert into message_events (channel_id, channel_type, client_msg_no, event_seq, event_id, event_key, event_type, from_uid, message_id, visibility, occurred_at, payload, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  /** Appends the events in order (an event whose id its message has answers the stored one); `STORED_EVENT_FIELDS` values each. */
+  const appendEvents = db.transaction((events: unknown[]): unknown[] => {
+    const stored: unknown[] = [];
+    const createdAt = Date.now();
+    for (let i = 0; i < events.length; i += EVENT_FIELDS) {
+      const [channelId, channelType, clientMsgNo, eventId, eventKey, eventType, fromUid, messageId, visibility, occurredAt, payload] =
+        events.slice(i, i + EVENT_FIELDS);
+      const found = eventById.get(channelId, channelType, clientMsgNo, eventId) as
+        | {
+            event_seq: number;
+            event_key: string;
+            event_type: string;
+            from_uid: string;
+            message_id_text: string;
+            visibility: string;
+            occurred_at: number;
+            payload: string;
+            created_at: number;
+          }
+        | undefined;
+      if (found) {
+        stored.push(
+          found.event_seq,
+          found.event_key,
+          found.event_type,
+          found.from_uid,
+          found.message_id_text,
+          found.visibility,
+          found.occurred_at,
+          found.payload,
+          found.created_at,
+        );
+        continue;
+      }
+      const seq = Number((lastEventSeq.get(channelId, channelType, clientMsgNo) as number | null) ?? 0) + 1;
+      insertEvent.run(
+        channelId,
+        channelType,
+        clientMsgNo,
+        seq,
+        eventId,
+        eventKey,
+        eventType,
+        fromUid,
+        messageId,
+        visibility,
+        occurredAt,
+        payload,
+        createdAt,
+      );
+      stored.push(seq, eventKey, eventType, fromUid, String(messageId), visibility, occurredAt, payload, createdAt);
+    }
+    return stored;
+  });
   const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
   /**
    * After a checkpointer pass: copies the frames committed since it (PASSIVE: skips what a
@@ -256,6 +325,17 @@ function runWriter(db: SqliteDatabase.Database): void {
       db.close();
       reply({ kind: 'closed' });
       port.close();
+      return;
+    }
+    if (m.kind === 'events') {
+      try {
+        reply({ kind: 'events', id: m.id, stored: appendEvents.immediate(m.events) });
+      } catch (err) {
+        const code = codeOf(err);
+        reply({ kind: 'failed', id: m.id, code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+      }
+      followCheckpointer();
+      tryApplyMarks(false);
       return;
     }
     const started = performance.now();

@@ -4,8 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { EnsuredMember, LastSendMark } from '../repositories/membership.repository.ts';
 import type { IdempotentHit, StoredMessage } from '../repositories/message.repository.ts';
+import type { MessageEvent } from '../repositories/message-event.repository.ts';
 import { BUSY_TIMEOUT_MS } from './open.ts';
-import { HIT_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
+import { HIT_FIELDS, STORED_EVENT_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
 import type { WriteHealth } from './write-health.ts';
 
 /**
@@ -101,6 +102,7 @@ class Thread {
           w?.resolve(undefined);
         } else if (m.kind === 'applied') this.onApplied(m.through);
         else if (m.kind === 'hits') this.settle(m.id)?.resolve(m.hits);
+        else if (m.kind === 'events') this.settle(m.id)?.resolve(m.stored);
         else if (m.kind === 'failed') this.settle(m.id)?.reject(new WriterError(m.code, m.message));
         else if (m.kind === 'closed') this.closed?.();
       });
@@ -170,6 +172,14 @@ export class SqliteWriter {
   private unapplied: { batch: number; marks: readonly LastSendMark[] }[] = [];
   /** Raised whenever marks leave `unapplied` (applied to `memberships`): see `readWithMarks`. */
   private applies = 0;
+
+  /** The events appended since the last hand-over, and who waits for each. */
+  private events:
+    | {
+        values: unknown[];
+        waiting: { event: Omit<MessageEvent, 'eventSeq' | 'createdAt'>; resolve(e: MessageEvent): void; reject(err: Error): void }[];
+      }
+    | undefined;
 
   private constructor(
     private readonly writer: Thread,
@@ -337,8 +347,76 @@ export class SqliteWriter {
     return undefined;
   }
 
-  /** Stops both threads after the batches already handed over are settled. */
+  /**
+   * Appends a stream event of a message (numbered after the message's last, or the stored one when
+   * the message has an event with its id); resolves once durable. The events appended in one turn of
+   * the event loop are handed over together and commit in one transaction, in the order appended.
+   */
+  appendEvent(e: Omit<MessageEvent, 'eventSeq' | 'createdAt'>): Promise<MessageEvent> {
+    let batch = this.events;
+    if (!batch) {
+      batch = this.events = { values: [], waiting: [] };
+      setImmediate(() => this.handOverEvents());
+    }
+    batch.values.push(
+      e.channelId,
+      e.channelType,
+      e.clientMsgNo,
+      e.eventId,
+      e.eventKey,
+      e.eventType,
+      e.fromUid,
+      e.messageId,
+      e.visibility,
+      e.occurredAt,
+      e.payload,
+    );
+    const waiting = batch.waiting;
+    return new Promise((resolve, reject) => waiting.push({ event: e, resolve, reject }));
+  }
+
+  private handOverEvents(): void {
+    const batch = this.events;
+    if (!batch) return;
+    this.events = undefined;
+    const id = this.nextId++;
+    const settled = new Promise<unknown[] | undefined>((resolve, reject) => {
+      this.writer.waiting.set(id, { resolve, reject, marks: undefined });
+      this.writer.post({ kind: 'events', id, events: batch.values });
+    });
+    settled.then(
+      (stored) => {
+        this.lastCommitAt = performance.now();
+        if (this.health.failing) this.health.succeeded();
+        batch.waiting.forEach((w, i) => {
+          const at = i * STORED_EVENT_FIELDS;
+          w.resolve({
+            channelId: w.event.channelId,
+            channelType: w.event.channelType,
+            clientMsgNo: w.event.clientMsgNo,
+            eventId: w.event.eventId,
+            eventSeq: stored![at] as number,
+            eventKey: stored![at + 1] as string,
+            eventType: stored![at + 2] as string,
+            fromUid: stored![at + 3] as string,
+            messageId: BigInt(stored![at + 4] as string),
+            visibility: stored![at + 5] as string,
+            occurredAt: stored![at + 6] as number,
+            payload: stored![at + 7] as string,
+            createdAt: stored![at + 8] as number,
+          });
+        });
+      },
+      (err: Error) => {
+        this.health.failed(err);
+        for (const w of batch.waiting) w.reject(err);
+      },
+    );
+  }
+
+  /** Stops both threads after the batches already handed over (and the events appended so far) are settled. */
   async close(): Promise<void> {
+    this.handOverEvents();
     await Promise.allSettled([this.writer.close(), this.checkpointer.close()]);
   }
 }
