@@ -50,7 +50,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const APPENDERS = 4;
 const ROWS_PER_BATCH = 10;
 /** Only ends a wait that never ends when the WAL is not restarted (the failure); nothing is asserted on time. */
-const GIVE_UP_AFTER_MS = 30_000;
+const GIVE_UP_AFTER_MS = 45_000;
 /** The store's `journal_size_limit` (`WAL_SIZE_LIMIT_BYTES`). */
 const WAL_LIMIT = 64 * 1024 * 1024;
 
@@ -130,17 +130,18 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
   const load = await loaded(64);
   try {
     const first = walSequence(load.wal);
-    // Each restart follows a checkpointer pass (one a second).
-    await load.until(() => walSequence(load.wal) - first >= 3);
+    // A restart follows the first checkpointer pass (one a second) over a WAL of 32 MiB or more.
+    await load.until(() => walSequence(load.wal) - first >= 2);
     await load.stop();
 
     // Thousands of commits, each a few pages of the WAL, and yet it was written from its start again and again.
     expect(load.counts.batches).toBeGreaterThan(100);
-    expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(3);
-    // Bounded: about a second of appends (a checkpointer pass a second). The appends fill the WAL as
-    // fast as this machine commits: ~16 MB a second on some hosts, 50–70 MB on others, so the bound
-    // is the larger of the size limit and three seconds of appends at the rate seen before the
-    // first restart; without restarts the file grows by that rate for as long as appends go on.
+    expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(2);
+    // Bounded: 32 MiB and up to about a second of appends (a checkpointer pass a second). The
+    // appends fill the WAL as fast as this machine commits: ~16 MB a second on some hosts, 50–70 MB
+    // on others, so the bound is the larger of the size limit and three seconds of appends at the
+    // rate seen before the first restart; without restarts the file grows by that rate for as long
+    // as appends go on.
     const perSecond = load.walBytesPerSecond();
     expect(perSecond).toBeGreaterThan(0);
     expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, 3 * perSecond!));
@@ -156,7 +157,7 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
   } finally {
     await load.close();
   }
-}, 60_000);
+}, 90_000);
 
 it('lets a reader keep the WAL from restarting, then restarts it and cuts its file back to the limit', async () => {
   // 4 KiB messages: the WAL passes the limit in a few seconds.
@@ -175,7 +176,7 @@ it('lets a reader keep the WAL from restarting, then restarts it and cuts its fi
     expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(seen);
 
     reader.exec('commit');
-    // Small messages again (restarts about once a second from here on).
+    // Small messages again (a restart each time the WAL has grown to 32 MiB again).
     load.sizes.payloadBytes = 64;
     await load.until(() => walSequence(load.wal) - first >= 2);
     await load.stop();
@@ -187,4 +188,4 @@ it('lets a reader keep the WAL from restarting, then restarts it and cuts its fi
     reader.close();
     await load.close();
   }
-}, 90_000);
+}, 120_000);

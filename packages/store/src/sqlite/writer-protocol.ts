@@ -21,11 +21,13 @@ export interface WriterInit {
   walSizeLimitBytes: number;
   /**
    * One Int32 shared by both threads (`CHECKPOINTED`): the checkpointer sets it to 1 after a
-   * pass over a WAL that held frames; the writer, after its next commit, resets it and
-   * checkpoints the few frames appended since, so that its next transaction starts on a fully
-   * copied WAL and SQLite writes the WAL again from its start.
+   * pass over a WAL that held at least `followAfterWalBytes`; the writer, after its next commit,
+   * resets it and checkpoints the frames appended since, so that its next transaction starts on
+   * a fully copied WAL and SQLite writes the WAL again from its start.
    */
   signal: SharedArrayBuffer;
+  /** Checkpointer: how large the WAL grows before the writer is asked to follow a pass, bytes. */
+  followAfterWalBytes: number;
   /**
    * Writer: how long committed latest-send marks may wait in `pending_marks` before they are
    * applied to `memberships` in one transaction of their own, ms.
@@ -45,7 +47,7 @@ export interface WriterInit {
  */
 export const THREAD_NAMES = { writer: 'parley-writer', checkpointer: 'parley-ckpt' } as const;
 
-/** Index in `WriterInit.signal` of the checkpointer's "a pass just ended" flag. */
+/** Index in `WriterInit.signal` of the checkpointer's "a pass over a large WAL just ended" flag. */
 export const CHECKPOINTED = 0;
 
 /**

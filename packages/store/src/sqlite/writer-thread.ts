@@ -9,12 +9,18 @@
  * transaction begins on a WAL whose every frame is copied. Under a steady load
  * the writer commits while the checkpointer copies, so a pass never ends with
  * nothing left, and the WAL file grew by every commit (16 MB/s at 5k
- * messages/s). So after each pass the checkpointer raises a flag and the
- * writer, after its next commit, copies the few frames appended since itself:
- * its next transaction then restarts the WAL.
+ * messages/s). So after a pass over a WAL of `followAfterWalBytes` or more the
+ * checkpointer raises a flag and the writer, after its next commit, copies the
+ * frames appended since itself: its next transaction then restarts the WAL.
+ * That copy ends with an fsync of the database file, the writer's one stall, so
+ * it happens only once the WAL is that large (every few seconds under load, not
+ * after every pass); and since a pass that does not catch up leaves its pages
+ * unsynced (SQLite syncs the database only at the end of a checkpoint that
+ * copied everything), the checkpointer syncs them itself, so that the writer's
+ * fsync waits for its own pages only.
  * Imports only node and better-sqlite3, so it runs compiled or under tsx.
  */
-import { writeFileSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import { idemHash } from './idem-hash.ts';
@@ -380,15 +386,23 @@ function runWriter(db: SqliteDatabase.Database): void {
 
 function runCheckpointer(db: SqliteDatabase.Database): void {
   const checkpoint = db.prepare<[], { busy: number; log: number; checkpointed: number }>('pragma wal_checkpoint(PASSIVE)');
+  /** The WAL's size in frames at which the writer is asked to follow a pass (each frame: its page and a 24-byte header). */
+  const followAfterFrames = Math.max(1, Math.floor(init.followAfterWalBytes / ((db.pragma('page_size', { simple: true }) as number) + 24)));
+  /** The database file, for syncing what a pass copied (an fsync of any descriptor of a file syncs the file). */
+  const dbFile = openSync(init.file, 'r');
   /** The WAL's frames and those copied after the previous pass: the same again means nothing was written since. */
   let last = { log: -1, checkpointed: -1 };
   const timer = setInterval(() => {
     try {
       const r = checkpoint.get();
       if (!r || r.busy !== 0) return;
-      // A WAL with frames, changed since the last pass: let the writer copy what came after this pass.
-      if (r.log > 0 && (r.log !== last.log || r.checkpointed !== last.checkpointed)) Atomics.store(signal, CHECKPOINTED, 1);
+      const changed = r.log !== last.log || r.checkpointed !== last.checkpointed;
       last = { log: r.log, checkpointed: r.checkpointed };
+      if (!changed || r.log === 0) return;
+      // A pass that did not catch up: SQLite left what it copied unsynced; sync it here, off the writer.
+      if (r.checkpointed < r.log) fdatasyncSync(dbFile);
+      // A large WAL: let the writer copy what came after this pass, so that the WAL restarts.
+      if (r.log >= followAfterFrames) Atomics.store(signal, CHECKPOINTED, 1);
     } catch {
       // Busy or failing: the next round tries again; the writer reports storage failures.
     }
@@ -396,6 +410,7 @@ function runCheckpointer(db: SqliteDatabase.Database): void {
   port.on('message', (m: WriterRequest) => {
     if (m.kind !== 'close') return;
     clearInterval(timer);
+    closeSync(dbFile);
     db.close();
     reply({ kind: 'closed' });
     port.close();

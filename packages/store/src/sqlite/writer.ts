@@ -25,12 +25,24 @@ const MARK_APPLY_MS = 1000;
 /**
  * The size the WAL file is cut back to when SQLite starts writing it from its
  * start again, bytes (`PRAGMA journal_size_limit`). Under a steady load the
- * writer restarts the WAL about once per checkpoint pass, so the file stays
- * near one second of appends (about 16 MiB at 5k messages/s) and is reused in
- * place. Only a WAL that grew past this (a reader kept it from being restarted
- * during a burst) is truncated, so the disk it took is given back.
+ * writer restarts the WAL once it has grown to `FOLLOW_AFTER_WAL_BYTES`, so the
+ * file stays near that size and is reused in place. Only a WAL that grew past
+ * this (a reader kept it from being restarted during a burst) is truncated, so
+ * the disk it took is given back.
  */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How large the WAL grows under load before the writer copies the frames a
+ * checkpointer pass left behind so that it restarts, bytes (half the size
+ * limit, so a restarted file is rarely cut back). That copy ends with an fsync
+ * of the database file that stalls the writer: 1–15 ms on a fast disk, 15–70
+ * ms on a slow one. Following every pass (once a second), a bench run of S1 at
+ * 5k and 10k msg/s had 28 such stalls, 181–199 ms in all; following only once
+ * the WAL holds this much, 14, 120–130 ms in all (BENCHMARKS.md, twenty-first
+ * round).
+ */
+const FOLLOW_AFTER_WAL_BYTES = 32 * 1024 * 1024;
 
 /**
  * Heap bounds of each thread, MiB. They hold a few prepared statements and one
@@ -240,6 +252,7 @@ export class SqliteWriter {
       checkpointEveryMs: CHECKPOINT_EVERY_MS,
       markApplyMs,
       walSizeLimitBytes: WAL_SIZE_LIMIT_BYTES,
+      followAfterWalBytes: FOLLOW_AFTER_WAL_BYTES,
       walBuffer,
       signal: new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT),
     };
