@@ -132,6 +132,13 @@ describe('stream events', () => {
     expect((await post(t.api, '/message/event', { ...base, headers: {} })).json).toEqual(legacy('message event headers are not supported'));
     expect((await post(t.api, '/message/event', { ...base, event_type: 'poke' })).json).toEqual(legacy('unknown event_type "poke"'));
     expect((await post(t.api, '/message/event', { ...base, client_msg_no: '' })).json).toEqual(legacy('client_msg_no不能为空！'));
+    // An id past int64, appended in the same turn as a good event: refused alone, the other stored.
+    const [tooLarge, good] = await Promise.all([
+      post(t.api, '/message/event', { ...base, client_msg_no: 'big', message_id: '9223372036854775808' }),
+      post(t.api, '/message/event', { ...base, client_msg_no: 'big', event_id: 'ok', message_id: '9223372036854775807' }),
+    ]);
+    expect(tooLarge.json).toEqual(legacy('message_id exceeds the largest 64-bit message id'));
+    expect(good.json).toMatchObject({ status: 200, data: { msg_event_seq: 1 } });
     expect((await post(t.api, '/message/eventsync', { channel_id: 'team', channel_type: 2, client_msg_no: '' })).json).toEqual(
       legacy('client_msg_no不能为空！'),
     );

@@ -23,6 +23,9 @@ function toResp(e: MessageEvent): MessageEventResp {
   };
 }
 
+/** Largest message id a store keeps (a signed 64-bit column). */
+const MAX_MESSAGE_ID = (1n << 63n) - 1n;
+
 /** The message's key every event operation names, checked in WuKongIM's order. */
 function checkMessageKey(b: { channel_id: string; channel_type: number; client_msg_no: string }): void {
   if (b.channel_id.trim() === '') throw invalid('channel_id不能为空！');
@@ -38,11 +41,14 @@ export function createEventApi(events: EventService) {
       checkMessageKey(b);
       if (b.event_id.trim() === '') throw invalid('event_id不能为空！');
       if (b.event_type.trim() === '') throw invalid('event_type不能为空！');
+      const messageId = b.message_id === undefined ? 0n : BigInt(b.message_id);
+      // Refused here, not by the store: events of one event-loop turn share a transaction.
+      if (messageId > MAX_MESSAGE_ID) throw invalid('message_id exceeds the largest 64-bit message id');
       const r = await events.append({
         channelId: b.channel_id.trim(),
         channelType: b.channel_type,
         fromUid: (b.from_uid ?? '').trim(),
-        messageId: b.message_id === undefined ? 0n : BigInt(b.message_id),
+        messageId,
         clientMsgNo: b.client_msg_no.trim(),
         eventId: b.event_id.trim(),
         eventType: b.event_type.trim(),
