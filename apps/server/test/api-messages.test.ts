@@ -89,6 +89,12 @@ describe.each(STORE_DRIVERS)('store: %s', (driver) => {
       expect(seqsOf(r)).toEqual([1, 3, 5]);
       expect(rawMessageIds(r.text)).toEqual([ids[0], ids[2], ids[4]]);
     });
+    it('selects nothing by an id past int64 (no message can have it) instead of failing', async () => {
+      const body = `{"login_uid":"b","channel_id":"g","channel_type":2,"message_ids":["99999999999999999999",${ids[0]}]}`;
+      const r = await post(t.api, '/messages', body, true);
+      expect(r.status).toBe(200);
+      expect(rawMessageIds(r.text)).toEqual([ids[0]]);
+    });
     it('refuses more than 128 selectors explicitly', async () => {
       const r = await post(t.api, '/messages', {
         login_uid: 'b',

@@ -1,4 +1,11 @@
-import type { EventSyncBody, EventSyncResult, MessageEventBody, MessageEventResp, MessageEventResult } from '@parley/shared';
+import {
+  MAX_MESSAGE_ID,
+  type EventSyncBody,
+  type EventSyncResult,
+  type MessageEventBody,
+  type MessageEventResp,
+  type MessageEventResult,
+} from '@parley/shared';
 import type { MessageEvent } from '@parley/store';
 import { invalid } from '../errors.ts';
 import type { EventService } from '../messaging/event.service.ts';
@@ -22,9 +29,6 @@ function toResp(e: MessageEvent): MessageEventResp {
     payload: JSON.parse(e.payload) as unknown,
   };
 }
-
-/** Largest message id a store keeps (a signed 64-bit column). */
-const MAX_MESSAGE_ID = (1n << 63n) - 1n;
 
 /** The message's key every event operation names, checked in WuKongIM's order. */
 function checkMessageKey(b: { channel_id: string; channel_type: number; client_msg_no: string }): void {

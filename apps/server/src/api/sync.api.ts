@@ -1,13 +1,14 @@
-import type {
-  ChannelQuery,
-  ExactQueryBody,
-  ExactQueryResult,
-  LastMessageResult,
-  MaxMessageSeqResult,
-  MessageSyncBatchBody,
-  MessageSyncBatchResult,
-  MessageSyncBody,
-  MessageSyncResult,
+import {
+  MAX_MESSAGE_ID,
+  type ChannelQuery,
+  type ExactQueryBody,
+  type ExactQueryResult,
+  type LastMessageResult,
+  type MaxMessageSeqResult,
+  type MessageSyncBatchBody,
+  type MessageSyncBatchResult,
+  type MessageSyncBody,
+  type MessageSyncResult,
 } from '@parley/shared';
 import { invalid } from '../errors.ts';
 import type { SyncRequest, SyncService } from '../messaging/sync.service.ts';
@@ -87,7 +88,8 @@ export function createSyncApi(sync: SyncService) {
         loginUid,
         channelId: b.channel_id.trim(),
         channelType: b.channel_type,
-        messageIds: (b.message_ids ?? []).map((id) => BigInt(id)),
+        // An id past int64 selects nothing (no message has it); the store could not bind it.
+        messageIds: (b.message_ids ?? []).map((id) => BigInt(id)).filter((id) => id <= MAX_MESSAGE_ID),
         messageSeqs: b.message_seqs ?? [],
         clientMsgNos: b.client_msg_nos ?? [],
       });

@@ -19,6 +19,9 @@ export const UidList = Type.Array(Id, { maxItems: MAX_UIDS_PER_REQUEST });
  */
 export const Int64 = Type.Unsafe<bigint>({ type: 'integer', description: '64-bit integer, exact' });
 
+/** The largest message id a store keeps (a signed 64-bit column); a body may name larger ones. */
+export const MAX_MESSAGE_ID = (1n << 63n) - 1n;
+
 /** A sequence number: unsigned, exact within 2^53. */
 export const Seq = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 
