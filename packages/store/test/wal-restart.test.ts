@@ -53,6 +53,8 @@ const ROWS_PER_BATCH = 10;
 const GIVE_UP_AFTER_MS = 45_000;
 /** The store's `journal_size_limit` (`WAL_SIZE_LIMIT_BYTES`). */
 const WAL_LIMIT = 64 * 1024 * 1024;
+/** The WAL size at which the writer follows a checkpointer pass so that the WAL restarts (`FOLLOW_AFTER_WAL_BYTES`). */
+const FOLLOW_AFTER = 32 * 1024 * 1024;
 
 /** A store on a fresh data directory, fed by `APPENDERS` loops appending batches (of `sizes.payloadBytes` each) until `stop()`. */
 async function loaded(payloadBytes: number) {
@@ -137,14 +139,14 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
     // Thousands of commits, each a few pages of the WAL, and yet it was written from its start again and again.
     expect(load.counts.batches).toBeGreaterThan(100);
     expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(2);
-    // Bounded: 32 MiB and up to about a second of appends (a checkpointer pass a second). The
-    // appends fill the WAL as fast as this machine commits: ~16 MB a second on some hosts, 50–70 MB
-    // on others, so the bound is the larger of the size limit and three seconds of appends at the
-    // rate seen before the first restart; without restarts the file grows by that rate for as long
-    // as appends go on.
+    // Bounded: 32 MiB and about a second of appends (a checkpointer pass a second). The appends
+    // fill the WAL as fast as this machine commits: ~16 MB a second on some hosts, 50–70 MB on
+    // others, so the bound is the larger of the size limit and 32 MiB plus three seconds of appends
+    // at the rate seen before the first restart (a pass may come late on a loaded machine); without
+    // restarts the file grows by that rate for as long as appends go on.
     const perSecond = load.walBytesPerSecond();
     expect(perSecond).toBeGreaterThan(0);
-    expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, 3 * perSecond!));
+    expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, FOLLOW_AFTER + 3 * perSecond!));
 
     // Every acknowledged message is there, read by a connection of its own.
     const reader = new SqliteDatabase(join(load.dir, 'parley.db'), { readonly: true });
