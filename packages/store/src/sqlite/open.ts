@@ -161,7 +161,9 @@ async function migrate(db: Db, file: string, readOnly: boolean): Promise<void> {
 }
 
 async function openOn(raw: SqliteDatabase.Database, file: string, options: { health?: WriteHealth; readOnly?: boolean }): Promise<Db> {
-  const sqlite = new ImmediateSqliteDialect({ database: withStatementCache(raw) });
+  // A read-only connection's transactions only read: begun deferred, they hold no write lock up.
+  const config = { database: withStatementCache(raw) };
+  const sqlite = options.readOnly ? new SqliteDialect(config) : new ImmediateSqliteDialect(config);
   const dialect = options.health ? observedDialect(sqlite, options.health, () => raw.inTransaction) : sqlite;
   const db = new Kysely<Database>({ dialect });
   try {

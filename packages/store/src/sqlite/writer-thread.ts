@@ -43,7 +43,11 @@ const init = workerData as WriterInit;
 const MAX_ROWS_PER_INSERT = 64;
 const port = parentPort!;
 const reply = (m: WriterReply) => port.postMessage(m);
-const codeOf = (err: unknown) => (err as { code?: unknown }).code;
+/** What a `failed` or `open-failed` reply says of `err`: SQLite's code (`SQLITE_FULL`, …) when it has one, and its message. */
+const failure = (err: unknown) => {
+  const code = (err as { code?: unknown }).code;
+  return { code: typeof code === 'string' ? code : undefined, message: (err as Error).message };
+};
 /**
  * The connection's page cache, KiB (SQLite's default is 16 MB). At the end of
  * almost every commit SQLite visits every page its cache holds (the walk in
@@ -89,8 +93,7 @@ try {
       throw new Error(`the WAL buffer is not SQLite's VFS on the writer thread (${WAL_BUFFER_PRAGMA} answered ${String(state)})`);
   }
 } catch (err) {
-  const code = codeOf(err);
-  reply({ kind: 'open-failed', code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+  reply({ kind: 'open-failed', ...failure(err) });
   process.exit(1);
 }
 
@@ -243,10 +246,13 @@ function runWriter(db: SqliteDatabase.Database): void {
   // Stream events of messages: numbered 1, 2, 3 … per message in the order they are handed over,
   // idempotent by event id. On this connection, as messages are: the main connection's reads then
   // never wait for a commit, and a stream's deltas share the writer's commits.
-  const eventById = db.prepare(
-    `select event_seq, event_key, event_type, from_uid, cast(message_id as text) as message_id_text, visibility, occurred_at, payload, created_at
-     from message_events where channel_id = ? and channel_type = ? and client_msg_no = ? and event_id = ?`,
-  );
+  // The stored event's values in `STORED_EVENT_FIELDS` order.
+  const eventById = db
+    .prepare(
+      `select event_seq, event_key, event_type, from_uid, cast(message_id as text), visibility, occurred_at, payload, created_at
+       from message_events where channel_id = ? and channel_type = ? and client_msg_no = ? and event_id = ?`,
+    )
+    .raw();
   const lastEventSeq = db
     .prepare('select max(event_seq) from message_events where channel_id = ? and channel_type = ? and client_msg_no = ?')
     .pluck();
@@ -261,31 +267,9 @@ function runWriter(db: SqliteDatabase.Database): void {
     for (let i = 0; i < events.length; i += EVENT_FIELDS) {
       const [channelId, channelType, clientMsgNo, eventId, eventKey, eventType, fromUid, messageId, visibility, occurredAt, payload] =
         events.slice(i, i + EVENT_FIELDS);
-      const found = eventById.get(channelId, channelType, clientMsgNo, eventId) as
-        | {
-            event_seq: number;
-            event_key: string;
-            event_type: string;
-            from_uid: string;
-            message_id_text: string;
-            visibility: string;
-            occurred_at: number;
-            payload: string;
-            created_at: number;
-          }
-        | undefined;
+      const found = eventById.get(channelId, channelType, clientMsgNo, eventId) as unknown[] | undefined;
       if (found) {
-        stored.push(
-          found.event_seq,
-          found.event_key,
-          found.event_type,
-          found.from_uid,
-          found.message_id_text,
-          found.visibility,
-          found.occurred_at,
-          found.payload,
-          found.created_at,
-        );
+        stored.push(...found);
         continue;
       }
       const seq = Number((lastEventSeq.get(channelId, channelType, clientMsgNo) as number | null) ?? 0) + 1;
@@ -337,13 +321,15 @@ function runWriter(db: SqliteDatabase.Database): void {
       try {
         reply({ kind: 'events', id: m.id, stored: appendEvents.immediate(m.events) });
       } catch (err) {
-        const code = codeOf(err);
-        reply({ kind: 'failed', id: m.id, code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+        reply({ kind: 'failed', id: m.id, ...failure(err) });
       }
-      followCheckpointer();
-      tryApplyMarks(false);
-      return;
-    }
+    } else appendMessages(m);
+    // After the reply: the batch's acknowledgement does not wait for either.
+    followCheckpointer();
+    tryApplyMarks(false);
+  });
+  /** Commits a batch of messages and answers `done`, `hits` or `failed`. */
+  function appendMessages(m: Extract<WriterRequest, { kind: 'append' }>): void {
     const started = performance.now();
     try {
       // Before the transaction: the hashes need no lock.
@@ -366,19 +352,14 @@ function runWriter(db: SqliteDatabase.Database): void {
         if (overdue) reply({ kind: 'applied', through: appliedThrough });
       }
     } catch (err) {
-      const code = codeOf(err);
-      reply({ kind: 'failed', id: m.id, code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+      reply({ kind: 'failed', id: m.id, ...failure(err) });
     }
-    // After the reply: the batch's acknowledgement does not wait for either.
-    followCheckpointer();
-    tryApplyMarks(false);
-  });
+  }
   // What a crash left in `pending_marks`, before the first batch.
   try {
     maybeApplyMarks(true);
   } catch (err) {
-    const code = codeOf(err);
-    reply({ kind: 'open-failed', code: typeof code === 'string' ? code : undefined, message: (err as Error).message });
+    reply({ kind: 'open-failed', ...failure(err) });
     process.exit(1);
   }
   reply({ kind: 'ready' });

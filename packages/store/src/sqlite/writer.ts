@@ -343,21 +343,38 @@ export class SqliteWriter {
       for (const e of members) ensured.push(e.channelId, e.channelType, e.uid, now);
     }
     const id = this.nextId++;
-    let hits: unknown[] | undefined;
+    const hits = await this.request(
+      { kind: 'append', id, messages, marks: flat, members: ensured, check },
+      marks.length > 0 ? marks : undefined,
+      [payloads.buffer],
+    );
+    // A transaction that found earlier messages wrote nothing: it proves no write works again.
+    if (hits) return hits;
+    this.committed();
+    return undefined;
+  }
+
+  /** Hands `m` to the writer thread and waits for its answer; a failure is reported to write health. */
+  private async request(
+    m: WriterRequest & { id: number },
+    marks: readonly LastSendMark[] | undefined,
+    transfer?: ArrayBuffer[],
+  ): Promise<unknown[] | undefined> {
     try {
-      hits = await new Promise<unknown[] | undefined>((resolve, reject) => {
-        this.writer.waiting.set(id, { resolve, reject, marks: marks.length > 0 ? marks : undefined });
-        this.writer.post({ kind: 'append', id, messages, marks: flat, members: ensured, check }, [payloads.buffer]);
+      return await new Promise<unknown[] | undefined>((resolve, reject) => {
+        this.writer.waiting.set(m.id, { resolve, reject, marks });
+        this.writer.post(m, transfer);
       });
     } catch (err) {
       this.health.failed(err);
       throw err;
     }
-    // A transaction that found earlier messages wrote nothing: it proves no write works again.
-    if (hits) return hits;
+  }
+
+  /** A transaction the writer thread committed: the store can write (see `embedded.ts`' write probe). */
+  private committed(): void {
     this.lastCommitAt = performance.now();
     if (this.health.failing) this.health.succeeded();
-    return undefined;
   }
 
   /**
@@ -392,15 +409,9 @@ export class SqliteWriter {
     const batch = this.events;
     if (!batch) return;
     this.events = undefined;
-    const id = this.nextId++;
-    const settled = new Promise<unknown[] | undefined>((resolve, reject) => {
-      this.writer.waiting.set(id, { resolve, reject, marks: undefined });
-      this.writer.post({ kind: 'events', id, events: batch.values });
-    });
-    settled.then(
+    this.request({ kind: 'events', id: this.nextId++, events: batch.values }, undefined).then(
       (stored) => {
-        this.lastCommitAt = performance.now();
-        if (this.health.failing) this.health.succeeded();
+        this.committed();
         batch.waiting.forEach((w, i) => {
           const at = i * STORED_EVENT_FIELDS;
           w.resolve({
@@ -421,7 +432,6 @@ export class SqliteWriter {
         });
       },
       (err: Error) => {
-        this.health.failed(err);
         for (const w of batch.waiting) w.reject(err);
       },
     );
