@@ -18,12 +18,23 @@
  * runs under callgrind (`PARLEY_BENCH_SERVER_WRAP`, see
  * bench/callgrind-group-server.sh).
  *
+ * It also prints the server's CPU (all its threads, from `/proc`) per 1,000
+ * deliveries of the measured phase and each thread group's part: fixed work
+ * in a closed loop, 200,000 deliveries with 200 members and 1,000 messages,
+ * where S2's phase holds 30,000 read in 10 ms ticks. Eight runs of one build
+ * read 10.0-11.7 ms (S2's figure moved 18.8-26.6 over six runs on the same
+ * host), so a change to the delivery path needs alternated runs, or
+ * callgrind's counts, to show. Pin it away from the server's core:
+ *
+ *   taskset -c 1 node --conditions=@parley/source --import tsx bench/group-deliveries.ts jsonrpc 200 1000
+ *
  *   node --conditions=@parley/source --import tsx bench/group-deliveries.ts jsonrpc 50 400
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
+import { cpuBreakdown } from '../src/proc-stats.ts';
 import { encodeBody, PhaseLedgers } from '../src/ledger.ts';
 import type { Connection, Deliveries } from '../src/drivers/types.ts';
 
@@ -97,8 +108,20 @@ try {
   };
   await run('warm', WARMUP);
   await dump();
+  const before = cpuBreakdown(driver.pid);
   await run('measured', messages);
+  const after = cpuBreakdown(driver.pid);
   await dump();
+  const deliveries = messages * members;
+  const spent = (key: string): number => (after[key] ?? 0) - (before[key] ?? 0);
+  const threads = Object.keys(after)
+    .filter((k) => k.startsWith('thread:'))
+    .map((k) => `${k.slice(7)} ${spent(k).toFixed(0)}`)
+    .join(', ');
+  process.stdout.write(
+    `${protocol} ${members} members × ${messages} messages: server CPU ${(((spent('user') + spent('sys')) * 1000) / deliveries).toFixed(2)} ms per 1k deliveries` +
+      ` (user ${spent('user').toFixed(0)}, sys ${spent('sys').toFixed(0)} ms; ${threads})\n`,
+  );
   for (const c of [...conns, pub]) c.close();
 } finally {
   await driver.stop();
