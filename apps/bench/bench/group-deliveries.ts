@@ -22,9 +22,10 @@
  * deliveries of the measured phase and each thread group's part: fixed work
  * in a closed loop, 200,000 deliveries with 200 members and 1,000 messages,
  * where S2's phase holds 30,000 read in 10 ms ticks. Eight runs of one build
- * read 10.0-11.7 ms (S2's figure moved 18.8-26.6 over six runs on the same
- * host), so a change to the delivery path needs alternated runs, or
- * callgrind's counts, to show. Pin it away from the server's core:
+ * read 10.0-11.7 ms (S2's JSON-RPC figure moved 20.3-26.3 over seven runs of
+ * that build on the same host), so a change to the delivery path still needs
+ * alternated runs, or callgrind's counts, to show. Pin it away from the
+ * server's core:
  *
  *   taskset -c 1 node --conditions=@parley/source --import tsx bench/group-deliveries.ts jsonrpc 200 1000
  *
