@@ -19,8 +19,9 @@
  * bench/callgrind-group-server.sh).
  *
  * It also prints the server's CPU (all its threads, from `/proc`) per 1,000
- * deliveries of the measured phase and each thread group's part: fixed work
- * in a closed loop, 200,000 deliveries with 200 members and 1,000 messages,
+ * deliveries of the measured phase, each thread group's part and its own CPU
+ * (the generator's) per 1,000: fixed work in a closed loop, 200,000
+ * deliveries with 200 members and 1,000 messages,
  * where S2's phase holds 30,000 read in 10 ms ticks. Eight runs of one build
  * read 10.0-11.7 ms (S2's JSON-RPC figure moved 20.3-26.3 over seven runs of
  * that build on the same host), so a change to the delivery path still needs
@@ -110,7 +111,9 @@ try {
   await run('warm', WARMUP);
   await dump();
   const before = cpuBreakdown(driver.pid);
+  const generatorBefore = process.cpuUsage();
   await run('measured', messages);
+  const generator = process.cpuUsage(generatorBefore);
   const after = cpuBreakdown(driver.pid);
   await dump();
   const deliveries = messages * members;
@@ -121,7 +124,8 @@ try {
     .join(', ');
   process.stdout.write(
     `${protocol} ${members} members × ${messages} messages: server CPU ${(((spent('user') + spent('sys')) * 1000) / deliveries).toFixed(2)} ms per 1k deliveries` +
-      ` (user ${spent('user').toFixed(0)}, sys ${spent('sys').toFixed(0)} ms; ${threads})\n`,
+      ` (user ${spent('user').toFixed(0)}, sys ${spent('sys').toFixed(0)} ms; ${threads});` +
+      ` this generator ${((generator.user + generator.system) / deliveries).toFixed(2)} ms per 1k\n`,
   );
   for (const c of [...conns, pub]) c.close();
 } finally {
