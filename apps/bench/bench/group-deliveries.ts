@@ -18,13 +18,14 @@
  * runs under callgrind (`PARLEY_BENCH_SERVER_WRAP`, see
  * bench/callgrind-group-server.sh).
  *
- * It also prints the server's CPU (all its threads, from `/proc`) per 1,000
- * deliveries of the measured phase, each thread group's part and its own CPU
- * (the generator's) per 1,000: fixed work in a closed loop, 200,000
- * deliveries with 200 members and 1,000 messages,
- * where S2's phase holds 30,000 read in 10 ms ticks. Eight runs of one build
- * read 10.0-11.7 ms (S2's JSON-RPC figure moved 20.3-26.3 over seven runs of
- * that build on the same host), so a change to the delivery path still needs
+ * It also prints the server's CPU (all its threads, from `/proc`; under a
+ * wrapper such as callgrind, the wrapper's) per 1,000 deliveries of the
+ * measured phase, each thread group's part, and its own CPU (the
+ * generator's) per 1,000: fixed work in a closed loop, 200,000 deliveries
+ * with 200 members and 1,000 messages, where S2's phase holds 30,000 read in
+ * 10 ms ticks. Eight runs in a row of one build read 10.0-11.7 ms, two later
+ * ones 12.0 and 15.1 (S2's JSON-RPC figure moved 20.3-26.3 over seven runs of
+ * that build on the same host): a change to the delivery path still needs
  * alternated runs, or callgrind's counts, to show. Pin it away from the
  * server's core:
  *
