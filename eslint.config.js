@@ -7,7 +7,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['**/dist/', '**/node_modules/', '**/coverage/', '**/.tmp/'] },
+  { ignores: ['**/dist/', '**/node_modules/', '**/coverage/', '**/.tmp/', 'packages/sqlite-build/build/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
