@@ -3,7 +3,25 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, release, availableParallelism } from 'node:os';
 import { wkcryptoImplementation } from '@parley/protocol/wkproto';
 import { createRequire } from 'node:module';
+import { isPatched } from '@parley/sqlite-build';
 import { clockTicks } from './proc-stats.ts';
+
+/** Whether better-sqlite3 runs the SQLite with Parley's page-cache change (`@parley/sqlite-build`): the server loads the same module. */
+function sqliteBuild(): string {
+  try {
+    const Database = createRequire(import.meta.url)('better-sqlite3') as new (
+      file: string,
+    ) => { close(): void } & Parameters<typeof isPatched>[0];
+    const db = new Database(':memory:');
+    try {
+      return isPatched(db) ? 'patched' : 'stock';
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    return `unknown (${(err as Error).message})`;
+  }
+}
 
 function walBufferBuilt(): boolean {
   try {
@@ -44,5 +62,7 @@ export function machine(): Record<string, unknown> {
     wkcrypto: wkcryptoImplementation.name,
     // The server's store.sqlite_wal_buffer (PARLEY_STORE_SQLITE_WAL_BUFFER, passed on) and whether the extension is built.
     walBuffer: `${process.env.PARLEY_STORE_SQLITE_WAL_BUFFER ?? 'auto'}, ${walBufferBuilt() ? 'built' : 'not built'}`,
+    // better-sqlite3's SQLite: Parley's page-cache change built in (`patched`) or not (`stock`).
+    sqlite: sqliteBuild(),
   };
 }

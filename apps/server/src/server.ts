@@ -117,7 +117,10 @@ async function openDataDir(config: Config, log: Logger, dirLock: DataDirLock): P
   assertStorePresent(dir);
   prepareDataDir(config);
   const store = await openEmbeddedStore({ dataDir: dir, sync: config.store.sync, mustExist, log, walBuffer: config.store.sqliteWalBuffer });
-  log.info({ walBuffer: store.walBuffer?.on ?? false, reason: store.walBuffer?.reason }, 'store: SQLite');
+  log.info(
+    { walBuffer: store.walBuffer?.on ?? false, reason: store.walBuffer?.reason, sqliteBuild: store.sqlitePatched ? 'patched' : 'stock' },
+    'store: SQLite',
+  );
   return { store, locks: { release: async () => dirLock.release() } };
 }
 

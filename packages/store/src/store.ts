@@ -17,5 +17,7 @@ export interface Store extends Repositories {
   health: WriteHealth;
   /** The embedded store only: whether its writer thread gathers each commit's WAL frames into one write, and why. */
   walBuffer?: { on: boolean; reason: string };
+  /** The embedded store only: whether SQLite is the build with Parley's page-cache change (`@parley/sqlite-build`). */
+  sqlitePatched?: boolean;
   close(): Promise<void>;
 }

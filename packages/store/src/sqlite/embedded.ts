@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isPatched } from '@parley/sqlite-build';
 import { sql } from 'kysely';
 import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';
@@ -90,7 +91,7 @@ export async function openEmbeddedStore(
     await db.destroy();
     throw err;
   }
-  return { ...storeOn(db, raw, health, writer), walBuffer };
+  return { ...storeOn(db, raw, health, writer), walBuffer, sqlitePatched: isPatched(raw) };
 }
 
 /**
