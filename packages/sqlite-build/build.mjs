@@ -39,7 +39,7 @@ function main() {
     say(`better-sqlite3 is not installed (${err.message}); nothing to build`);
     return;
   }
-  const keep = (why) => say(`${why}; the store keeps the stock build`);
+  const keep = (why) => say(`${why}; better-sqlite3's module is left as it was (the stock one after a fresh install)`);
   const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
   const module = join(pkg, 'build', 'Release', 'better_sqlite3.node');
   const stampFile = join(pkg, 'build', 'Release', 'parley-sqlite.json');
@@ -82,12 +82,16 @@ function main() {
   const [cmd, args] = gyp ? [process.execPath, [gyp]] : ['node-gyp', []];
   say(`building better-sqlite3 ${version} with the patched SQLite (about a minute)`);
   try {
+    // The compiler's output (better-sqlite3's own warnings, the same in its stock install) is shown only when the build fails.
     execFileSync(cmd, [...args, 'rebuild', '--release', '--loglevel=warn', `--sqlite3=${amalgamation}`], {
       cwd: tree,
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
     });
   } catch (err) {
-    return keep(`the build failed (${err.message})`);
+    const output = `${err.stdout ?? ''}${err.stderr ?? ''}`.trim().split('\n').slice(-40).join('\n');
+    if (output !== '') process.stderr.write(`${output}\n`);
+    return keep(`the build failed (${err.message.split('\n')[0]})`);
   }
   const built = join(tree, 'build', 'Release', 'better_sqlite3.node');
   if (!existsSync(built)) return keep(`the build made no ${built}`);
