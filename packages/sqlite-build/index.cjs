@@ -47,4 +47,15 @@ function isPatched(db) {
   return typeof id === 'string' && id.endsWith(SOURCE_ID_TAG);
 }
 
-module.exports = { SOURCE_ID_TAG, tagSourceId, patchAmalgamation, definesOf, isPatched };
+/** Which build better-sqlite3 loads in this process: `patched` or `stock` (opens an in-memory database to ask). */
+function buildInUse() {
+  const Database = require('better-sqlite3');
+  const db = new Database(':memory:');
+  try {
+    return isPatched(db) ? 'patched' : 'stock';
+  } finally {
+    db.close();
+  }
+}
+
+module.exports = { SOURCE_ID_TAG, tagSourceId, patchAmalgamation, definesOf, isPatched, buildInUse };

@@ -8,3 +8,5 @@ export function patchAmalgamation(text: string): { text: string; reason?: undefi
 export function definesOf(gypi: string): [string, string][];
 /** Whether `db` (a better-sqlite3 Database) runs the patched build. */
 export function isPatched(db: { prepare(sql: string): { get(): unknown } }): boolean;
+/** Which build better-sqlite3 loads in this process: `patched` or `stock` (opens an in-memory database to ask). */
+export function buildInUse(): 'patched' | 'stock';

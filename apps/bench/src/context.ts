@@ -3,21 +3,13 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, release, availableParallelism } from 'node:os';
 import { wkcryptoImplementation } from '@parley/protocol/wkproto';
 import { createRequire } from 'node:module';
-import { isPatched } from '@parley/sqlite-build';
+import { buildInUse } from '@parley/sqlite-build';
 import { clockTicks } from './proc-stats.ts';
 
-/** Whether better-sqlite3 runs the SQLite with Parley's page-cache change (`@parley/sqlite-build`): the server loads the same module. */
+/** Which SQLite build better-sqlite3 loads (`@parley/sqlite-build`): the server loads the same module. */
 function sqliteBuild(): string {
   try {
-    const Database = createRequire(import.meta.url)('better-sqlite3') as new (
-      file: string,
-    ) => { close(): void } & Parameters<typeof isPatched>[0];
-    const db = new Database(':memory:');
-    try {
-      return isPatched(db) ? 'patched' : 'stock';
-    } finally {
-      db.close();
-    }
+    return buildInUse();
   } catch (err) {
     return `unknown (${(err as Error).message})`;
   }
