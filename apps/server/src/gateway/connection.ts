@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import { DirectWriter } from './direct-write.ts';
+import { DirectWriter } from '@parley/protocol/net';
 import type { OutboundMeter } from './metrics.ts';
 
 /** Inbound-side bookkeeping the gateway's sweep reads to enforce deadlines. */
@@ -84,7 +84,7 @@ export class WsConnection {
    * text. Safe beside `send` because the gateway's WebSockets have no
    * extension (no permessage-deflate): ws writes each frame synchronously, in
    * call order, and queues nothing of its own. Written straight to the
-   * socket's handle when nothing is queued (see direct-write.ts).
+   * socket's handle when nothing is queued (see @parley/protocol/net).
    */
   sendTextFrame(frame: Buffer): void {
     if (!this.writable()) return;

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
-import { DirectWriter, takeReads } from './direct-write.ts';
+import { DirectWriter, takeReads } from '@parley/protocol/net';
 import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
@@ -47,7 +47,7 @@ export async function startTcpGateway(
     const link = new TcpLink(socket, gateway);
     registry.add(link);
     socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
-    // Reads go straight from the handle to the session while nothing is buffered (see direct-write.ts).
+    // Reads go straight from the handle to the session while nothing is buffered (see @parley/protocol/net).
     takeReads(socket, (buf, n, reused) => {
       // The decoder hands on views of what it decodes (a SEND's payload): only a read of nothing
       // but RECVACKs (read where they lie, kept by nothing) is decoded from the shared buffer.

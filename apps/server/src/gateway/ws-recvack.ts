@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import { readBufferView, takeReads } from './direct-write.ts';
+import { readBufferView, takeReads } from '@parley/protocol/net';
 
 /**
  * What this module reads of a ws `Receiver` (ws 8): a Writable whose

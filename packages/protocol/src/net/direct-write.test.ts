@@ -75,15 +75,18 @@ describe('DirectWriter', () => {
     const p = await pair();
     open.push(p);
     p.client.pause();
-    // Fill the kernel's buffers with direct writes only.
+    // Fill the kernel's buffers with direct writes only: each says whether the kernel took it whole.
     const w = new DirectWriter(p.server);
     let i = 0;
-    while (w.queuedBytes() === 0 && i < 10_000) w.write(frame(i++, 65536));
+    const taken: boolean[] = [];
+    while (w.queuedBytes() === 0 && i < 10_000) taken.push(w.write(frame(i++, 65536)));
     expect(w.queuedBytes()).toBeGreaterThan(0);
     expect(p.server.writableLength).toBe(0);
-    // Nothing more goes direct while libuv holds the rest of that frame: it queues behind it.
+    expect(taken.slice(0, -1).every((t) => t)).toBe(true);
+    expect(taken.at(-1)).toBe(false);
+    // Nothing more goes direct while libuv holds the rest of that frame: it queues behind it, held.
     const held = w.pending;
-    w.write(frame(i, 10));
+    expect(w.write(frame(i, 10))).toBe(false);
     expect(w.pending).toBe(held);
     expect(p.server.writableLength).toBe(10);
     p.client.resume();

@@ -39,7 +39,7 @@ interface StreamHandle {
   writeBuffer(req: WriteReq, data: Uint8Array): number;
 }
 
-/** What this module and ws-recvack.ts use of Node's stream binding. */
+/** What this module uses of Node's stream binding. */
 export interface StreamBinding {
   WriteWrap: new () => WriteReq;
   /** The last read's byte count (or error) and offset, and whether the last write went async, by these indexes. */
@@ -102,13 +102,18 @@ export class DirectWriter {
 
   constructor(readonly socket: Socket) {}
 
-  /** Writes `frame`: straight to the socket's handle when nothing is queued, else through `socket.write`. */
-  write(frame: Uint8Array): void {
+  /**
+   * Writes `frame`: straight to the socket's handle when nothing is queued,
+   * else through `socket.write`. True when the kernel took the whole frame at
+   * once: nothing holds it and the caller may reuse its bytes. False when the
+   * frame (or its rest) is held until it is written, or the write failed.
+   */
+  write(frame: Uint8Array): boolean {
     const socket = this.socket;
     const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
     if (binding === undefined || !this.directWritable(handle) || typeof handle.writeBuffer !== 'function') {
       socket.write(frame);
-      return;
+      return false;
     }
     const req = spare ?? new binding.WriteWrap();
     spare = undefined;
@@ -123,7 +128,7 @@ export class DirectWriter {
     if (err !== 0) {
       spare = req;
       socket.destroy(writeError(err));
-      return;
+      return false;
     }
     if (binding.streamBaseState[binding.kLastWriteWasAsync]) {
       // libuv holds the rest of the frame and this request until the write completes.
@@ -133,9 +138,10 @@ export class DirectWriter {
       // The queue was empty: what it holds now is this frame's rest.
       req.pending = handle.writeQueueSize;
       this.pending += req.pending;
-    } else {
-      spare = req;
+      return false;
     }
+    spare = req;
+    return true;
   }
 
   /** Bytes written and not yet taken by the kernel: the Writable's and the direct writes'. */

@@ -1,0 +1,6 @@
+/**
+ * Socket I/O below Node's stream machinery, shared by the server's gateways and
+ * the clients of this package: whole-frame writes straight to a socket's libuv
+ * handle and reads taken from the handle before the Readable (direct-write.ts).
+ */
+export { DirectWriter, directWrites, takeReads, readBufferView, type ReadTaker } from './direct-write.ts';
