@@ -68,7 +68,8 @@ export function readFrameHeader(
   for (let i = 1; i <= MAX_VARINT_BYTES; i++) {
     if (pos + i >= end) return undefined;
     const digit = buf[pos + i] as number;
-    value += (digit & 0x7f) * 2 ** shift;
+    // At most 4 digits: shift ≤ 21, so the value stays below 2^28 and shifts stay exact (`2 ** shift` was a call to pow).
+    value |= (digit & 0x7f) << shift;
     if ((digit & 0x80) === 0) {
       if (value > maxRemainingLength) {
         throw new WkprotoDecodeError('REMAINING_LENGTH_TOO_LARGE', `remaining length ${value} exceeds ${maxRemainingLength}`);
