@@ -21,6 +21,7 @@ import {
   type WkPacket,
 } from '../src/wkproto/index.ts';
 import { startMiniServer, type MiniServer } from './wkproto-mini-server.ts';
+import { DirectWriter } from '../src/net/direct-write.ts';
 
 let server: MiniServer;
 beforeAll(async () => {
@@ -213,7 +214,8 @@ describe('WkprotoClient onPayload: failures, other shapes, RECVACK batching', ()
     const client = new WkprotoClient({ url: srv.url, uid: 'u', token: 't', version: 6, onPayload: sink.onPayload });
     let reads = 0;
     const push = WkprotoDecoder.prototype.push;
-    const write = vi.spyOn(Socket.prototype, 'write');
+    // Over TCP with onPayload the client writes through a DirectWriter (straight to the socket's handle).
+    const write = vi.spyOn(DirectWriter.prototype, 'write');
     try {
       await client.connect();
       client.send({ channelId: 'g', channelType: 2, payload: 'go' }).catch(() => undefined);

@@ -94,7 +94,7 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
   });
 }
 
-/** The recvack frames of one read (reused: one JavaScript thread, written out before the next read). */
+/** The recvack frames of one read (reused: one JavaScript thread, written out before the next read, unless the socket holds them). */
 const acks = { out: new Uint8Array(4096) };
 
 /**
@@ -108,7 +108,8 @@ function recvReader(socket: WsClient, deliveries: Deliveries): FrontReader {
   const onBody = (buf: Uint8Array, start: number, end: number): void => deliveries.bytes(buf, start, end);
   return (buf, n) => {
     const taken = takeRecvs(buf, n, MAX_MESSAGE_BYTES, acks, onBody);
-    if (taken.ackBytes > 0) socket.writeFrames(Buffer.from(acks.out.subarray(0, taken.ackBytes)));
+    // A buffer the socket holds (the kernel did not take it all) is given up: the next read's recvacks go to a new one.
+    if (taken.ackBytes > 0 && !socket.writeFrames(acks.out.subarray(0, taken.ackBytes))) acks.out = new Uint8Array(acks.out.length);
     return taken.taken;
   };
 }

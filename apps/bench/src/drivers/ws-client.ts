@@ -13,6 +13,7 @@
  */
 import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
+import { DirectWriter, takeReads } from '@parley/protocol/net';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 /** Longest 101 answer read (status line and headers), bytes. */
@@ -31,10 +32,6 @@ const OP_PONG = 0xa;
 /** Random masking keys, taken four bytes at a time from a pool refilled when used up. */
 const maskPool = Buffer.allocUnsafe(4096);
 let maskAt = maskPool.length;
-
-/** The read buffer shared by every connection: each read is handled before the next one lands. */
-let sharedRead: Buffer | undefined;
-const SHARED_READ_BYTES = 64 * 1024;
 
 /** What a connection tells its owner. */
 export interface WsClientEvents {
@@ -86,6 +83,8 @@ function maskedFrame(op: number, payload: Uint8Array): Buffer {
 /** One client connection; see the module comment. */
 export class WsClient {
   private readonly socket: Socket;
+  /** Frames go straight to the socket's handle while nothing is queued (`DirectWriter`). */
+  private readonly writer: DirectWriter;
   private state: 'handshake' | 'open' | 'closing' | 'closed' = 'handshake';
   /** Bytes of an unfinished handshake answer or frame, kept across reads. */
   private pending: Buffer | undefined;
@@ -109,19 +108,14 @@ export class WsClient {
     const request =
       `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
-    this.socket = netConnect({
-      host: u.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(u.port || 80),
-      noDelay: true,
-      onread: {
-        buffer: () => (sharedRead ??= Buffer.allocUnsafe(SHARED_READ_BYTES)),
-        callback: (n: number, buf: Uint8Array) => {
-          this.onRead(buf, n);
-          return true;
-        },
-      },
+    this.socket = netConnect({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80), noDelay: true });
+    this.writer = new DirectWriter(this.socket);
+    // Reads are taken from the handle into the shared read buffer; any the handle path leaves (a paused socket) come as `data`.
+    this.socket.on('data', (chunk: Buffer) => this.onRead(chunk, chunk.length));
+    this.socket.once('connect', () => {
+      takeReads(this.socket, (buf, n) => (this.onRead(buf, n), true));
+      this.socket.write(request, 'latin1');
     });
-    this.socket.once('connect', () => this.socket.write(request, 'latin1'));
     this.socket.on('error', (e) => this.finish(e));
     this.socket.on('close', () =>
       this.finish(this.state === 'handshake' ? new Error('the connection closed before the WebSocket upgrade was answered') : undefined),
@@ -131,12 +125,17 @@ export class WsClient {
   /** Sends one text message. */
   sendText(text: string): void {
     if (this.state !== 'open') return;
-    this.socket.write(maskedFrame(OP_TEXT, Buffer.from(text, 'utf8')));
+    this.writer.write(maskedFrame(OP_TEXT, Buffer.from(text, 'utf8')));
   }
 
-  /** Writes frames the caller built and masked itself (the front reader's acknowledgements). */
-  writeFrames(frames: Uint8Array): void {
-    if (this.state === 'open') this.socket.write(frames);
+  /**
+   * Writes frames the caller built and masked itself (the front reader's
+   * acknowledgements): true when they are written and the caller may reuse
+   * the buffer, false when the socket holds it until they are (or the
+   * connection is not open).
+   */
+  writeFrames(frames: Uint8Array): boolean {
+    return this.state === 'open' && this.writer.write(frames);
   }
 
   /** Starts the closing handshake (code 1000) and ends the socket; drops it if the server does not close in time. */

@@ -4,10 +4,12 @@
  * so servers that only decode never load it).
  */
 import { connect as netConnect, type Socket } from 'node:net';
+import { DirectWriter, takeReads } from '../net/direct-write.ts';
 
 /** A duplex byte pipe with close notification. */
 export interface ClientTransport {
-  write(frame: Uint8Array): void;
+  /** Writes `frame`: true when it is written and its bytes may be reused, false when the transport holds it until it is. */
+  write(frame: Uint8Array): boolean;
   close(): void;
   /**
    * Registers the single data handler (chunks in arrival order): the chunk is
@@ -22,17 +24,19 @@ export interface ClientTransport {
   readonly localPort: number | undefined;
 }
 
-/**
- * The read buffer shared by every TCP transport opened with `reuseReadBuffer`:
- * each read lands in it and is handed on synchronously, so one is enough for
- * all connections (JavaScript runs one read callback at a time).
- */
-let sharedReadBuffer: Buffer | undefined;
-const SHARED_READ_BYTES = 64 * 1024;
-
 type DataHandler = (chunk: Buffer, length: number) => void;
 
-function tcpTransport(socket: Socket, reads?: { handler: DataHandler | undefined }): ClientTransport {
+/**
+ * A TCP transport. With `direct` (the `reuseReadBuffer` option), reads are
+ * taken from the socket's handle before Node's Readable and land in one
+ * buffer shared by every such socket (`takeReads`): each is handed on whole
+ * with the read's length and is valid only during the handler's call. Frames
+ * are then written straight to the handle while nothing is queued
+ * (`DirectWriter`), without the Writable's bookkeeping and its tick after
+ * every write; a frame libuv could not finish at once is held until it is
+ * written, so a caller must not reuse a buffer it has written.
+ */
+function tcpTransport(socket: Socket, direct: boolean): ClientTransport {
   let closeHandler: ((error?: Error) => void) | undefined;
   let lastError: Error | undefined;
   socket.setNoDelay(true);
@@ -40,12 +44,17 @@ function tcpTransport(socket: Socket, reads?: { handler: DataHandler | undefined
     lastError = e;
   });
   socket.on('close', () => closeHandler?.(lastError));
+  const writer = direct ? new DirectWriter(socket) : undefined;
+  let dataHandler: DataHandler | undefined;
+  // Until `onData` the socket does not flow: the handle path takes nothing and the Readable keeps what comes.
+  if (direct) takeReads(socket, (buf, n) => (dataHandler!(buf, n), true));
   return {
-    write: (frame) => void socket.write(frame),
+    write: writer ? (frame) => writer.write(frame) : (frame) => (socket.write(frame), false),
     close: () => void socket.destroy(),
     onData: (handler) => {
-      if (reads) reads.handler = handler;
-      else socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length));
+      dataHandler = handler;
+      // Every read the handle path does not take (a paused socket, one that buffered) comes here, in order.
+      socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length));
     },
     onClose: (handler) => {
       closeHandler = handler;
@@ -61,8 +70,9 @@ function tcpTransport(socket: Socket, reads?: { handler: DataHandler | undefined
 /** Options of {@link openTransport}. */
 export interface TransportOptions {
   /**
-   * TCP only: read into one buffer shared by all such transports (Node's
-   * `onread`) instead of a fresh buffer and a stream `data` event per read.
+   * TCP only: take reads from the socket's handle into one buffer shared by
+   * all such transports, instead of a fresh buffer and a stream `data` event
+   * per read, and write frames straight to the handle (see `tcpTransport`).
    * Each chunk is then valid only during the data handler's call.
    */
   reuseReadBuffer?: boolean;
@@ -72,21 +82,7 @@ export interface TransportOptions {
 export async function openTransport(url: string, timeoutMs: number, options: TransportOptions = {}): Promise<ClientTransport> {
   const parsed = new URL(url);
   if (parsed.protocol === 'tcp:') {
-    const reads = options.reuseReadBuffer ? { handler: undefined as DataHandler | undefined } : undefined;
-    const socket = reads
-      ? netConnect({
-          host: parsed.hostname,
-          port: Number(parsed.port),
-          onread: {
-            buffer: () => (sharedReadBuffer ??= Buffer.allocUnsafe(SHARED_READ_BYTES)),
-            // `buf` is the shared buffer itself: handed on whole with the read's length (no view per read).
-            callback: (n: number, buf: Uint8Array) => {
-              reads.handler?.(buf as Buffer, n);
-              return true;
-            },
-          },
-        })
-      : netConnect({ host: parsed.hostname, port: Number(parsed.port) });
+    const socket = netConnect({ host: parsed.hostname, port: Number(parsed.port) });
     await withTimeout(
       new Promise<void>((resolve, reject) => {
         socket.once('connect', resolve);
@@ -96,7 +92,7 @@ export async function openTransport(url: string, timeoutMs: number, options: Tra
       () => socket.destroy(),
       `TCP connect to ${url}`,
     );
-    return tcpTransport(socket, reads);
+    return tcpTransport(socket, options.reuseReadBuffer === true);
   }
   if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new Error(`unsupported WKProto URL ${url}`);
   const { WebSocket } = await import('ws');
@@ -117,7 +113,7 @@ export async function openTransport(url: string, timeoutMs: number, options: Tra
   });
   ws.on('close', () => closeHandler?.(lastError));
   return {
-    write: (frame) => ws.send(frame, { binary: true }),
+    write: (frame) => (ws.send(frame, { binary: true }), false),
     close: () => ws.terminate(),
     onData: (handler) => {
       ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {

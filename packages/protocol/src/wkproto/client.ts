@@ -236,11 +236,10 @@ export class WkprotoClient extends EventEmitter {
   /** Writes the RECVACKs queued by the in-place receive path, as one write. */
   private flushAcks(): void {
     if (this.ackBytes === 0) return;
-    // The queue itself goes to the transport (which may hold it): the next read's RECVACKs start a new one.
+    // The queue itself goes to the transport; one it holds is given up, and the next read's RECVACKs start a new one.
     const frames = this.ackBytes === this.acks.length ? this.acks : this.acks.subarray(0, this.ackBytes);
-    this.acks = NO_ACKS;
     this.ackBytes = 0;
-    if (!this.closedError) this.transport?.write(frames);
+    if (this.closedError || !this.transport?.write(frames)) this.acks = NO_ACKS;
   }
 
   /** The next queued RECV (waits up to `timeoutMs`). */
