@@ -635,5 +635,6 @@ describe('native session crypto (@parley/wkcrypto)', () => {
     const built = (createRequire(import.meta.url)('@parley/wkcrypto') as typeof import('@parley/wkcrypto')).native !== undefined;
     if (built) expect(run('native')).toBe('native');
     else expect(run('native')).toMatch(/PARLEY_WKCRYPTO=native, but/);
-  });
+    // Three fresh Node processes compiling TypeScript: seconds each on a slow host.
+  }, 60_000);
 });
