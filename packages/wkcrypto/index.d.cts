@@ -25,21 +25,15 @@ export interface WkcryptoNative {
    */
   openSend(s: NativeSession, signPrefix: string, wire: Uint8Array, msgKey: string, out: Uint8Array): number;
   /**
-   * Client side, a RECV read in place: verifies the msg_key at
-   * `frame[msgKeyAt, +32)` over `prefix[0, prefixBytes)` + `frame[payloadAt,
-   * end)` and decrypts that payload into `out`: the plaintext's length, or
-   * -1, -2, -3 as openSend.
+   * Client side, a RECV read in place: writes the sign text's prefix from the
+   * frame's fields where `fields` says (RECV_FIELDS of @parley/protocol's
+   * crypto.ts: the message id, seq, client_msg_no, timestamp, from_uid,
+   * channel id and type, the msg_key, the payload), verifies the msg_key over
+   * it + the payload and decrypts the payload into `out`: the plaintext's
+   * length, or -1, -2, -3 as openSend. Throws a RangeError when a field lies
+   * outside the frame.
    */
-  openRecv(
-    s: NativeSession,
-    prefix: Uint8Array,
-    prefixBytes: number,
-    frame: Uint8Array,
-    msgKeyAt: number,
-    payloadAt: number,
-    end: number,
-    out: Uint8Array,
-  ): number;
+  openRecv(s: NativeSession, frame: Uint8Array, fields: Int32Array, out: Uint8Array): number;
   /** A fresh X25519 key: its random 32-byte private scalar into `out[0, 32)`, its raw public key into `out[32, 64)`. */
   x25519KeyPair(out: Uint8Array): void;
   /**

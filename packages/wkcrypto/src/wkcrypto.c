@@ -416,29 +416,114 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
   return open_signed(env, s, argv[1], NULL, prefix_len, wire, wire_len, (const unsigned char *)key, key_len, out);
 }
 
+/* The decimal digits of `x` at `out`: their count (at most 20). */
+static size_t u64_decimal(uint64_t x, unsigned char *out) {
+  unsigned char digits[20];
+  size_t n = 0;
+  do {
+    digits[n++] = (unsigned char)('0' + x % 10);
+    x /= 10;
+  } while (x != 0);
+  for (size_t i = 0; i < n; i++) out[i] = digits[n - 1 - i];
+  return n;
+}
+
+/* The decimal text of the signed `x` at `out` ('-' first when negative): its length. */
+static size_t i64_decimal(int64_t x, unsigned char *out) {
+  if (x >= 0) return u64_decimal((uint64_t)x, out);
+  out[0] = '-';
+  return 1 + u64_decimal(0 - (uint64_t)x, out + 1);
+}
+
+static uint64_t be64(const unsigned char *p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x = (x << 8) | p[i];
+  return x;
+}
+
+static uint32_t be32(const unsigned char *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+
+/* Indexes of openRecv's `fields` (an Int32Array): where a RECV's fields lie in its frame (see scanRecv). */
+enum {
+  F_MESSAGE_ID_AT,   /* 8 bytes, a big-endian int64 */
+  F_MESSAGE_SEQ_AT,  /* F_MESSAGE_SEQ_LEN bytes, big-endian unsigned */
+  F_MESSAGE_SEQ_LEN, /* 4 or 8 */
+  F_CLIENT_MSG_NO_AT,
+  F_CLIENT_MSG_NO_LEN,
+  F_TIMESTAMP, /* the value, an int32 */
+  F_FROM_UID_AT,
+  F_FROM_UID_LEN,
+  F_CHANNEL_ID_AT,
+  F_CHANNEL_ID_LEN,
+  F_CHANNEL_TYPE, /* the value, 0-255 */
+  F_MSG_KEY_AT,   /* 32 bytes */
+  F_PAYLOAD_AT,   /* the payload is frame[F_PAYLOAD_AT, F_END) */
+  F_END,
+  F_COUNT
+};
+
+/* Whether frame[at, at + len) lies within `frame_len` bytes. */
+static int within(int32_t at, int32_t len, size_t frame_len) { return at >= 0 && len >= 0 && (size_t)at + (size_t)len <= frame_len; }
+
 /*
- * openRecv(s, prefix, prefixLen, frame, msgKeyAt, payloadAt, end, out) -> number
- * The client side of a RECV read in place: checks the msg_key at
- * frame[msgKeyAt, +32) against prefix[0, prefixLen) + frame[payloadAt, end),
- * then decrypts the strict Base64 frame[payloadAt, end) into `out` (at least
- * 3/4 of its length): the plaintext's length, or -1 when the msg_key does not
- * verify, -2 when the payload is not strict Base64 of whole blocks, -3 when
- * the PKCS#7 padding is bad (the caller's reference path then decides).
+ * openRecv(s, frame, fields, out) -> number
+ * The client side of a RECV read in place, its fields where `fields` (an
+ * Int32Array of F_COUNT, above) says: the sign text's prefix (message id,
+ * message seq, client_msg_no, timestamp, from_uid, channel id, channel type:
+ * numbers in decimal, strings as their bytes) is written here from the
+ * frame's bytes, the msg_key at F_MSG_KEY_AT checked against it +
+ * frame[F_PAYLOAD_AT, F_END), then that payload (strict Base64) decrypted into
+ * `out` (at least 3/4 of its length): the plaintext's length, or -1 when the
+ * msg_key does not verify, -2 when the payload is not strict Base64 of whole
+ * blocks, -3 when the PKCS#7 padding is bad (the caller's reference path then
+ * decides). Throws when a field lies outside the frame.
  */
 static napi_value js_open_recv(napi_env env, napi_callback_info info) {
-  napi_value argv[8];
-  session_t *s = session_call(env, info, 8, argv);
-  unsigned char *prefix, *frame, *out;
-  size_t prefix_buf_len, frame_len, out_len;
-  uint32_t prefix_len, key_at, payload_at, end;
-  if (s == NULL || bytes_of(env, argv[1], &prefix, &prefix_buf_len) || u32_of(env, argv[2], &prefix_len) ||
-      bytes_of(env, argv[3], &frame, &frame_len) || u32_of(env, argv[4], &key_at) || u32_of(env, argv[5], &payload_at) ||
-      u32_of(env, argv[6], &end) || bytes_of(env, argv[7], &out, &out_len) || prefix_len > prefix_buf_len || end > frame_len ||
-      payload_at > end || (size_t)key_at + MSG_KEY_CHARS > frame_len || out_len < (end - payload_at) / 4 * 3 || end - payload_at > MAX_BYTES) {
-    napi_throw_type_error(env, NULL, "wkcrypto: openRecv(session, prefix, prefixLen, frame, msgKeyAt, payloadAt, end, out)");
+  napi_value argv[4];
+  session_t *s = session_call(env, info, 4, argv);
+  unsigned char *frame, *out;
+  size_t frame_len, out_len, count = 0;
+  napi_typedarray_type type = napi_uint8_array;
+  void *data = NULL;
+  if (s == NULL || bytes_of(env, argv[1], &frame, &frame_len) ||
+      napi_get_typedarray_info(env, argv[2], &type, &count, &data, NULL, NULL) != napi_ok || type != napi_int32_array || count < F_COUNT ||
+      bytes_of(env, argv[3], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "wkcrypto: openRecv(session, frame, fields: Int32Array, out)");
     return NULL;
   }
-  return open_signed(env, s, NULL, prefix, prefix_len, frame + payload_at, end - payload_at, frame + key_at, MSG_KEY_CHARS, out);
+  const int32_t *f = data;
+  int32_t seq_len = f[F_MESSAGE_SEQ_LEN];
+  if (!within(f[F_MESSAGE_ID_AT], 8, frame_len) || (seq_len != 4 && seq_len != 8) || !within(f[F_MESSAGE_SEQ_AT], seq_len, frame_len) ||
+      !within(f[F_CLIENT_MSG_NO_AT], f[F_CLIENT_MSG_NO_LEN], frame_len) || !within(f[F_FROM_UID_AT], f[F_FROM_UID_LEN], frame_len) ||
+      !within(f[F_CHANNEL_ID_AT], f[F_CHANNEL_ID_LEN], frame_len) || f[F_CHANNEL_TYPE] < 0 || f[F_CHANNEL_TYPE] > 255 ||
+      !within(f[F_MSG_KEY_AT], MSG_KEY_CHARS, frame_len) || f[F_PAYLOAD_AT] < 0 || f[F_END] < f[F_PAYLOAD_AT] || (size_t)f[F_END] > frame_len ||
+      (size_t)(f[F_END] - f[F_PAYLOAD_AT]) > MAX_BYTES || out_len < (size_t)(f[F_END] - f[F_PAYLOAD_AT]) / 4 * 3) {
+    napi_throw_range_error(env, NULL, "wkcrypto: openRecv: a field lies outside the frame");
+    return NULL;
+  }
+  /* Digits: id at most 20 ('-' and 19), seq 20, timestamp 11, channel type 3. */
+  size_t prefix_max = 54 + (size_t)f[F_CLIENT_MSG_NO_LEN] + (size_t)f[F_FROM_UID_LEN] + (size_t)f[F_CHANNEL_ID_LEN];
+  unsigned char stack[STACK_BYTES];
+  unsigned char *prefix = work_take(stack, prefix_max);
+  if (prefix == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  size_t n = i64_decimal((int64_t)be64(frame + f[F_MESSAGE_ID_AT]), prefix);
+  const unsigned char *seq = frame + f[F_MESSAGE_SEQ_AT];
+  n += u64_decimal(seq_len == 4 ? be32(seq) : be64(seq), prefix + n);
+  memcpy(prefix + n, frame + f[F_CLIENT_MSG_NO_AT], (size_t)f[F_CLIENT_MSG_NO_LEN]);
+  n += (size_t)f[F_CLIENT_MSG_NO_LEN];
+  n += i64_decimal(f[F_TIMESTAMP], prefix + n);
+  memcpy(prefix + n, frame + f[F_FROM_UID_AT], (size_t)f[F_FROM_UID_LEN]);
+  n += (size_t)f[F_FROM_UID_LEN];
+  memcpy(prefix + n, frame + f[F_CHANNEL_ID_AT], (size_t)f[F_CHANNEL_ID_LEN]);
+  n += (size_t)f[F_CHANNEL_ID_LEN];
+  n += u64_decimal((uint64_t)f[F_CHANNEL_TYPE], prefix + n);
+  napi_value result = open_signed(env, s, NULL, prefix, n, frame + f[F_PAYLOAD_AT], (size_t)(f[F_END] - f[F_PAYLOAD_AT]), frame + f[F_MSG_KEY_AT],
+                                  MSG_KEY_CHARS, out);
+  work_give(prefix, stack);
+  return result;
 }
 
 /* A fresh X25519 key: its random scalar into `scalar`, its raw public key into `pub`. NULL when OpenSSL fails. */

@@ -8,6 +8,7 @@ import {
   keyPairFromPrivate,
   randomSalt,
   recvTemplate,
+  RECV_FIELDS,
   serverKeyExchange,
   sharedSecret,
   WkSessionCrypto,
@@ -585,6 +586,42 @@ describe('native session crypto (@parley/wkcrypto)', () => {
     expect(() => wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, Buffer.alloc(40), out)).toThrow(/does not fit/);
     wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain, out);
     expect(out.subarray(0, t.msgKeyAt).equals(t.frame.subarray(0, t.msgKeyAt))).toBe(true);
+  });
+
+  it.runIf(available)('openRecv refuses fields that lie outside the frame, and what is not an Int32Array of them', async () => {
+    const { createRequire } = await import('node:module');
+    const wk = (createRequire(import.meta.url)('@parley/wkcrypto') as typeof import('@parley/wkcrypto')).native!;
+    const s = wk.session(Buffer.alloc(16, 1), Buffer.alloc(16, 2));
+    const frame = Buffer.alloc(100);
+    const out = Buffer.alloc(100);
+    // A layout that fits: id 0-8, seq 8-12, strings of 2 bytes each, msg_key 30-62, payload 62-100.
+    const fits = (): Int32Array => Int32Array.from([0, 8, 4, 12, 2, 1_764_000_000, 14, 2, 16, 2, 2, 30, 62, 100]);
+    expect(Object.keys(RECV_FIELDS)).toHaveLength(fits().length);
+    // It fits: the msg_key does not verify (-1), nothing is thrown.
+    expect(wk.openRecv(s, frame, fits(), out)).toBe(-1);
+    const outside: Array<[keyof typeof RECV_FIELDS, number]> = [
+      ['messageIdAt', 93],
+      ['messageIdAt', -1],
+      ['messageSeqLen', 5],
+      ['messageSeqAt', 97],
+      ['clientMsgNoLen', 200],
+      ['clientMsgNoAt', -5],
+      ['fromUidAt', 99],
+      ['channelIdLen', -1],
+      ['channelType', 256],
+      ['msgKeyAt', 69],
+      ['end', 101],
+      ['payloadAt', 101],
+    ];
+    for (const [field, value] of outside) {
+      const f = fits();
+      f[RECV_FIELDS[field]] = value;
+      expect(() => wk.openRecv(s, frame, f, out), `${field} ${value}`).toThrow(/outside the frame/);
+    }
+    // An output too short for the payload's plaintext (38 Base64 bytes: room for 27 is needed).
+    expect(() => wk.openRecv(s, frame, fits(), Buffer.alloc(26))).toThrow(/outside the frame/);
+    expect(() => wk.openRecv(s, frame, new Uint32Array(14) as unknown as Int32Array, out)).toThrow(/openRecv\(session/);
+    expect(() => wk.openRecv(s, frame, new Int32Array(13), out)).toThrow(/openRecv\(session/);
   });
 
   it.runIf(available)('makes the server key pair and its secret in one native call, as the JavaScript path computes them', async () => {

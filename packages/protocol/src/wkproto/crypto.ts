@@ -579,12 +579,27 @@ export class WkSessionCrypto {
     const wk = this.wk;
     if (wk === undefined) return this.verifyRecvView(v) ? this.decryptViewOpened(v) : -1;
     if (v.msgKeyLen !== MSG_KEY_CHARS) return -1;
-    const n = this.recvSignPrefixOf(v, 0);
     const wireBytes = v.end - v.payloadAt;
     let out = this.nativeOpened;
     if (out === undefined || out.length < wireBytes) out = this.nativeOpened = Buffer.allocUnsafeSlow(Math.max(wireBytes, 1024));
     this.opened = out;
-    const got = wk.openRecv(this.native(wk), this.scratch!, n, v.buf, v.msgKeyAt, v.payloadAt, v.end, out);
+    // The native call writes the sign text's prefix itself, from the frame's bytes where these say.
+    const f = recvFields;
+    f[RECV_FIELDS.messageIdAt] = v.messageIdAt;
+    f[RECV_FIELDS.messageSeqAt] = v.messageSeqAt;
+    f[RECV_FIELDS.messageSeqLen] = v.messageSeqLen;
+    f[RECV_FIELDS.clientMsgNoAt] = v.clientMsgNoAt;
+    f[RECV_FIELDS.clientMsgNoLen] = v.clientMsgNoLen;
+    f[RECV_FIELDS.timestamp] = v.timestamp;
+    f[RECV_FIELDS.fromUidAt] = v.fromUidAt;
+    f[RECV_FIELDS.fromUidLen] = v.fromUidLen;
+    f[RECV_FIELDS.channelIdAt] = v.channelIdAt;
+    f[RECV_FIELDS.channelIdLen] = v.channelIdLen;
+    f[RECV_FIELDS.channelType] = v.channelType;
+    f[RECV_FIELDS.msgKeyAt] = v.msgKeyAt;
+    f[RECV_FIELDS.payloadAt] = v.payloadAt;
+    f[RECV_FIELDS.end] = v.end;
+    const got = wk.openRecv(this.native(wk), v.buf, f, out);
     return got < 0 ? -1 : got;
   }
 
@@ -595,6 +610,29 @@ export class WkSessionCrypto {
     return this.decrypt(p.payload);
   }
 }
+
+/**
+ * Where the native `openRecv` finds a RECV's fields: indexes of its Int32Array
+ * argument, in the order of @parley/wkcrypto's F_* constants (wkcrypto.c).
+ */
+export const RECV_FIELDS = {
+  messageIdAt: 0,
+  messageSeqAt: 1,
+  messageSeqLen: 2,
+  clientMsgNoAt: 3,
+  clientMsgNoLen: 4,
+  timestamp: 5,
+  fromUidAt: 6,
+  fromUidLen: 7,
+  channelIdAt: 8,
+  channelIdLen: 9,
+  channelType: 10,
+  msgKeyAt: 11,
+  payloadAt: 12,
+  end: 13,
+} as const;
+/** The fields of the RECV being opened (one JavaScript thread: one array serves every session). */
+const recvFields = new Int32Array(Object.keys(RECV_FIELDS).length);
 
 /** What the server puts in its CONNACK, plus the session crypto it keeps. */
 export interface ServerKeyExchange {
