@@ -428,11 +428,11 @@ static size_t u64_decimal(uint64_t x, unsigned char *out) {
   return n;
 }
 
-/* The decimal text of the signed `x` at `out` ('-' first when negative): its length. */
-static size_t i64_decimal(int64_t x, unsigned char *out) {
-  if (x >= 0) return u64_decimal((uint64_t)x, out);
+/* The decimal text at `out` of the two's complement int64 whose bits are `x` ('-' first when negative): its length. */
+static size_t i64_decimal(uint64_t x, unsigned char *out) {
+  if ((x >> 63) == 0) return u64_decimal(x, out);
   out[0] = '-';
-  return 1 + u64_decimal(0 - (uint64_t)x, out + 1);
+  return 1 + u64_decimal(0 - x, out + 1);
 }
 
 static uint64_t be64(const unsigned char *p) {
@@ -509,12 +509,12 @@ static napi_value js_open_recv(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "wkcrypto: out of memory");
     return NULL;
   }
-  size_t n = i64_decimal((int64_t)be64(frame + f[F_MESSAGE_ID_AT]), prefix);
+  size_t n = i64_decimal(be64(frame + f[F_MESSAGE_ID_AT]), prefix);
   const unsigned char *seq = frame + f[F_MESSAGE_SEQ_AT];
   n += u64_decimal(seq_len == 4 ? be32(seq) : be64(seq), prefix + n);
   memcpy(prefix + n, frame + f[F_CLIENT_MSG_NO_AT], (size_t)f[F_CLIENT_MSG_NO_LEN]);
   n += (size_t)f[F_CLIENT_MSG_NO_LEN];
-  n += i64_decimal(f[F_TIMESTAMP], prefix + n);
+  n += i64_decimal((uint64_t)(int64_t)f[F_TIMESTAMP], prefix + n);
   memcpy(prefix + n, frame + f[F_FROM_UID_AT], (size_t)f[F_FROM_UID_LEN]);
   n += (size_t)f[F_FROM_UID_LEN];
   memcpy(prefix + n, frame + f[F_CHANNEL_ID_AT], (size_t)f[F_CHANNEL_ID_LEN]);
