@@ -88,8 +88,8 @@ export class WsConnection {
    */
   sendTextFrame(frame: Buffer): void {
     if (!this.writable()) return;
-    this.direct.write(frame);
-    this.meter.observe(this.outboundBytes);
+    // True only for a frame the kernel took whole through an empty queue: nothing queued to observe.
+    if (!this.direct.write(frame)) this.meter.observe(this.outboundBytes);
   }
 
   /** Whether a frame may be written now; closes a client that does not read. */

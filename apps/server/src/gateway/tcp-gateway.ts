@@ -129,8 +129,8 @@ class TcpLink implements LiveConnection, PacketSink {
       socket.destroy();
       return;
     }
-    this.direct.write(packet);
-    metrics.outbound.observe(this.direct.queuedBytes());
+    // True only for a packet the kernel took whole through an empty queue: nothing queued to observe.
+    if (!this.direct.write(packet)) metrics.outbound.observe(this.direct.queuedBytes());
   }
 
   close(): void {
