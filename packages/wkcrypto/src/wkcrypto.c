@@ -354,31 +354,23 @@ static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
 }
 
 /*
- * The common part of both opens: the sign text is the prefix (the UTF-8 of the
- * JavaScript string `prefix_text` when given, else `prefix[0, prefix_len)`)
- * followed by `wire`; its msg_key must equal `key` (key_len bytes), then `wire`
- * is decrypted into `out`. Returns the result as a JavaScript number (see
- * openSend), or throws when the cipher fails.
+ * The common part of both opens: `work` holds the sign text's prefix
+ * (prefix_len bytes) and has room for `wire` after it and a block more;
+ * the sign text is that prefix followed by `wire`. Its msg_key must equal
+ * `key` (key_len bytes), then `wire` is decrypted into `out`: the plaintext's
+ * length, or -1, -2, -3 (see openSend), or -4 when the cipher fails.
  */
-static napi_value open_signed(napi_env env, session_t *s, napi_value prefix_text, const unsigned char *prefix, size_t prefix_len,
-                              const unsigned char *wire, size_t wire_len, const unsigned char *key, size_t key_len, unsigned char *out) {
-  size_t work_len = prefix_len + 1 + wire_len + BLOCK;
-  unsigned char stack[STACK_BYTES];
-  unsigned char *work = work_take(stack, work_len);
-  if (work == NULL) {
-    napi_throw_error(env, NULL, "wkcrypto: out of memory");
-    return NULL;
-  }
-  size_t copied = prefix_len;
-  if (prefix_text != NULL) napi_get_value_string_utf8(env, prefix_text, (char *)work, prefix_len + 1, &copied);
-  else memcpy(work, prefix, prefix_len);
+static long verify_open(session_t *s, unsigned char *work, size_t prefix_len, const unsigned char *wire, size_t wire_len,
+                        const unsigned char *key, size_t key_len, unsigned char *out) {
   memcpy(work + prefix_len, wire, wire_len);
   unsigned char want[MSG_KEY_CHARS];
-  long result;
-  if (copied != prefix_len || msg_key(s, work, prefix_len + wire_len, want) != 0) result = -4;
-  else if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) result = -1;
-  else result = open_payload(s, wire, wire_len, work, out);
-  work_give(work, stack);
+  if (msg_key(s, work, prefix_len + wire_len, want) != 0) return -4;
+  if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) return -1;
+  return open_payload(s, wire, wire_len, work, out);
+}
+
+/* An open's result as a JavaScript number, or NULL with an error thrown when the cipher failed (-4). */
+static napi_value open_result(napi_env env, long result) {
   if (result == -4) {
     napi_throw_error(env, NULL, "wkcrypto: AES-128-CBC failed");
     return NULL;
@@ -413,7 +405,17 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "wkcrypto: openSend: msgKey must be a string");
     return NULL;
   }
-  return open_signed(env, s, argv[1], NULL, prefix_len, wire, wire_len, (const unsigned char *)key, key_len, out);
+  unsigned char stack[STACK_BYTES];
+  unsigned char *work = work_take(stack, prefix_len + 1 + wire_len + BLOCK);
+  if (work == NULL) {
+    napi_throw_error(env, NULL, "wkcrypto: out of memory");
+    return NULL;
+  }
+  size_t copied = 0;
+  napi_get_value_string_utf8(env, argv[1], (char *)work, prefix_len + 1, &copied);
+  long result = copied == prefix_len ? verify_open(s, work, prefix_len, wire, wire_len, (const unsigned char *)key, key_len, out) : -4;
+  work_give(work, stack);
+  return open_result(env, result);
 }
 
 /* The decimal digits of `x` at `out`: their count (at most 20). */
@@ -501,29 +503,30 @@ static napi_value js_open_recv(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "wkcrypto: openRecv: a field lies outside the frame");
     return NULL;
   }
-  /* Digits: id at most 20 ('-' and 19), seq 20, timestamp 11, channel type 3. */
+  /* Digits: id at most 20 ('-' and 19), seq 20, timestamp 11, channel type 3; then the payload and a block. */
+  size_t wire_len = (size_t)(f[F_END] - f[F_PAYLOAD_AT]);
   size_t prefix_max = 54 + (size_t)f[F_CLIENT_MSG_NO_LEN] + (size_t)f[F_FROM_UID_LEN] + (size_t)f[F_CHANNEL_ID_LEN];
   unsigned char stack[STACK_BYTES];
-  unsigned char *prefix = work_take(stack, prefix_max);
-  if (prefix == NULL) {
+  unsigned char *work = work_take(stack, prefix_max + wire_len + BLOCK);
+  if (work == NULL) {
     napi_throw_error(env, NULL, "wkcrypto: out of memory");
     return NULL;
   }
-  size_t n = i64_decimal(be64(frame + f[F_MESSAGE_ID_AT]), prefix);
+  /* The sign text's prefix, written where verify_open puts the payload after it. */
+  size_t n = i64_decimal(be64(frame + f[F_MESSAGE_ID_AT]), work);
   const unsigned char *seq = frame + f[F_MESSAGE_SEQ_AT];
-  n += u64_decimal(seq_len == 4 ? be32(seq) : be64(seq), prefix + n);
-  memcpy(prefix + n, frame + f[F_CLIENT_MSG_NO_AT], (size_t)f[F_CLIENT_MSG_NO_LEN]);
+  n += u64_decimal(seq_len == 4 ? be32(seq) : be64(seq), work + n);
+  memcpy(work + n, frame + f[F_CLIENT_MSG_NO_AT], (size_t)f[F_CLIENT_MSG_NO_LEN]);
   n += (size_t)f[F_CLIENT_MSG_NO_LEN];
-  n += i64_decimal((uint64_t)(int64_t)f[F_TIMESTAMP], prefix + n);
-  memcpy(prefix + n, frame + f[F_FROM_UID_AT], (size_t)f[F_FROM_UID_LEN]);
+  n += i64_decimal((uint64_t)(int64_t)f[F_TIMESTAMP], work + n);
+  memcpy(work + n, frame + f[F_FROM_UID_AT], (size_t)f[F_FROM_UID_LEN]);
   n += (size_t)f[F_FROM_UID_LEN];
-  memcpy(prefix + n, frame + f[F_CHANNEL_ID_AT], (size_t)f[F_CHANNEL_ID_LEN]);
+  memcpy(work + n, frame + f[F_CHANNEL_ID_AT], (size_t)f[F_CHANNEL_ID_LEN]);
   n += (size_t)f[F_CHANNEL_ID_LEN];
-  n += u64_decimal((uint64_t)f[F_CHANNEL_TYPE], prefix + n);
-  napi_value result = open_signed(env, s, NULL, prefix, n, frame + f[F_PAYLOAD_AT], (size_t)(f[F_END] - f[F_PAYLOAD_AT]), frame + f[F_MSG_KEY_AT],
-                                  MSG_KEY_CHARS, out);
-  work_give(prefix, stack);
-  return result;
+  n += u64_decimal((uint64_t)f[F_CHANNEL_TYPE], work + n);
+  long result = verify_open(s, work, n, frame + f[F_PAYLOAD_AT], wire_len, frame + f[F_MSG_KEY_AT], MSG_KEY_CHARS, out);
+  work_give(work, stack);
+  return open_result(env, result);
 }
 
 /* A fresh X25519 key: its random scalar into `scalar`, its raw public key into `pub`. NULL when OpenSSL fails. */
