@@ -6,7 +6,7 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# Compilers for packages/wkcrypto and packages/sqlite-walbuf (always built from source) and for
+# Compilers for packages/wkcrypto, packages/readpump and packages/sqlite-walbuf (always built from source) and for
 # better-sqlite3, in case no prebuilt binary matches the platform.
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -25,6 +25,7 @@ RUN npm ci --no-audit --no-fund \
  && cp -r --parents package.json node_modules packages/*/package.json packages/*/dist \
       apps/*/package.json apps/*/bin apps/*/dist \
       packages/wkcrypto/index.cjs packages/wkcrypto/build/Release/wkcrypto.node \
+      packages/readpump/index.cjs packages/readpump/build/Release/readpump.node \
       packages/sqlite-walbuf/index.cjs packages/sqlite-walbuf/build/Release/walbuf.node /out/
 
 FROM ${NODE_IMAGE}

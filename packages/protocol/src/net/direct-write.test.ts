@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { DirectWriter, directWrites, takeReads } from './direct-write.ts';
+import { readPumpImplementation, setReadPumpEnabled } from './read-pump.ts';
 
 /** A connected pair of real loopback sockets: `server` is the accepted side. */
 async function pair(): Promise<{ server: Socket; client: Socket; listener: Server }> {
@@ -124,7 +125,12 @@ describe('DirectWriter', () => {
   });
 });
 
-describe('takeReads', () => {
+const built = readPumpImplementation.reason === 'built';
+
+// Both read paths: the read pump (when built) and Node's per-read callback.
+describe.each(built ? ['pump', 'per-read'] : ['per-read'])('takeReads (%s)', (path) => {
+  beforeAll(() => setReadPumpEnabled(path === 'pump'));
+  afterAll(() => setReadPumpEnabled(true));
   it('hands reads to the taker before the Readable, and to the data listener whenever the socket is paused, in order', async () => {
     const p = await pair();
     open.push(p);

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
+import { pumpReads, readPumpEnabled } from './read-pump.ts';
 
 /**
  * Writing a whole frame to a socket's libuv handle, without the Writable
@@ -206,12 +207,32 @@ export const readBufferView = new DataView(readBuffer.buffer, readBuffer.byteOff
  * errors, a paused or buffering socket) go to Node's handler unchanged, so
  * bytes keep their order. A plain TCP socket's reads land in one shared
  * buffer (`readBuffer`); a read Node's handler is to see is copied out of it
- * first. Returns false, changing nothing, when the handle or Node's binding is
- * not as expected. Once per socket.
+ * first. Where @parley/readpump is built, a plain TCP socket's reads come
+ * instead from the read pump (read-pump.ts), many sockets' in one call per
+ * event-loop turn, and are offered to `take` under the same conditions.
+ * Returns false, changing nothing, when the handle or Node's binding is not
+ * as expected. Once per socket.
  */
 export function takeReads(socket: Socket, take: ReadTaker): boolean {
   const handle = (socket as unknown as { _handle?: ReadHandle | null })._handle;
   if (binding === undefined || !handle || typeof handle.onread !== 'function') return false;
+  // Many sockets' reads in one call per event-loop turn, when @parley/readpump is built (read-pump.ts).
+  const offer = (_: Socket, n: number): boolean => take(readBuffer, n, true);
+  if (socket.connecting && readPumpEnabled() && !(socket as { encrypted?: boolean }).encrypted) {
+    // A client socket has no descriptor before it connects, and reads nothing: the choice waits until then.
+    socket.once('connect', () => {
+      const h = (socket as unknown as { _handle?: ReadHandle | null })._handle;
+      if (h && !pumpReads(socket, binding, readBuffer, offer)) takeHandleReads(socket, h, binding, take);
+    });
+    return true;
+  }
+  if (pumpReads(socket, binding, readBuffer, offer)) return true;
+  takeHandleReads(socket, handle, binding, take);
+  return true;
+}
+
+/** `takeReads`' path without the pump: the handle's `onread` offers each read first. */
+function takeHandleReads(socket: Socket, handle: ReadHandle, binding: StreamBinding, take: ReadTaker): void {
   const state = binding.streamBaseState;
   const { kReadBytesOrError, kArrayBufferOffset } = binding;
   const onread = handle.onread;
@@ -239,5 +260,4 @@ export function takeReads(socket: Socket, take: ReadTaker): boolean {
     state[kArrayBufferOffset] = copy.byteOffset;
     return onread.call(this, copy.buffer);
   };
-  return true;
 }

@@ -4,3 +4,4 @@
  * handle and reads taken from the handle before the Readable (direct-write.ts).
  */
 export { DirectWriter, directWrites, takeReads, readBufferView, type ReadTaker } from './direct-write.ts';
+export { readPumpImplementation, readPumpStats, setReadPumpEnabled, readPumpEnabled, type ReadPumpImplementation } from './read-pump.ts';

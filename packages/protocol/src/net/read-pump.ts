@@ -1,0 +1,263 @@
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import { getSystemErrorName } from 'node:util';
+import type { ReadPumpNative } from '@parley/readpump';
+
+/**
+ * The reads of many plain TCP sockets in one call into JavaScript per
+ * event-loop turn (@parley/readpump: the sockets in one epoll set, read by
+ * native code), instead of Node's one callback per read: the per-read glue
+ * (libuv's callback, MakeCallback and its callback scope, V8's entry) cost
+ * more than a RECVACK's handling. `takeReads` uses it when it is built.
+ *
+ * A pumped socket's reads are stopped in Node; its handle's `readStart`,
+ * `readStop` and `close` are wrapped so that Node's own flow control pauses
+ * and resumes the pump and a close takes the descriptor out of the set first.
+ * Every read is then offered to the taker under the same conditions as
+ * `takeReads`' handle path, or handed to Node's own read handler as Node
+ * would have (a copy), so bytes keep their order. At the end of the stream
+ * the socket goes back to Node's reading, which reads the end itself; a
+ * failed read destroys the socket with the error, as Node does.
+ *
+ * `PARLEY_READPUMP=off` keeps Node's per-read path, `on` requires the pump
+ * (an error at start-up when it is not built), unset takes it when built.
+ */
+
+interface PumpHandle {
+  fd: number;
+  reading: boolean;
+  readStart(): number;
+  readStop(): number;
+  close(cb?: () => void): void;
+  onread: (this: PumpHandle, data: ArrayBuffer | undefined) => unknown;
+}
+
+/** What the pump needs of Node's stream binding (see direct-write.ts). */
+export interface PumpBinding {
+  streamBaseState: Int32Array;
+  kReadBytesOrError: number;
+  kArrayBufferOffset: number;
+}
+
+/** Offers one read (`n` bytes at the start of `buf`, the reused buffer) to the socket's taker; true when taken. */
+export type PumpOffer = (socket: Socket, n: number) => boolean;
+
+interface Entry {
+  readonly id: number;
+  readonly socket: Socket;
+  readonly handle: PumpHandle;
+  readonly fd: number;
+  readonly offer: PumpOffer;
+  /** Node's own read handler. */
+  readonly onread: PumpHandle['onread'];
+  /** Out of the set while Node's flow control has reads stopped. */
+  paused: boolean;
+  /** Bytes the pump read (added to the handle's own count in `bytesRead`). */
+  bytes: number;
+}
+
+export type ReadPumpImplementation = 'pump' | 'per-read';
+
+function loadPump(): { native: ReadPumpNative | undefined; why: string } {
+  const wanted = process.env.PARLEY_READPUMP ?? '';
+  if (wanted !== '' && wanted !== 'on' && wanted !== 'off') {
+    throw new Error(`PARLEY_READPUMP must be 'on' or 'off', not '${wanted}'`);
+  }
+  if (wanted === 'off') return { native: undefined, why: 'PARLEY_READPUMP=off' };
+  let loaded: { native?: ReadPumpNative; loadError?: unknown };
+  try {
+    loaded = createRequire(import.meta.url)('@parley/readpump') as typeof loaded;
+  } catch (err) {
+    loaded = { loadError: err };
+  }
+  if (loaded.native) return { native: loaded.native, why: 'built' };
+  const why = `@parley/readpump is not built (${(loaded.loadError as Error | undefined)?.message ?? 'no module'})`;
+  if (wanted === 'on') throw new Error(`PARLEY_READPUMP=on, but ${why}`);
+  return { native: undefined, why };
+}
+
+const { native, why } = loadPump();
+
+/** Whether takeReads pumps (and why not), for start-up logs, the bench's record and tests. */
+export const readPumpImplementation: { name: ReadPumpImplementation; reason: string } = {
+  name: native ? 'pump' : 'per-read',
+  reason: why,
+};
+
+let enabled = native !== undefined;
+
+/**
+ * Turns the pump off (or back on, when built) for sockets taken from now on;
+ * sockets already pumped stay pumped. For tests and measurements that compare
+ * both paths in one process.
+ */
+export function setReadPumpEnabled(on: boolean): void {
+  enabled = on && native !== undefined;
+  readPumpImplementation.name = enabled ? 'pump' : 'per-read';
+}
+
+/** Whether a socket taken now is pumped. */
+export function readPumpEnabled(): boolean {
+  return enabled;
+}
+
+/** Turns with reads and the reads in them, since start: their ratio is the pump's batching. */
+export const readPumpStats = { batches: 0, reads: 0, sockets: 0 };
+
+const entries = new Map<number, Entry>();
+let nextId = 0;
+let batch: Buffer | undefined;
+let batchView: DataView | undefined;
+let copyInto: Buffer | undefined;
+let state: PumpBinding | undefined;
+
+function readError(status: number): Error {
+  const code = getSystemErrorName(status);
+  return Object.assign(new Error(`read ${code}`), { errno: status, code, syscall: 'read' });
+}
+
+/** One turn's reads: records as src/readpump.c writes them. */
+function onBatch(count: number, bytes: number): void {
+  const view = batchView!;
+  const buf = batch!;
+  readPumpStats.batches++;
+  readPumpStats.reads += count;
+  let off = 0;
+  for (let i = 0; i < count && off < bytes; i++) {
+    const id = view.getInt32(off, true);
+    const n = view.getInt32(off + 4, true);
+    const start = off + 8;
+    off = start + (n > 0 ? (n + 3) & ~3 : 0);
+    const e = entries.get(id);
+    if (e === undefined) continue;
+    if (n > 0) deliver(e, buf, start, n);
+    else if (n === 0) release(e, true);
+    else {
+      release(e, false);
+      if (!e.socket.destroyed) e.socket.destroy(readError(n));
+    }
+  }
+}
+
+/** One read: offered to the taker when the socket would let it, else to Node's handler as a copy. */
+function deliver(e: Entry, buf: Buffer, start: number, n: number): void {
+  const socket = e.socket;
+  e.bytes += n;
+  if (
+    socket.readableFlowing === true &&
+    socket.readableLength === 0 &&
+    !socket.destroyed &&
+    !socket.timeout &&
+    typeof (socket as unknown as { _events: { data?: unknown } })._events.data === 'function'
+  ) {
+    // Not `Buffer.copy`: its argument checks and the source view it makes cost ~900 instructions a read.
+    copyInto!.set(buf.subarray(start, start + n));
+    if (e.offer(socket, n)) return;
+  }
+  const copy = Buffer.allocUnsafe(n);
+  buf.copy(copy, 0, start, start + n);
+  const s = state!;
+  s.streamBaseState[s.kReadBytesOrError] = n;
+  s.streamBaseState[s.kArrayBufferOffset] = copy.byteOffset;
+  e.onread.call(e.handle, copy.buffer as ArrayBuffer);
+}
+
+/**
+ * The socket leaves the pump: out of the set, its handle's own methods back.
+ * `restart`: at the end of the stream, Node's reading resumes (when Node
+ * wants reads) and reads the end itself.
+ */
+function release(e: Entry, restart: boolean): void {
+  if (!entries.delete(e.id)) return;
+  readPumpStats.sockets = entries.size;
+  if (!e.paused) native!.remove(e.fd);
+  const h = e.handle as unknown as Record<string, unknown>;
+  delete h.readStart;
+  delete h.readStop;
+  delete h.close;
+  if (restart && e.handle.reading) e.handle.readStart();
+}
+
+/**
+ * Moves `socket`'s reads to the pump: false (nothing changed) when the pump
+ * is off, the socket is not a plain TCP socket with a descriptor, or the
+ * descriptor cannot be added. `copyTo` is the buffer each offered read is
+ * copied to (at its start) before `offer` sees it.
+ */
+export function pumpReads(socket: Socket, binding: PumpBinding, copyTo: Buffer, offer: PumpOffer): boolean {
+  if (!enabled || native === undefined || (socket as { encrypted?: boolean }).encrypted) return false;
+  const handle = (socket as unknown as { _handle?: PumpHandle | null })._handle;
+  if (
+    !handle ||
+    typeof handle.fd !== 'number' ||
+    handle.fd < 0 ||
+    typeof handle.readStart !== 'function' ||
+    typeof handle.readStop !== 'function' ||
+    typeof handle.close !== 'function' ||
+    typeof handle.onread !== 'function' ||
+    Object.prototype.hasOwnProperty.call(handle, 'readStart')
+  ) {
+    return false;
+  }
+  if (batch === undefined) {
+    batch = Buffer.allocUnsafeSlow(native.batchBytes);
+    batchView = new DataView(batch.buffer, batch.byteOffset, batch.length);
+    native.open(batch, onBatch);
+  }
+  copyInto = copyTo;
+  state = binding;
+  const fd = handle.fd;
+  const id = (nextId = (nextId + 1) & 0x7fffffff);
+  const reading = handle.reading !== false;
+  if (reading) {
+    handle.readStop();
+    if (native.add(fd, id) !== 0) {
+      handle.readStart();
+      return false;
+    }
+  }
+  const e: Entry = { id, socket, handle, fd, offer, onread: handle.onread, paused: !reading, bytes: 0 };
+  entries.set(id, e);
+  readPumpStats.sockets = entries.size;
+  const proto = Object.getPrototypeOf(handle) as PumpHandle;
+  // Node's flow control (a full Readable stops reads; a read() resumes them) now moves the socket in and out of the set.
+  handle.readStop = function () {
+    if (!e.paused) {
+      native.remove(fd);
+      e.paused = true;
+    }
+    return 0;
+  };
+  handle.readStart = function () {
+    if (e.paused) {
+      const err = native.add(fd, id);
+      if (err !== 0) return err;
+      e.paused = false;
+    }
+    return 0;
+  };
+  handle.close = function (this: PumpHandle, cb?: () => void) {
+    release(e, false);
+    return proto.close.call(this, cb);
+  };
+  // `socket.bytesRead` (the handle's count, which sees only Node's own reads) counts the pump's reads too.
+  const counted = accessorOf(handle, 'bytesRead');
+  if (counted) {
+    Object.defineProperty(handle, 'bytesRead', {
+      configurable: true,
+      get(this: PumpHandle): number {
+        return (counted.call(this) as number) + e.bytes;
+      },
+    });
+  }
+  return true;
+}
+
+/** The getter of `name` on `o`'s prototype chain, if it is an accessor. */
+function accessorOf(o: object, name: string): (() => unknown) | undefined {
+  for (let p = Object.getPrototypeOf(o) as object | null; p !== null; p = Object.getPrototypeOf(p) as object | null) {
+    const d = Object.getOwnPropertyDescriptor(p, name);
+    if (d) return d.get;
+  }
+  return undefined;
+}
