@@ -35,6 +35,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { readPumpImplementation, readPumpStats } from '@parley/protocol/net';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
 import { cpuBreakdown } from '../src/proc-stats.ts';
@@ -113,8 +114,11 @@ try {
   await dump();
   const before = cpuBreakdown(driver.pid);
   const generatorBefore = process.cpuUsage();
+  const pumpBefore = { ...readPumpStats };
   await run('measured', messages);
   const generator = process.cpuUsage(generatorBefore);
+  const pumpReads = readPumpStats.reads - pumpBefore.reads;
+  const pumpBatches = readPumpStats.batches - pumpBefore.batches;
   const after = cpuBreakdown(driver.pid);
   await dump();
   const deliveries = messages * members;
@@ -126,7 +130,8 @@ try {
   process.stdout.write(
     `${protocol} ${members} members × ${messages} messages: server CPU ${(((spent('user') + spent('sys')) * 1000) / deliveries).toFixed(2)} ms per 1k deliveries` +
       ` (user ${spent('user').toFixed(0)}, sys ${spent('sys').toFixed(0)} ms; ${threads});` +
-      ` this generator ${((generator.user + generator.system) / deliveries).toFixed(2)} ms per 1k\n`,
+      ` this generator ${((generator.user + generator.system) / deliveries).toFixed(2)} ms per 1k` +
+      ` (reads: ${readPumpImplementation.name}${pumpBatches > 0 ? `, ${pumpReads} in ${pumpBatches} turns` : ''})\n`,
   );
   for (const c of [...conns, pub]) c.close();
 } finally {

@@ -1,6 +1,7 @@
 /** The run's context for the JSON document: git revision, machine, versions. */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, release, availableParallelism } from 'node:os';
+import { readPumpImplementation } from '@parley/protocol/net';
 import { wkcryptoImplementation } from '@parley/protocol/wkproto';
 import { createRequire } from 'node:module';
 import { buildInUse } from '@parley/sqlite-build';
@@ -52,6 +53,8 @@ export function machine(): Record<string, unknown> {
     mosquitto: run('mosquitto', ['-h'])?.split('\n')[0] ?? run('/usr/sbin/mosquitto', ['-h'])?.split('\n')[0],
     // WKProto's session crypto in the generator and (same build, same PARLEY_WKCRYPTO) the server.
     wkcrypto: wkcryptoImplementation.name,
+    // Socket reads in the generator and (same build, same PARLEY_READPUMP) the server: `pump` or `per-read`.
+    readPump: readPumpImplementation.name,
     // The server's store.sqlite_wal_buffer (PARLEY_STORE_SQLITE_WAL_BUFFER, passed on) and whether the extension is built.
     walBuffer: `${process.env.PARLEY_STORE_SQLITE_WAL_BUFFER ?? 'auto'}, ${walBufferBuilt() ? 'built' : 'not built'}`,
     // better-sqlite3's SQLite: Parley's page-cache change built in (`patched`) or not (`stock`).

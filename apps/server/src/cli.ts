@@ -76,7 +76,16 @@ program
     };
     process.stdout.write(`${JSON.stringify(listening)}\n`);
     const { wkcryptoImplementation } = await import('@parley/protocol/wkproto');
-    log.info({ api: addr(server.addresses.api), ws: addr(server.addresses.ws), wkcrypto: wkcryptoImplementation.name }, 'parley started');
+    const { readPumpImplementation } = await import('@parley/protocol/net');
+    log.info(
+      {
+        api: addr(server.addresses.api),
+        ws: addr(server.addresses.ws),
+        wkcrypto: wkcryptoImplementation.name,
+        readPump: readPumpImplementation.name,
+      },
+      'parley started',
+    );
   });
 
 const configCmd = program.command('config').description('configuration tools');

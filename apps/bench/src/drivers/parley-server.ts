@@ -24,8 +24,8 @@ export const PARLEY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '.
  * `apps/server/bin/parley-node`, the production launcher (`npm start`, the image): it picks node's
  * garbage-collector flags for the CPUs the server may use (on the bench's one pinned core,
  * `--single-threaded-gc`) and execs bin/parley.js, so the pid is node's. `PARLEY_GC_THREADS`
- * (auto, single or parallel), `PARLEY_WKCRYPTO` (native or js) and `PARLEY_STORE_SQLITE_WAL_BUFFER` (auto, on or
- * off) in the bench's environment are passed on.
+ * (auto, single or parallel), `PARLEY_WKCRYPTO` (native or js), `PARLEY_READPUMP` (on or off) and
+ * `PARLEY_STORE_SQLITE_WAL_BUFFER` (auto, on or off) in the bench's environment are passed on.
  */
 export const PARLEY_LAUNCHER = join(dirname(PARLEY_BIN), 'parley-node');
 
@@ -82,6 +82,8 @@ export function startParley(
       ...(process.env.PARLEY_GC_THREADS ? { PARLEY_GC_THREADS: process.env.PARLEY_GC_THREADS } : {}),
       // WKProto's crypto implementation (the JSON's machine.wkcrypto records the one in use).
       ...(process.env.PARLEY_WKCRYPTO ? { PARLEY_WKCRYPTO: process.env.PARLEY_WKCRYPTO } : {}),
+      // Socket reads through the read pump or Node's per-read path (the JSON's machine.readPump records which).
+      ...(process.env.PARLEY_READPUMP ? { PARLEY_READPUMP: process.env.PARLEY_READPUMP } : {}),
       // The SQLite WAL buffer (the JSON's machine.walBuffer records the setting and whether it is built).
       ...(process.env.PARLEY_STORE_SQLITE_WAL_BUFFER ? { PARLEY_STORE_SQLITE_WAL_BUFFER: process.env.PARLEY_STORE_SQLITE_WAL_BUFFER } : {}),
       PARLEY_NODE_DATA_DIR: dataDir,

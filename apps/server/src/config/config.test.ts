@@ -67,6 +67,14 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('takes PARLEY_READPUMP as ours and refuses a value other than on or off', () => {
+    expect(() => loadConfig(undefined, { PARLEY_READPUMP: 'on' })).not.toThrow();
+    expect(() => loadConfig(undefined, { PARLEY_READPUMP: 'off' })).not.toThrow();
+    expect(problems(() => loadConfig(undefined, { PARLEY_READPUMP: 'yes' }))).toEqual([
+      'environment: PARLEY_READPUMP must be "on" or "off" (unset: on when built)',
+    ]);
+  });
+
   it('names a file it cannot parse', () => {
     expect(problems(() => loadConfig(tomlFile('node.id = = 1'), {}))[0]).toMatch(/parley\.toml/);
   });

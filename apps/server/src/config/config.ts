@@ -146,8 +146,8 @@ function storeProblems(s: ConfigValues['store']): string[] {
   return problems;
 }
 
-/** Env variables that are not config keys but are still ours (`bin/parley-node` reads two, @parley/protocol PARLEY_WKCRYPTO). */
-const OTHER_ENV = new Set(['PARLEY_CONFIG', 'PARLEY_GC_THREADS', 'PARLEY_NODE_FLAGS', 'PARLEY_WKCRYPTO']);
+/** Env variables that are not config keys but are still ours (`bin/parley-node` reads two, @parley/protocol PARLEY_WKCRYPTO and PARLEY_READPUMP). */
+const OTHER_ENV = new Set(['PARLEY_CONFIG', 'PARLEY_GC_THREADS', 'PARLEY_NODE_FLAGS', 'PARLEY_WKCRYPTO', 'PARLEY_READPUMP']);
 
 /**
  * Loads the configuration from an optional TOML file and the environment.
@@ -187,6 +187,10 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   const wkcrypto = env.PARLEY_WKCRYPTO;
   if (wkcrypto !== undefined && wkcrypto !== '' && wkcrypto !== 'native' && wkcrypto !== 'js') {
     problems.push(`environment: PARLEY_WKCRYPTO must be "native" or "js" (unset: native when built)`);
+  }
+  const readPump = env.PARLEY_READPUMP;
+  if (readPump !== undefined && readPump !== '' && readPump !== 'on' && readPump !== 'off') {
+    problems.push(`environment: PARLEY_READPUMP must be "on" or "off" (unset: on when built)`);
   }
 
   const parsedKeys = rawKeys ? parseApiKeys(rawKeys.raw, rawKeys.fromEnv) : { keys: [], problems: [] };
