@@ -184,37 +184,45 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* add(fd, id) / resume(fd, id): the socket's reads come to the pump; 0 or -errno. */
-static napi_value js_add(napi_env env, napi_callback_info info) {
+/*
+ * The integer arguments of add (fd, id) and remove (fd): `want` of them, the
+ * first a descriptor (>= 0). False, with a TypeError thrown, when they are not.
+ */
+static int int_args(napi_env env, napi_callback_info info, size_t want, int32_t out[2], const char *usage) {
   size_t argc = 2;
-  napi_value argv[2], out;
+  napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  pump_t *p = pump_of(env);
-  int32_t fd, id;
-  if (argc < 2 || !arg_int32(env, argv[0], &fd) || !arg_int32(env, argv[1], &id) || fd < 0) {
-    napi_throw_type_error(env, NULL, "add(fd, id): two integers, fd >= 0");
-    return NULL;
+  for (size_t i = 0; i < want; i++) {
+    if (argc <= i || !arg_int32(env, argv[i], &out[i])) argc = 0;
   }
+  if (argc < want || out[0] < 0) {
+    napi_throw_type_error(env, NULL, usage);
+    return 0;
+  }
+  return 1;
+}
+
+/* add(fd, id): the socket's reads come to the pump (also its resume); 0 or -errno. */
+static napi_value js_add(napi_env env, napi_callback_info info) {
+  int32_t a[2] = {-1, 0};
+  if (!int_args(env, info, 2, a, "add(fd, id): two integers, fd >= 0")) return NULL;
+  pump_t *p = pump_of(env);
   if (!p->open) {
     napi_throw_error(env, NULL, "the read pump is not open");
     return NULL;
   }
-  napi_create_int32(env, ctl(p, EPOLL_CTL_ADD, fd, id), &out);
+  napi_value out;
+  napi_create_int32(env, ctl(p, EPOLL_CTL_ADD, a[0], a[1]), &out);
   return out;
 }
 
 /* remove(fd): the socket's reads no longer come to the pump (also its pause); 0 or -errno (-ENOENT: it was not there). */
 static napi_value js_remove(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], out;
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t a[2] = {-1, 0};
+  if (!int_args(env, info, 1, a, "remove(fd): an integer fd >= 0")) return NULL;
   pump_t *p = pump_of(env);
-  int32_t fd;
-  if (argc < 1 || !arg_int32(env, argv[0], &fd) || fd < 0) {
-    napi_throw_type_error(env, NULL, "remove(fd): an integer fd >= 0");
-    return NULL;
-  }
-  int r = p->open ? (epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL) == 0 ? 0 : -errno) : -ENOENT;
+  int r = p->open ? (epoll_ctl(p->epfd, EPOLL_CTL_DEL, a[0], NULL) == 0 ? 0 : -errno) : -ENOENT;
+  napi_value out;
   napi_create_int32(env, r, &out);
   return out;
 }

@@ -169,6 +169,21 @@ describe('the read pump (@parley/readpump)', () => {
     await until(() => p.server.destroyed);
   });
 
+  it.runIf(built)('refuses arguments that are not descriptors and ids, in the native module', async () => {
+    const { createRequire } = await import('node:module');
+    const m = (createRequire(import.meta.url)('@parley/readpump') as { native: import('@parley/readpump').ReadPumpNative }).native;
+    const bad = [
+      () => m.add(-1, 1),
+      () => m.add(3, 'x' as unknown as number),
+      () => (m.add as (fd: number) => number)(3),
+      () => m.remove(-2),
+    ];
+    for (const call of bad) expect(call).toThrow(TypeError);
+    // A descriptor that is not in the set, and one that is not a socket: -errno, not an exception.
+    expect(m.remove(100_000)).toBeLessThan(0);
+    expect(() => m.open(new Uint8Array(16), () => {})).toThrow();
+  });
+
   it('refuses a PARLEY_READPUMP it does not know, and keeps the per-read path with off', async () => {
     const run = (value: string) =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import type { ReadPumpNative } from '@parley/readpump';
+import { loadOptionalNative } from '../optional-native.ts';
 
 /**
  * The reads of many plain TCP sockets in one call into JavaScript per
@@ -58,25 +58,7 @@ interface Entry {
 
 export type ReadPumpImplementation = 'pump' | 'per-read';
 
-function loadPump(): { native: ReadPumpNative | undefined; why: string } {
-  const wanted = process.env.PARLEY_READPUMP ?? '';
-  if (wanted !== '' && wanted !== 'on' && wanted !== 'off') {
-    throw new Error(`PARLEY_READPUMP must be 'on' or 'off', not '${wanted}'`);
-  }
-  if (wanted === 'off') return { native: undefined, why: 'PARLEY_READPUMP=off' };
-  let loaded: { native?: ReadPumpNative; loadError?: unknown };
-  try {
-    loaded = createRequire(import.meta.url)('@parley/readpump') as typeof loaded;
-  } catch (err) {
-    loaded = { loadError: err };
-  }
-  if (loaded.native) return { native: loaded.native, why: 'built' };
-  const why = `@parley/readpump is not built (${(loaded.loadError as Error | undefined)?.message ?? 'no module'})`;
-  if (wanted === 'on') throw new Error(`PARLEY_READPUMP=on, but ${why}`);
-  return { native: undefined, why };
-}
-
-const { native, why } = loadPump();
+const { native, why } = loadOptionalNative<ReadPumpNative>('PARLEY_READPUMP', { on: 'on', off: 'off' }, '@parley/readpump');
 
 /** Whether takeReads pumps (and why not), for start-up logs, the bench's record and tests. */
 export const readPumpImplementation: { name: ReadPumpImplementation; reason: string } = {

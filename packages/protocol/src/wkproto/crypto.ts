@@ -16,7 +16,7 @@ import {
   type Decipher,
   type KeyObject,
 } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { loadOptionalNative } from '../optional-native.ts';
 import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
 import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
 import { I64_MAX, I64_MIN, putAsciiField, putInt64BE, putUint32BE, U64_MAX } from './bytes.ts';
@@ -132,25 +132,11 @@ export type RecvSignFields = Pick<
  */
 export type WkcryptoImplementation = 'native' | 'js';
 
-function loadNative(): { native: WkcryptoNative | undefined; why: string } {
-  const wanted = process.env.PARLEY_WKCRYPTO ?? '';
-  if (wanted !== '' && wanted !== 'native' && wanted !== 'js') {
-    throw new Error(`PARLEY_WKCRYPTO must be 'native' or 'js', not '${wanted}'`);
-  }
-  if (wanted === 'js') return { native: undefined, why: 'PARLEY_WKCRYPTO=js' };
-  let loaded: { native?: WkcryptoNative; loadError?: unknown };
-  try {
-    loaded = createRequire(import.meta.url)('@parley/wkcrypto') as typeof loaded;
-  } catch (err) {
-    loaded = { loadError: err };
-  }
-  if (loaded.native) return { native: loaded.native, why: 'built' };
-  const why = `@parley/wkcrypto is not built (${(loaded.loadError as Error | undefined)?.message ?? 'no module'})`;
-  if (wanted === 'native') throw new Error(`PARLEY_WKCRYPTO=native, but ${why}`);
-  return { native: undefined, why };
-}
-
-const { native: wkcrypto, why: wkcryptoWhy } = loadNative();
+const { native: wkcrypto, why: wkcryptoWhy } = loadOptionalNative<WkcryptoNative>(
+  'PARLEY_WKCRYPTO',
+  { on: 'native', off: 'js' },
+  '@parley/wkcrypto',
+);
 
 /** The implementation in use and why (for start-up logs and tests). */
 export const wkcryptoImplementation: { readonly name: WkcryptoImplementation; readonly reason: string } = {
