@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import { pumpReads, readPumpEnabled } from './read-pump.ts';
+import { offerable, toNodeHandler } from './read-offer.ts';
 
 /**
  * Writing a whole frame to a socket's libuv handle, without the Writable
@@ -242,22 +243,8 @@ function takeHandleReads(socket: Socket, handle: ReadHandle, binding: StreamBind
     const nread = state[kReadBytesOrError]!;
     if (nread <= 0) return onread.call(this, data);
     const reused = data === undefined;
-    if (
-      socket.readableFlowing === true &&
-      socket.readableLength === 0 &&
-      !socket.destroyed &&
-      !socket.timeout &&
-      // One `data` listener (`listenerCount` reads the same slot through a megamorphic keyed look-up).
-      typeof (socket as unknown as { _events: { data?: unknown } })._events.data === 'function' &&
-      take(reused ? readBuffer : Buffer.from(data, state[kArrayBufferOffset]!, nread), nread, reused)
-    ) {
-      return;
-    }
+    if (offerable(socket) && take(reused ? readBuffer : Buffer.from(data, state[kArrayBufferOffset]!, nread), nread, reused)) return;
     if (!reused) return onread.call(this, data);
-    // Node's handler keeps what it is given: a copy, passed as libuv's own buffer would be.
-    const copy = Buffer.allocUnsafe(nread);
-    readBuffer.copy(copy, 0, 0, nread);
-    state[kArrayBufferOffset] = copy.byteOffset;
-    return onread.call(this, copy.buffer);
+    return toNodeHandler(binding, this, onread, readBuffer, 0, nread);
   };
 }

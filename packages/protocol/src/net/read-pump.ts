@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import type { ReadPumpNative } from '@parley/readpump';
 import { loadOptionalNative } from '../optional-native.ts';
+import { offerable, toNodeHandler, type ReadState } from './read-offer.ts';
 
 /**
  * The reads of many plain TCP sockets in one call into JavaScript per
@@ -32,13 +33,6 @@ interface PumpHandle {
   onread: (this: PumpHandle, data: ArrayBuffer | undefined) => unknown;
 }
 
-/** What the pump needs of Node's stream binding (see direct-write.ts). */
-export interface PumpBinding {
-  streamBaseState: Int32Array;
-  kReadBytesOrError: number;
-  kArrayBufferOffset: number;
-}
-
 /** Offers one read (`n` bytes at the start of `buf`, the reused buffer) to the socket's taker; true when taken. */
 export type PumpOffer = (socket: Socket, n: number) => boolean;
 
@@ -61,12 +55,14 @@ export type ReadPumpImplementation = 'pump' | 'per-read';
 const { native, why } = loadOptionalNative<ReadPumpNative>('PARLEY_READPUMP', { on: 'on', off: 'off' }, '@parley/readpump');
 
 /** Whether takeReads pumps (and why not), for start-up logs, the bench's record and tests. */
-export const readPumpImplementation: { name: ReadPumpImplementation; reason: string } = {
-  name: native ? 'pump' : 'per-read',
+let enabled = native !== undefined;
+
+export const readPumpImplementation: { readonly name: ReadPumpImplementation; readonly reason: string } = {
+  get name(): ReadPumpImplementation {
+    return enabled ? 'pump' : 'per-read';
+  },
   reason: why,
 };
-
-let enabled = native !== undefined;
 
 /**
  * Turns the pump off (or back on, when built) for sockets taken from now on;
@@ -75,7 +71,6 @@ let enabled = native !== undefined;
  */
 export function setReadPumpEnabled(on: boolean): void {
   enabled = on && native !== undefined;
-  readPumpImplementation.name = enabled ? 'pump' : 'per-read';
 }
 
 /** Whether a socket taken now is pumped. */
@@ -83,15 +78,21 @@ export function readPumpEnabled(): boolean {
   return enabled;
 }
 
-/** Turns with reads and the reads in them, since start: their ratio is the pump's batching. */
-export const readPumpStats = { batches: 0, reads: 0, sockets: 0 };
-
 const entries = new Map<number, Entry>();
+
+/** Turns with reads and the reads in them, since start (their ratio is the pump's batching), and the sockets pumped now. */
+export const readPumpStats = {
+  batches: 0,
+  reads: 0,
+  get sockets(): number {
+    return entries.size;
+  },
+};
 let nextId = 0;
 let batch: Buffer | undefined;
 let batchView: DataView | undefined;
 let copyInto: Buffer | undefined;
-let state: PumpBinding | undefined;
+let state: ReadState | undefined;
 
 function readError(status: number): Error {
   const code = getSystemErrorName(status);
@@ -125,23 +126,12 @@ function onBatch(count: number, bytes: number): void {
 function deliver(e: Entry, buf: Buffer, start: number, n: number): void {
   const socket = e.socket;
   e.bytes += n;
-  if (
-    socket.readableFlowing === true &&
-    socket.readableLength === 0 &&
-    !socket.destroyed &&
-    !socket.timeout &&
-    typeof (socket as unknown as { _events: { data?: unknown } })._events.data === 'function'
-  ) {
+  if (offerable(socket)) {
     // Not `Buffer.copy`: its argument checks and the source view it makes cost ~900 instructions a read.
     copyInto!.set(buf.subarray(start, start + n));
     if (e.offer(socket, n)) return;
   }
-  const copy = Buffer.allocUnsafe(n);
-  buf.copy(copy, 0, start, start + n);
-  const s = state!;
-  s.streamBaseState[s.kReadBytesOrError] = n;
-  s.streamBaseState[s.kArrayBufferOffset] = copy.byteOffset;
-  e.onread.call(e.handle, copy.buffer as ArrayBuffer);
+  toNodeHandler(state!, e.handle, e.onread, buf, start, n);
 }
 
 /**
@@ -151,7 +141,6 @@ function deliver(e: Entry, buf: Buffer, start: number, n: number): void {
  */
 function release(e: Entry, restart: boolean): void {
   if (!entries.delete(e.id)) return;
-  readPumpStats.sockets = entries.size;
   if (!e.paused) native!.remove(e.fd);
   const h = e.handle as unknown as Record<string, unknown>;
   delete h.readStart;
@@ -166,7 +155,7 @@ function release(e: Entry, restart: boolean): void {
  * descriptor cannot be added. `copyTo` is the buffer each offered read is
  * copied to (at its start) before `offer` sees it.
  */
-export function pumpReads(socket: Socket, binding: PumpBinding, copyTo: Buffer, offer: PumpOffer): boolean {
+export function pumpReads(socket: Socket, binding: ReadState, copyTo: Buffer, offer: PumpOffer): boolean {
   if (!enabled || native === undefined || (socket as { encrypted?: boolean }).encrypted) return false;
   const handle = (socket as unknown as { _handle?: PumpHandle | null })._handle;
   if (
@@ -200,7 +189,6 @@ export function pumpReads(socket: Socket, binding: PumpBinding, copyTo: Buffer, 
   }
   const e: Entry = { id, socket, handle, fd, offer, onread: handle.onread, paused: !reading, bytes: 0 };
   entries.set(id, e);
-  readPumpStats.sockets = entries.size;
   const proto = Object.getPrototypeOf(handle) as PumpHandle;
   // Node's flow control (a full Readable stops reads; a read() resumes them) now moves the socket in and out of the set.
   handle.readStop = function () {
