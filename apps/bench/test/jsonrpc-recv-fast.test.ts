@@ -162,7 +162,9 @@ function serverFrame(text: string, first = 0x81): Buffer {
 function take(chunk: Buffer, maxPayload = 0): { taken: number; bodies: string[]; acks: string[] } {
   const bodies: string[] = [];
   const outs = { out: new Uint8Array(8) };
-  const r = takeRecvs(chunk, chunk.length, maxPayload, outs, (buf, s, e) => bodies.push(Buffer.from(buf.subarray(s, e)).toString('utf8')));
+  const r = takeRecvs(chunk, 0, chunk.length, maxPayload, outs, (buf, s, e) =>
+    bodies.push(Buffer.from(buf.subarray(s, e)).toString('utf8')),
+  );
   const acks: string[] = [];
   for (let at = 0; at < r.ackBytes;) {
     const len = outs.out[at + 1]! & 0x7f;
@@ -202,8 +204,12 @@ describe('takeRecvs over a chunk', () => {
     }
     // Bytes at n and past it are not the read's (the shared read buffer holds an older read there).
     const both = Buffer.concat([a, b]);
-    expect(takeRecvs(both, both.length - 1, 0, { out: new Uint8Array(8) }, () => undefined).taken).toBe(a.length);
-    expect(takeRecvs(both, both.length, 0, { out: new Uint8Array(8) }, () => undefined).taken).toBe(both.length);
+    expect(takeRecvs(both, 0, both.length - 1, 0, { out: new Uint8Array(8) }, () => undefined).taken).toBe(a.length);
+    expect(takeRecvs(both, 0, both.length, 0, { out: new Uint8Array(8) }, () => undefined).taken).toBe(both.length);
+    // Nor are the bytes before the read's start (the read pump's batch holds other sockets' reads there).
+    const after = Buffer.concat([Buffer.from(b), both]);
+    expect(takeRecvs(after, b.length, after.length - 1, 0, { out: new Uint8Array(8) }, () => undefined).taken).toBe(b.length + a.length);
+    expect(takeRecvs(after, b.length, after.length, 0, { out: new Uint8Array(8) }, () => undefined).taken).toBe(after.length);
     // A masked server frame (no server sends one: ws refuses it) is ws's.
     const masked = Buffer.from(a);
     masked[1]! |= 0x80;
@@ -217,7 +223,7 @@ describe('takeRecvs over a chunk', () => {
   it('masks each recvack with its own key', () => {
     const chunk = Buffer.concat([serverFrame(recvText(1)), serverFrame(recvText(2))]);
     const outs = { out: new Uint8Array(1024) };
-    const r = takeRecvs(chunk, chunk.length, 0, outs, () => undefined);
+    const r = takeRecvs(chunk, 0, chunk.length, 0, outs, () => undefined);
     const first = outs.out.subarray(2, 6);
     const len = outs.out[1]! & 0x7f;
     const second = outs.out.subarray(6 + len + 2, 6 + len + 6);

@@ -221,9 +221,9 @@ describe('WkprotoClient onPayload: failures, other shapes, RECVACK batching', ()
       client.send({ channelId: 'g', channelType: 2, payload: 'go' }).catch(() => undefined);
       // The client's writes of RECVACK frames (the in-process server's writes start with other types).
       const ackWrites = (): number => write.mock.calls.filter(([b]) => Buffer.isBuffer(b) && b[0]! >> 4 === PacketType.RECVACK).length;
-      vi.spyOn(WkprotoDecoder.prototype, 'push').mockImplementation(function (this: WkprotoDecoder, chunk, onPacket, length) {
+      vi.spyOn(WkprotoDecoder.prototype, 'push').mockImplementation(function (this: WkprotoDecoder, chunk, onPacket, length, start) {
         reads++;
-        return push.call(this, chunk, onPacket, length);
+        return push.call(this, chunk, onPacket, length, start);
       });
       await sink.done;
       const writes = ackWrites();

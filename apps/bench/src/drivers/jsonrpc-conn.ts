@@ -106,8 +106,8 @@ const acks = { out: new Uint8Array(4096) };
  */
 function recvReader(socket: WsClient, deliveries: Deliveries): FrontReader {
   const onBody = (buf: Uint8Array, start: number, end: number): void => deliveries.bytes(buf, start, end);
-  return (buf, n) => {
-    const taken = takeRecvs(buf, n, MAX_MESSAGE_BYTES, acks, onBody);
+  return (buf, start, end) => {
+    const taken = takeRecvs(buf, start, end, MAX_MESSAGE_BYTES, acks, onBody);
     // A buffer the socket holds (the kernel did not take it all) is given up: the next read's recvacks go to a new one.
     if (taken.ackBytes > 0 && !socket.writeFrames(acks.out.subarray(0, taken.ackBytes))) acks.out = new Uint8Array(acks.out.length);
     return taken.taken;

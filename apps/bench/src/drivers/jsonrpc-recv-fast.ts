@@ -187,9 +187,9 @@ export function writeRecvack(buf: Uint8Array, out: Uint8Array, at: number): numb
   return o;
 }
 
-/** What one chunk's fast prefix did: bytes consumed, recvacks written to `out`. */
+/** What one chunk's fast prefix did: where it stopped, recvacks written to `out`. */
 export interface FastPrefix {
-  /** Bytes of the chunk read here (whole frames); the rest is the frame parser's. */
+  /** Where the whole frames read here end; the rest is the frame parser's. */
   taken: number;
   /** Bytes of recvack frames written to the output buffer. */
   ackBytes: number;
@@ -198,7 +198,7 @@ export interface FastPrefix {
 const prefix: FastPrefix = { taken: 0, ackBytes: 0 };
 
 /**
- * Reads the leading whole frames of `chunk[0, n)` that are unmasked, unfragmented
+ * Reads the leading whole frames of `chunk[start, end)` that are unmasked, unfragmented
  * text frames holding a `recv` of the shape {@link readRecv} knows (at most
  * `maxPayload` bytes when that is positive), handing each body to `onBody`
  * (`buf[start, end)`, read during the call only) and writing its recvack
@@ -207,25 +207,26 @@ const prefix: FastPrefix = { taken: 0, ackBytes: 0 };
  */
 export function takeRecvs(
   chunk: Uint8Array,
-  n: number,
+  start: number,
+  end: number,
   maxPayload: number,
   outs: { out: Uint8Array },
   onBody: (buf: Uint8Array, start: number, end: number) => void,
 ): FastPrefix {
-  let at = 0;
+  let at = start;
   let o = 0;
-  while (n - at >= 2 && chunk[at] === FIN_TEXT) {
+  while (end - at >= 2 && chunk[at] === FIN_TEXT) {
     const b1 = chunk[at + 1]!;
     // A server frame is unmasked; 127 announces a 64-bit length no recv has.
     if (b1 >= 0x7f) break;
     let len = b1;
     let data = at + 2;
     if (len === 126) {
-      if (n - at < 4) break;
+      if (end - at < 4) break;
       len = (chunk[at + 2]! << 8) | chunk[at + 3]!;
       data = at + 4;
     }
-    if (n - data < len || (maxPayload > 0 && len > maxPayload)) break;
+    if (end - data < len || (maxPayload > 0 && len > maxPayload)) break;
     if (!readRecv(chunk, data, data + len)) break;
     if (outs.out.length - o < MAX_ACK_FRAME) {
       const grown = new Uint8Array(outs.out.length * 2 + MAX_ACK_FRAME);

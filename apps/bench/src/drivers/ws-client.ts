@@ -44,11 +44,11 @@ export interface WsClientEvents {
 }
 
 /**
- * Takes whole frames at the front of a read before the frame parser sees it
- * (called only while no partial frame or fragmented message is held): returns
- * the bytes it took.
+ * Takes whole frames at the front of a read, `buf[start, end)`, before the
+ * frame parser sees it (called only while no partial frame or fragmented
+ * message is held): returns where the frames it took end.
  */
-export type FrontReader = (buf: Uint8Array, n: number) => number;
+export type FrontReader = (buf: Uint8Array, start: number, end: number) => number;
 
 /** A client frame of `payload` (`op`, FIN set), masked with a fresh random key. */
 function maskedFrame(op: number, payload: Uint8Array): Buffer {
@@ -111,9 +111,9 @@ export class WsClient {
     this.socket = netConnect({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80), noDelay: true });
     this.writer = new DirectWriter(this.socket);
     // Reads are taken from the handle into the shared read buffer; any the handle path leaves (a paused socket) come as `data`.
-    this.socket.on('data', (chunk: Buffer) => this.onRead(chunk, chunk.length));
+    this.socket.on('data', (chunk: Buffer) => this.onRead(chunk, 0, chunk.length));
     this.socket.once('connect', () => {
-      takeReads(this.socket, (buf, n) => (this.onRead(buf, n), true));
+      takeReads(this.socket, (buf, start, n) => (this.onRead(buf, start, start + n), true));
       this.socket.write(request, 'latin1');
     });
     this.socket.on('error', (e) => this.finish(e));
@@ -166,20 +166,22 @@ export class WsClient {
     this.on.closed(err);
   }
 
-  private onRead(buf: Uint8Array, n: number): void {
+  private onRead(buf: Uint8Array, start: number, end: number): void {
     if (this.state === 'closed') return;
     let data: Buffer;
-    let at = 0;
+    let at = start;
     const pending = this.pending;
     if (pending === undefined) {
       if (this.front !== undefined && this.state === 'open' && this.fragments === undefined) {
-        at = this.front(buf, n);
-        if (at >= n) return;
+        at = this.front(buf, start, end);
+        if (at >= end) return;
       }
-      data = Buffer.from(buf.buffer, buf.byteOffset, n);
+      // The read's bytes keep their place (`at` is where the rest starts).
+      data = Buffer.from(buf.buffer, buf.byteOffset, end);
     } else {
       this.pending = undefined;
-      data = Buffer.concat([pending, buf.subarray(0, n)]);
+      data = Buffer.concat([pending, buf.subarray(start, end)]);
+      at = 0;
     }
     if (this.state === 'handshake') {
       at = this.handshake(data, at);

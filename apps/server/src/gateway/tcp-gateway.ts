@@ -48,14 +48,14 @@ export async function startTcpGateway(
     registry.add(link);
     socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
     // Reads go straight from the handle to the session while nothing is buffered (see @parley/protocol/net).
-    takeReads(socket, (buf, n, reused) => {
+    takeReads(socket, (buf, start, n, shared) => {
       // The decoder hands on views of what it decodes (a SEND's payload): only a read of nothing
-      // but RECVACKs (read where they lie, kept by nothing) is decoded from the shared buffer.
-      if (!reused || link.wk.readsInPlace(buf, n)) {
-        link.wk.onData(buf, n);
+      // but RECVACKs (read where they lie, kept by nothing) is decoded from a shared buffer.
+      if (shared === undefined || link.wk.readsInPlace(buf, start, n)) {
+        link.wk.onData(buf, n, start);
       } else {
         const copy = Buffer.allocUnsafe(n);
-        buf.copy(copy, 0, 0, n);
+        buf.copy(copy, 0, start, start + n);
         link.wk.onData(copy);
       }
       return true;

@@ -86,10 +86,10 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   }
 
   /**
-   * Feeds bytes as they arrive (the first `length` of `chunk`); packets may
-   * span chunks and chunks may hold many packets.
+   * Feeds bytes as they arrive (`length` bytes of `chunk` from `start` on);
+   * packets may span chunks and chunks may hold many packets.
    */
-  onData(chunk: Uint8Array, length = chunk.length): void {
+  onData(chunk: Uint8Array, length = chunk.length, start = 0): void {
     this.inbound = (this.inbound + 1) | 0;
     if (this.state === 'closed') return;
     if (!this.authenticated) {
@@ -100,7 +100,7 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       }
     }
     try {
-      this.decoder.push(chunk, this.onPacketBound, length);
+      this.decoder.push(chunk, this.onPacketBound, length, start);
     } catch (err) {
       this.log.debug({ err: (err as Error).message, session: this.id }, 'wkproto decode failed');
       this.closeWith('protocol error', ['decode_error', SessionErrorClass.protocol]);
@@ -108,12 +108,12 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   }
 
   /**
-   * Whether `buf[0, n)` may be fed from a buffer the next read overwrites:
-   * it is nothing but whole RECVACKs and the decoder holds no part of a
-   * packet, so nothing decoded from it keeps a view of it.
+   * Whether the `n` bytes of `buf` from `start` on may be fed from a buffer a
+   * later read overwrites: they are nothing but whole RECVACKs and the decoder
+   * holds no part of a packet, so nothing decoded from them keeps a view of them.
    */
-  readsInPlace(buf: Buffer, n: number): boolean {
-    return this.decoder.bufferedBytes === 0 && onlyRecvacks(buf, n);
+  readsInPlace(buf: Buffer, start: number, n: number): boolean {
+    return this.decoder.bufferedBytes === 0 && onlyRecvacks(buf, start, start + n);
   }
 
   onClose(): void {

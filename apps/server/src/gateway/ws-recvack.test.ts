@@ -21,7 +21,7 @@ function clientFrame(text: string, opcode = 1, fin = true, mask = [0x12, 0x34, 0
 
 /** The ids `compactRecvacksOf` reads from the whole of `chunk`, as strings; undefined when it takes nothing. */
 function idsOf(chunk: Buffer, maxPayload: number): string[] | undefined {
-  const count = compactRecvacksOf(chunk, chunk.length, maxPayload);
+  const count = compactRecvacksOf(chunk, 0, chunk.length, maxPayload);
   if (count === 0) return undefined;
   return Array.from({ length: count }, (_, k) => ackIdText(k));
 }
@@ -121,22 +121,26 @@ describe('compactRecvacksOf against compactRecvackMessageId', () => {
     }
   });
 
-  it('reads only the first n bytes of a reused buffer, through the DataView it is given, whatever lies past them', () => {
+  it('reads only its range of a shared buffer, through the DataView it is given, whatever lies around it', () => {
     const frames = Buffer.concat([clientFrame(recvack('7')), clientFrame(recvack('12345678901234567890'), 1, true, [1, 2, 3, 4])]);
     for (const fill of [0x00, 0x30, 0xff]) {
-      const reused = Buffer.alloc(4096, fill);
-      const view = new DataView(reused.buffer, reused.byteOffset, reused.length);
-      frames.copy(reused);
-      const count = compactRecvacksOf(reused, frames.length, 0, view);
-      expect(Array.from({ length: count }, (_, k) => ackIdText(k))).toEqual(['7', '12345678901234567890']);
+      for (const start of [0, 1, 4, 1000]) {
+        const shared = Buffer.alloc(4096, fill);
+        const view = new DataView(shared.buffer, shared.byteOffset, shared.length);
+        frames.copy(shared, start);
+        const count = compactRecvacksOf(shared, start, start + frames.length, 0, view);
+        expect(Array.from({ length: count }, (_, k) => ackIdText(k))).toEqual(['7', '12345678901234567890']);
+        // The range cuts the second frame short, or starts inside the first: nothing is taken.
+        expect(compactRecvacksOf(shared, start, start + frames.length - 1, 0, view)).toBe(0);
+        expect(compactRecvacksOf(shared, start + 1, start + frames.length, 0, view)).toBe(0);
+      }
       // The same frames ending at the buffer's very end (words are then read from a copy).
       const end = Buffer.alloc(frames.length + 1, fill);
       frames.copy(end, 1);
       const endView = new DataView(end.buffer, end.byteOffset, end.length);
-      expect(compactRecvacksOf(end.subarray(1), frames.length, 0)).toBe(2);
-      expect(compactRecvacksOf(end, end.length, 0, endView)).toBe(0);
-      // n cuts the second frame short: nothing is taken.
-      expect(compactRecvacksOf(reused, frames.length - 1, 0, view)).toBe(0);
+      expect(compactRecvacksOf(end.subarray(1), 0, frames.length, 0)).toBe(2);
+      expect(compactRecvacksOf(end, 1, end.length, 0, endView)).toBe(2);
+      expect(compactRecvacksOf(end, 0, end.length, 0, endView)).toBe(0);
     }
   });
 
@@ -158,7 +162,7 @@ describe('compactRecvacksOf against compactRecvackMessageId', () => {
       const chunk = Buffer.concat(
         ids.map((id, i) => clientFrame(`${head}${id}","messageSeq":${seq}}}`, 1, true, [i, 0x5a, 0xa5, 0xff - i])),
       );
-      expect(compactRecvacksOf(chunk, chunk.length, 0)).toBe(ids.length);
+      expect(compactRecvacksOf(chunk, 0, chunk.length, 0)).toBe(ids.length);
       ids.forEach((id, slot) => {
         expect(ackIdText(slot)).toBe(id);
         for (const other of others) expect(ackIdMatches(slot, ackIdKey(other)), `${id} vs ${other}`).toBe(other === id);

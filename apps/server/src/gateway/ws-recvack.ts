@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import { readBufferView, takeReads } from '@parley/protocol/net';
+import { takeReads } from '@parley/protocol/net';
 
 /**
  * What this module reads of a ws `Receiver` (ws 8): a Writable whose
@@ -139,26 +139,27 @@ function digitsEnd(v: DataView, base: number, key: number, at: number, len: numb
 }
 
 /**
- * How many compact `recvack`s the first `n` bytes of `chunk` are, when they
+ * How many compact `recvack`s the bytes `chunk[start, stop)` are, when they
  * are nothing but whole, masked, unfragmented text frames that are each a
  * compact `recvack` (their ids left in `ackSlots`); else 0, and `chunk` is
  * left untouched for ws to parse. Each payload is checked against exactly
  * `compactRecvackMessageId`'s grammar, in place of that regular expression.
- * `view` is a DataView of `chunk` when the caller keeps one (a reused read buffer).
+ * `view` is a DataView of the whole of `chunk` when the caller has one (a
+ * shared read buffer).
  */
-export function compactRecvacksOf(chunk: Buffer, n: number, maxPayload: number, view?: DataView): number {
+export function compactRecvacksOf(chunk: Buffer, start: number, stop: number, maxPayload: number, view?: DataView): number {
   let count = 0;
-  let at = 0;
-  while (at < n) {
-    if (count === MAX_FRAMES || n - at < 6 || chunk[at] !== FIN_TEXT) return 0;
+  let at = start;
+  while (at < stop) {
+    if (count === MAX_FRAMES || stop - at < 6 || chunk[at] !== FIN_TEXT) return 0;
     const b1 = chunk[at + 1]!;
     const len = b1 & 0x7f;
     // A client frame is masked; 126 and 127 announce longer lengths than a recvack has.
     if ((b1 & 0x80) === 0 || len > MAX_RECVACK_BYTES || len < SHORTEST || (maxPayload > 0 && len > maxPayload)) return 0;
     const data = at + 6;
     const end = data + len;
-    if (end > n) return 0;
-    view ??= new DataView(chunk.buffer, chunk.byteOffset, n);
+    if (end > stop) return 0;
+    view ??= new DataView(chunk.buffer, chunk.byteOffset, stop);
     const key = view.getInt32(at + 2, true);
     let v = view;
     let base = data;
@@ -259,7 +260,7 @@ export function takeRecvacksBeforeWs(ws: WebSocket, onAck: RecvackSlot): boolean
   const write = receiver.write.bind(receiver);
   receiver.write = (chunk: Buffer): boolean => {
     if (idle()) {
-      const count = compactRecvacksOf(chunk, chunk.length, receiver._maxPayload);
+      const count = compactRecvacksOf(chunk, 0, chunk.length, receiver._maxPayload);
       if (count > 0) {
         ackEach(count, onAck);
         return true;
@@ -279,9 +280,9 @@ export function takeRecvacksBeforeWs(ws: WebSocket, onAck: RecvackSlot): boolean
 function takeReadsBeforeStream(ws: WebSocket, idle: () => boolean, maxPayload: number, onAck: RecvackSlot): void {
   const socket = (ws as unknown as { _socket?: Socket })._socket;
   if (!socket) return;
-  takeReads(socket, (buf, n, reused) => {
+  takeReads(socket, (buf, start, n, shared) => {
     if (!idle()) return false;
-    const count = compactRecvacksOf(buf, n, maxPayload, reused ? readBufferView : undefined);
+    const count = compactRecvacksOf(buf, start, start + n, maxPayload, shared);
     if (count === 0) return false;
     ackEach(count, onAck);
     return true;

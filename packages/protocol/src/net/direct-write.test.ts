@@ -136,7 +136,7 @@ describe.each(built ? ['pump', 'per-read'] : ['per-read'])('takeReads (%s)', (pa
     open.push(p);
     const log: string[] = [];
     p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
-    expect(takeReads(p.server, (d, n) => (log.push(`take:${d.toString('latin1', 0, n)}`), true))).toBe(true);
+    expect(takeReads(p.server, (d, start, n) => (log.push(`take:${d.toString('latin1', start, start + n)}`), true))).toBe(true);
     const until = async (n: number) => {
       while (log.length < n) await new Promise((r) => setTimeout(r, 5));
     };
@@ -152,7 +152,7 @@ describe.each(built ? ['pump', 'per-read'] : ['per-read'])('takeReads (%s)', (pa
     expect(log).toEqual(['take:a', 'data:b', 'take:c']);
   });
 
-  it('reads a plain socket into the one reused buffer, and gives the data listener copies that later reads leave intact', async () => {
+  it('reads a plain socket into a shared buffer, and gives the data listener copies that later reads leave intact', async () => {
     const p = await pair();
     const q = await pair();
     open.push(p, q);
@@ -161,10 +161,10 @@ describe.each(built ? ['pump', 'per-read'] : ['per-read'])('takeReads (%s)', (pa
     let taken = 0;
     p.server.on('data', (d: Buffer) => got.push(d));
     q.server.on('data', () => {});
-    const take = (buf: Buffer, n: number, reused: boolean): boolean => {
-      reusedFlags.push(reused);
+    const take = (buf: Buffer, start: number, n: number, shared: DataView | undefined): boolean => {
+      reusedFlags.push(shared !== undefined && shared.buffer === buf.buffer && shared.byteOffset === buf.byteOffset);
       taken += n;
-      return buf[0] === 0x2a; // '*' reads are taken, the rest declined
+      return buf[start] === 0x2a; // '*' reads are taken, the rest declined
     };
     takeReads(p.server, take);
     takeReads(q.server, take);
@@ -189,7 +189,7 @@ describe.each(built ? ['pump', 'per-read'] : ['per-read'])('takeReads (%s)', (pa
     open.push(p);
     const log: string[] = [];
     p.server.on('data', (d: Buffer) => log.push(`data:${d.toString()}`));
-    takeReads(p.server, (d, n) => d.toString('latin1', 0, n) === 'x' && (log.push('take:x'), true));
+    takeReads(p.server, (d, start, n) => d.toString('latin1', start, start + n) === 'x' && (log.push('take:x'), true));
     for (const s of ['x', 'y', 'x']) {
       const n = log.length;
       p.client.write(s);

@@ -180,12 +180,13 @@ interface ReadHandle {
 }
 
 /**
- * Receives one read: `n` bytes at the start of `buf`. `reused` says that
- * `buf` is the buffer every taken socket reads into, overwritten by the next
- * read: a taker then keeps no view of it past the call (it copies what it
- * keeps). Returns true when it has consumed the bytes.
+ * Receives one read: the `n` bytes of `buf` from `start` on. `shared` is
+ * given when `buf` is a buffer shared by every taken socket and overwritten
+ * by later reads (a DataView of the whole of `buf`, for takers that read it
+ * by words): a taker then keeps no view of it past the call (it copies what
+ * it keeps). Returns true when it has consumed the bytes.
  */
-export type ReadTaker = (buf: Buffer, n: number, reused: boolean) => boolean;
+export type ReadTaker = (buf: Buffer, start: number, n: number, shared: DataView | undefined) => boolean;
 
 /**
  * The one buffer the reads of every taken plain TCP socket land in (libuv's
@@ -194,8 +195,8 @@ export type ReadTaker = (buf: Buffer, n: number, reused: boolean) => boolean;
  * enough: reads are handled one at a time, each wholly before the next.
  */
 const readBuffer = Buffer.allocUnsafeSlow(64 * 1024);
-/** A DataView of the shared read buffer, for takers that read it by words. */
-export const readBufferView = new DataView(readBuffer.buffer, readBuffer.byteOffset, readBuffer.length);
+/** A DataView of the shared read buffer, handed to takers with each read from it. */
+const readBufferView = new DataView(readBuffer.buffer, readBuffer.byteOffset, readBuffer.length);
 
 /**
  * Offers every read of `socket`'s libuv handle to `take` before Node's
@@ -210,7 +211,8 @@ export const readBufferView = new DataView(readBuffer.buffer, readBuffer.byteOff
  * buffer (`readBuffer`); a read Node's handler is to see is copied out of it
  * first. Where @parley/readpump is built, a plain TCP socket's reads come
  * instead from the read pump (read-pump.ts), many sockets' in one call per
- * event-loop turn, and are offered to `take` under the same conditions.
+ * event-loop turn, and are offered to `take` under the same conditions, each
+ * where it lies in the pump's batch buffer.
  * Returns false, changing nothing, when the handle or Node's binding is not
  * as expected. Once per socket.
  */
@@ -218,16 +220,15 @@ export function takeReads(socket: Socket, take: ReadTaker): boolean {
   const handle = (socket as unknown as { _handle?: ReadHandle | null })._handle;
   if (binding === undefined || !handle || typeof handle.onread !== 'function') return false;
   // Many sockets' reads in one call per event-loop turn, when @parley/readpump is built (read-pump.ts).
-  const offer = (_: Socket, n: number): boolean => take(readBuffer, n, true);
   if (socket.connecting && readPumpEnabled() && !(socket as { encrypted?: boolean }).encrypted) {
     // A client socket has no descriptor before it connects, and reads nothing: the choice waits until then.
     socket.once('connect', () => {
       const h = (socket as unknown as { _handle?: ReadHandle | null })._handle;
-      if (h && !pumpReads(socket, binding, readBuffer, offer)) takeHandleReads(socket, h, binding, take);
+      if (h && !pumpReads(socket, binding, take)) takeHandleReads(socket, h, binding, take);
     });
     return true;
   }
-  if (pumpReads(socket, binding, readBuffer, offer)) return true;
+  if (pumpReads(socket, binding, take)) return true;
   takeHandleReads(socket, handle, binding, take);
   return true;
 }
@@ -243,7 +244,13 @@ function takeHandleReads(socket: Socket, handle: ReadHandle, binding: StreamBind
     const nread = state[kReadBytesOrError]!;
     if (nread <= 0) return onread.call(this, data);
     const reused = data === undefined;
-    if (offerable(socket) && take(reused ? readBuffer : Buffer.from(data, state[kArrayBufferOffset]!, nread), nread, reused)) return;
+    if (
+      offerable(socket) &&
+      (reused
+        ? take(readBuffer, 0, nread, readBufferView)
+        : take(Buffer.from(data, state[kArrayBufferOffset]!, nread), 0, nread, undefined))
+    )
+      return;
     if (!reused) return onread.call(this, data);
     return toNodeHandler(binding, this, onread, readBuffer, 0, nread);
   };

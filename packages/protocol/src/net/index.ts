@@ -3,5 +3,5 @@
  * the clients of this package: whole-frame writes straight to a socket's libuv
  * handle and reads taken from the handle before the Readable (direct-write.ts).
  */
-export { DirectWriter, directWrites, takeReads, readBufferView, type ReadTaker } from './direct-write.ts';
+export { DirectWriter, directWrites, takeReads, type ReadTaker } from './direct-write.ts';
 export { readPumpImplementation, readPumpStats, setReadPumpEnabled, readPumpEnabled, type ReadPumpImplementation } from './read-pump.ts';

@@ -50,7 +50,7 @@ describe('the read pump (@parley/readpump)', () => {
     const got = pairs.map(() => [] as string[]);
     pairs.forEach((p, i) => {
       p.server.on('data', () => {});
-      expect(takeReads(p.server, (buf, n) => (got[i]!.push(buf.toString('latin1', 0, n)), true))).toBe(true);
+      expect(takeReads(p.server, (buf, start, n) => (got[i]!.push(buf.toString('latin1', start, start + n)), true))).toBe(true);
     });
     const before = { ...readPumpStats };
     for (let round = 0; round < 5; round++) {
@@ -74,7 +74,7 @@ describe('the read pump (@parley/readpump)', () => {
     const got: string[] = [];
     client.on('data', () => {});
     const sockets = readPumpStats.sockets;
-    expect(takeReads(client, (buf, n) => (got.push(buf.toString('latin1', 0, n)), true))).toBe(true);
+    expect(takeReads(client, (buf, start, n) => (got.push(buf.toString('latin1', start, start + n)), true))).toBe(true);
     expect(readPumpStats.sockets).toBe(sockets);
     const server = await accepted;
     cleanup.push(() => server.destroy());
@@ -95,7 +95,7 @@ describe('the read pump (@parley/readpump)', () => {
     p.server.on('end', () => (log.push('end'), p.server.end()));
     p.server.on('close', () => log.push('close'));
     const sockets = readPumpStats.sockets;
-    takeReads(p.server, (buf, n) => (log.push(`take:${buf.toString('latin1', 0, n)}`), true));
+    takeReads(p.server, (buf, start, n) => (log.push(`take:${buf.toString('latin1', start, start + n)}`), true));
     expect(readPumpStats.sockets).toBe(sockets + 1);
     p.client.write('a');
     await until(() => log.length === 1);
@@ -116,7 +116,7 @@ describe('the read pump (@parley/readpump)', () => {
       cleanup.push(() => p.client.destroy());
       const got: string[] = [];
       p.server.on('data', () => {});
-      takeReads(p.server, (buf, n) => (got.push(buf.toString('latin1', 0, n)), true));
+      takeReads(p.server, (buf, start, n) => (got.push(buf.toString('latin1', start, start + n)), true));
       p.client.write(`hello ${i}`);
       await until(() => got.length === 1);
       expect(got).toEqual([`hello ${i}`]);

@@ -3,6 +3,7 @@ import { getSystemErrorName } from 'node:util';
 import type { ReadPumpNative } from '@parley/readpump';
 import { loadOptionalNative } from '../optional-native.ts';
 import { offerable, toNodeHandler, type ReadState } from './read-offer.ts';
+import type { ReadTaker } from './direct-write.ts';
 
 /**
  * The reads of many plain TCP sockets in one call into JavaScript per
@@ -33,15 +34,13 @@ interface PumpHandle {
   onread: (this: PumpHandle, data: ArrayBuffer | undefined) => unknown;
 }
 
-/** Offers one read (`n` bytes at the start of `buf`, the reused buffer) to the socket's taker; true when taken. */
-export type PumpOffer = (socket: Socket, n: number) => boolean;
-
 interface Entry {
   readonly id: number;
   readonly socket: Socket;
   readonly handle: PumpHandle;
   readonly fd: number;
-  readonly offer: PumpOffer;
+  /** The socket's taker: each read is offered where it lies in the batch buffer. */
+  readonly take: ReadTaker;
   /** Node's own read handler. */
   readonly onread: PumpHandle['onread'];
   /** Out of the set while Node's flow control has reads stopped. */
@@ -91,7 +90,6 @@ export const readPumpStats = {
 let nextId = 0;
 let batch: Buffer | undefined;
 let batchView: DataView | undefined;
-let copyInto: Buffer | undefined;
 let state: ReadState | undefined;
 
 function readError(status: number): Error {
@@ -113,7 +111,7 @@ function onBatch(count: number, bytes: number): void {
     off = start + (n > 0 ? (n + 3) & ~3 : 0);
     const e = entries.get(id);
     if (e === undefined) continue;
-    if (n > 0) deliver(e, buf, start, n);
+    if (n > 0) deliver(e, buf, view, start, n);
     else if (n === 0) release(e, true);
     else {
       release(e, false);
@@ -122,15 +120,10 @@ function onBatch(count: number, bytes: number): void {
   }
 }
 
-/** One read: offered to the taker when the socket would let it, else to Node's handler as a copy. */
-function deliver(e: Entry, buf: Buffer, start: number, n: number): void {
-  const socket = e.socket;
+/** One read: offered to the taker where it lies when the socket would let it, else to Node's handler as a copy. */
+function deliver(e: Entry, buf: Buffer, view: DataView, start: number, n: number): void {
   e.bytes += n;
-  if (offerable(socket)) {
-    // Not `Buffer.copy`: its argument checks and the source view it makes cost ~900 instructions a read.
-    copyInto!.set(buf.subarray(start, start + n));
-    if (e.offer(socket, n)) return;
-  }
+  if (offerable(e.socket) && e.take(buf, start, n, view)) return;
   toNodeHandler(state!, e.handle, e.onread, buf, start, n);
 }
 
@@ -152,10 +145,10 @@ function release(e: Entry, restart: boolean): void {
 /**
  * Moves `socket`'s reads to the pump: false (nothing changed) when the pump
  * is off, the socket is not a plain TCP socket with a descriptor, or the
- * descriptor cannot be added. `copyTo` is the buffer each offered read is
- * copied to (at its start) before `offer` sees it.
+ * descriptor cannot be added. Each read `take` is offered lies in the batch
+ * buffer (shared: overwritten on a later turn).
  */
-export function pumpReads(socket: Socket, binding: ReadState, copyTo: Buffer, offer: PumpOffer): boolean {
+export function pumpReads(socket: Socket, binding: ReadState, take: ReadTaker): boolean {
   if (!enabled || native === undefined || (socket as { encrypted?: boolean }).encrypted) return false;
   const handle = (socket as unknown as { _handle?: PumpHandle | null })._handle;
   if (
@@ -175,7 +168,6 @@ export function pumpReads(socket: Socket, binding: ReadState, copyTo: Buffer, of
     batchView = new DataView(batch.buffer, batch.byteOffset, batch.length);
     native.open(batch, onBatch);
   }
-  copyInto = copyTo;
   state = binding;
   const fd = handle.fd;
   const id = (nextId = (nextId + 1) & 0x7fffffff);
@@ -187,7 +179,7 @@ export function pumpReads(socket: Socket, binding: ReadState, copyTo: Buffer, of
       return false;
     }
   }
-  const e: Entry = { id, socket, handle, fd, offer, onread: handle.onread, paused: !reading, bytes: 0 };
+  const e: Entry = { id, socket, handle, fd, take, onread: handle.onread, paused: !reading, bytes: 0 };
   entries.set(id, e);
   const proto = Object.getPrototypeOf(handle) as PumpHandle;
   // Node's flow control (a full Readable stops reads; a read() resumes them) now moves the socket in and out of the set.

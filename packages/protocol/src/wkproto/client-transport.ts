@@ -13,9 +13,10 @@ export interface ClientTransport {
   close(): void;
   /**
    * Registers the single data handler (chunks in arrival order): the chunk is
-   * `chunk[0, length)` (a shared read buffer is passed whole, with the read's length).
+   * `length` bytes of `chunk` from `start` on (a shared read buffer is passed
+   * whole, with where the read lies in it).
    */
-  onData(handler: (chunk: Buffer, length: number) => void): void;
+  onData(handler: DataHandler): void;
   /** Registers the single close handler; `error` is set when the pipe failed. */
   onClose(handler: (error?: Error) => void): void;
   /** The pipe's state in a few words, for an error report (a TCP socket's local port and byte counts). */
@@ -24,13 +25,13 @@ export interface ClientTransport {
   readonly localPort: number | undefined;
 }
 
-type DataHandler = (chunk: Buffer, length: number) => void;
+type DataHandler = (chunk: Buffer, length: number, start: number) => void;
 
 /**
  * A TCP transport. With `direct` (the `reuseReadBuffer` option), reads are
- * taken from the socket's handle before Node's Readable and land in one
+ * taken from the socket's handle before Node's Readable and land in a
  * buffer shared by every such socket (`takeReads`): each is handed on whole
- * with the read's length and is valid only during the handler's call. Frames
+ * with where the read lies in it and is valid only during the handler's call. Frames
  * are then written straight to the handle while nothing is queued
  * (`DirectWriter`), without the Writable's bookkeeping and its tick after
  * every write; a frame libuv could not finish at once is held until it is
@@ -47,14 +48,14 @@ function tcpTransport(socket: Socket, direct: boolean): ClientTransport {
   const writer = direct ? new DirectWriter(socket) : undefined;
   let dataHandler: DataHandler | undefined;
   // Until `onData` the socket does not flow: the handle path takes nothing and the Readable keeps what comes.
-  if (direct) takeReads(socket, (buf, n) => (dataHandler!(buf, n), true));
+  if (direct) takeReads(socket, (buf, start, n) => (dataHandler!(buf, n, start), true));
   return {
     write: writer ? (frame) => writer.write(frame) : (frame) => (socket.write(frame), false),
     close: () => void socket.destroy(),
     onData: (handler) => {
       dataHandler = handler;
       // Every read the handle path does not take (a paused socket, one that buffered) comes here, in order.
-      socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length));
+      socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length, 0));
     },
     onClose: (handler) => {
       closeHandler = handler;
@@ -117,10 +118,10 @@ export async function openTransport(url: string, timeoutMs: number, options: Tra
     close: () => ws.terminate(),
     onData: (handler) => {
       ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
-        if (Array.isArray(data)) for (const part of data) handler(part, part.length);
+        if (Array.isArray(data)) for (const part of data) handler(part, part.length, 0);
         else {
           const chunk = Buffer.isBuffer(data) ? data : Buffer.from(data);
-          handler(chunk, chunk.length);
+          handler(chunk, chunk.length, 0);
         }
       });
     },

@@ -138,7 +138,7 @@ export class WkprotoClient extends EventEmitter {
     // With onPayload nothing keeps a view of a read: every read may land in one shared buffer.
     const transport = await openTransport(o.url, this.timeoutMs, { reuseReadBuffer: o.onPayload !== undefined });
     this.transport = transport;
-    transport.onData((chunk, length) => this.onData(chunk, length));
+    transport.onData((chunk, length, start) => this.onData(chunk, length, start));
     transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
     const keys = o.encrypt === false ? undefined : generateKeyPair();
     this.connectKeys = keys;
@@ -289,9 +289,9 @@ export class WkprotoClient extends EventEmitter {
     this.onClosed(error);
   }
 
-  private onData(chunk: Buffer, length: number): void {
+  private onData(chunk: Buffer, length: number, start: number): void {
     try {
-      this.decoder.push(chunk, this.packetHandler, length);
+      this.decoder.push(chunk, this.packetHandler, length, start);
     } catch (e) {
       this.transport?.close();
       this.onClosed(e as Error);

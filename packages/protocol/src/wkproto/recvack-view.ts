@@ -37,17 +37,18 @@ export function checkRecvackBody(start: number, end: number, version: number): v
 const RECVACK_TYPE = PacketType.RECVACK;
 
 /**
- * Whether `buf[0, n)` (n > 0) is nothing but whole RECVACK packets, each with
- * a one-byte remaining length (a RECVACK's body is 12 or 16 bytes): a read a
- * server may decode in place, since a RECVACK leaves nothing that points into it.
+ * Whether `buf[start, end)` (not empty) is nothing but whole RECVACK packets,
+ * each with a one-byte remaining length (a RECVACK's body is 12 or 16 bytes):
+ * a read a server may decode in place, since a RECVACK leaves nothing that
+ * points into it.
  */
-export function onlyRecvacks(buf: Uint8Array, n: number): boolean {
-  let at = 0;
-  while (at < n) {
-    if (buf[at]! >> 4 !== RECVACK_TYPE || at + 1 >= n) return false;
+export function onlyRecvacks(buf: Uint8Array, start: number, end: number): boolean {
+  let at = start;
+  while (at < end) {
+    if (buf[at]! >> 4 !== RECVACK_TYPE || at + 1 >= end) return false;
     const len = buf[at + 1]!;
     if (len >= 0x80) return false;
     at += 2 + len;
   }
-  return at === n && n > 0;
+  return at === end && end > start;
 }

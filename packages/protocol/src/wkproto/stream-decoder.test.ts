@@ -47,18 +47,20 @@ describe('WkprotoDecoder chunking', () => {
       }
     });
 
-    it(`V${version}: each read in one reused buffer passed whole with its length (bytes past it ignored)`, () => {
+    it(`V${version}: each read in a shared buffer passed whole with where it lies (bytes around it ignored)`, () => {
       const rnd = prng(version + 100);
-      // What a client's shared read buffer gives: every read lands at offset 0, the rest holds stale bytes.
+      // What a shared read buffer gives: a read at offset 0 (Node's reads) or anywhere in it (the read
+      // pump's batch), stale bytes around it.
       const shared = Buffer.alloc(8192, 0xff);
       for (let round = 0; round < 20; round++) {
         const d = new WkprotoDecoder({ version });
         const out: WkPacket[] = [];
         for (let pos = 0; pos < stream.length;) {
-          const n = Math.min(1 + Math.floor(rnd() * (rnd() < 0.5 ? 8 : 5000)), shared.length, stream.length - pos);
-          stream.copy(shared, 0, pos, pos + n);
-          d.push(shared, (p) => out.push(canon([p])[0] as WkPacket), n);
-          shared.fill(rnd() < 0.5 ? 0xff : 0x30, 0, n);
+          const n = Math.min(1 + Math.floor(rnd() * (rnd() < 0.5 ? 8 : 5000)), shared.length / 2, stream.length - pos);
+          const at = round % 2 === 0 ? 0 : Math.floor(rnd() * (shared.length - n));
+          stream.copy(shared, at, pos, pos + n);
+          d.push(shared, (p) => out.push(canon([p])[0] as WkPacket), n, at);
+          shared.fill(rnd() < 0.5 ? 0xff : 0x30, at, at + n);
           pos += n;
         }
         expect(d.bufferedBytes).toBe(0);

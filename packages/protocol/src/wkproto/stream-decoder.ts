@@ -108,15 +108,16 @@ export class WkprotoDecoder {
   }
 
   /**
-   * Consumes `chunk` (its first `length` bytes: a reused read buffer need not
-   * be cut to a view per read), calling `onPacket` for every packet it completes.
-   * Throws {@link WkprotoDecodeError} on a contract violation; if `onPacket`
-   * throws, that error propagates. Either way the decoder is failed afterwards.
+   * Consumes `chunk` (`length` bytes from `start` on: a shared read buffer
+   * need not be cut to a view per read), calling `onPacket` for every packet
+   * it completes. Throws {@link WkprotoDecodeError} on a contract violation;
+   * if `onPacket` throws, that error propagates. Either way the decoder is
+   * failed afterwards.
    */
-  push(chunk: Uint8Array, onPacket: PacketHandler, length = chunk.length): void {
+  push(chunk: Uint8Array, onPacket: PacketHandler, length = chunk.length, start = 0): void {
     if (this.failure) throw this.failure;
     try {
-      this.consume(asBuffer(chunk), onPacket, Math.min(length, chunk.length));
+      this.consume(asBuffer(chunk), onPacket, start, Math.min(start + length, chunk.length));
     } catch (e) {
       this.failure = e instanceof Error ? e : new WkprotoDecodeError('DECODER_FAILED', String(e));
       this.body = undefined;
@@ -132,8 +133,8 @@ export class WkprotoDecoder {
     return out;
   }
 
-  private consume(buf: Buffer, onPacket: PacketHandler, end: number): void {
-    let pos = 0;
+  private consume(buf: Buffer, onPacket: PacketHandler, start: number, end: number): void {
+    let pos = start;
     if (this.body) {
       pos = this.fillBody(buf, pos, end, onPacket);
       if (this.body) return;
