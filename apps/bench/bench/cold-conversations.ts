@@ -9,6 +9,7 @@
  * Defaults: 500 pairs, 5000 msg/s, 2 s, 1 run, jsonrpc,wkproto (alternated within each run). Run
  * the built server (`npm run build` first); one JSON line per protocol and run on stdout.
  */
+import process from 'node:process';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
 import { pinSelf } from '../src/pinning.ts';

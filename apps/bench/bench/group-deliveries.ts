@@ -33,6 +33,8 @@
  *
  *   node --conditions=@parley/source --import tsx bench/group-deliveries.ts jsonrpc 50 400
  */
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readPumpImplementation, readPumpStats } from '@parley/protocol/net';

@@ -3,6 +3,8 @@
  * reads, PUBACK writes and rows per read, and (STRACE=1) the generator's syscalls during the catch-up alone.
  *   node --conditions=@parley/source --import tsx bench/s3-catchup.ts [MESSAGES] [USERS] [CONCURRENCY]
  */
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { installCleanup } from '../src/children.ts';

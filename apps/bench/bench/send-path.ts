@@ -16,6 +16,8 @@
  *
  * Prints the dump files' prefix; `bench/callgrind-send.sh` runs it and sums the threads.
  */
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { execFile, spawn } from 'node:child_process';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

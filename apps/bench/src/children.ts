@@ -2,6 +2,7 @@
  * Child processes of the run (servers, the sentinel): every one is killed when
  * the bench exits, including on Ctrl-C or a crash, so nothing outlives it.
  */
+import process from 'node:process';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
 const live = new Set<ChildProcess>();

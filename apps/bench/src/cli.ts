@@ -2,6 +2,7 @@
  * `parley-bench`: the side-by-side benchmark of Parley against mosquitto.
  * Prints progress on stderr, then the table and one JSON document on stdout.
  */
+import process from 'node:process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { installCleanup } from './children.ts';

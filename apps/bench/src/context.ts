@@ -1,4 +1,5 @@
 /** The run's context for the JSON document: git revision, machine, versions. */
+import process from 'node:process';
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, release, availableParallelism } from 'node:os';
 import { readPumpImplementation } from '@parley/protocol/net';

@@ -7,6 +7,7 @@
  * compilation in a 45 ms phase). A limit fires up to {@link SWEEP_MS} late,
  * which is nothing against limits of seconds.
  */
+import { performance } from 'node:perf_hooks';
 
 /** How often pending limits are checked, ms. */
 export const SWEEP_MS = 100;

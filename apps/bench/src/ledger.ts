@@ -4,6 +4,7 @@
  * time, so each recipient can detect loss, duplicates and reordering and time
  * send→recv without trusting the server.
  */
+import { performance } from 'node:perf_hooks';
 import { Samples } from './stats.ts';
 
 /** A message body: `<stream>|<n>|<send time, ms of performance.now()>`, padded to at least `size` bytes. */

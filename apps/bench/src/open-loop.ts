@@ -4,6 +4,7 @@
  * ones were acknowledged, so a slow server shows up as latency and a shortfall
  * in achieved rate instead of silently slowing the generator down.
  */
+import { performance } from 'node:perf_hooks';
 import type { Ledger } from './ledger.ts';
 import { encodeBody } from './ledger.ts';
 import { startCpuMeter } from './proc-stats.ts';

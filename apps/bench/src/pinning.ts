@@ -3,6 +3,7 @@
  * never compete with the generator. Degrades (with a warning) without taskset
  * or with a single core.
  */
+import process from 'node:process';
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 

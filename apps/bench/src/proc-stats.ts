@@ -2,6 +2,8 @@
  * Per-process CPU time and memory read from `/proc`, so that "CPU per unit of
  * work" is independent of how busy the machine is (wall-clock throughput is not).
  */
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 

@@ -4,6 +4,7 @@
  * sum of the sampling intervals whose leaf frame is the function, grouped by
  * function name and file:line, shown in ms and as a share of all samples.
  */
+import process from 'node:process';
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {

@@ -3,6 +3,7 @@
  * back (a fresh server each, order alternating between scenarios), then the
  * sentinel again. Returns every result; never throws for a failing scenario.
  */
+import { performance } from 'node:perf_hooks';
 import { gitRevision, machine } from './context.ts';
 import { makeResult, type ScenarioResult } from './result.ts';
 import { compareSentinel, sentinelMs } from './sentinel.ts';

@@ -4,6 +4,7 @@
  * the two timings differ by more than 30%, something else was using the
  * machine and the run is tagged `noisy`.
  */
+import process from 'node:process';
 import { execFileSync } from 'node:child_process';
 import { pinned } from './pinning.ts';
 

@@ -1,3 +1,5 @@
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { Command } from 'commander';
 import { versionInfo } from '@parley/shared/version';
 import type { DiagnoseReport } from './stages/diagnose-stage.ts';

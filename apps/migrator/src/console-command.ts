@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';

@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildInfo, progress, StageError, type ReportBase } from './stages/common.ts';

@@ -8,6 +8,9 @@
  * `PARLEY_STORE_SQLITE_WAL_BUFFER` (auto, on, off) sets the store's WAL buffer as the server's
  * option does.
  */
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
+import { Buffer } from 'node:buffer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

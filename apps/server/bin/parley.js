@@ -2,6 +2,7 @@
 // `parley` runs the compiled JavaScript in dist/ (`npm run build`; `npm ci` builds too). Started as
 // `node --conditions=@parley/source --import tsx bin/parley.js` (`npm run dev`, the tests), the same
 // import resolves to the TypeScript sources instead: see the exports of package.json.
+import process from 'node:process';
 import { existsSync } from 'node:fs';
 
 try {

@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { Command } from 'commander';
 import type { ListeningEvent } from '@parley/shared';
 import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';

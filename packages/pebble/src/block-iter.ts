@@ -3,6 +3,7 @@
  * keyDelta | value` followed by the restart array. The full key of the current
  * entry lives in a reusable scratch buffer; values are views into the block.
  */
+import { Buffer } from 'node:buffer';
 import { PebbleCorruptionError } from './errors.ts';
 import { readU32LE, readUvarint, type VarintCursor } from './varint.ts';
 

@@ -3,6 +3,7 @@
  * Sequence numbers are JS numbers; the 2^56-1 sentinel (exclusive bounds) is
  * recognised by {@link isSentinelSeq} and real sequence numbers above 2^53 are rejected.
  */
+import { Buffer } from 'node:buffer';
 import { readU32LE } from './varint.ts';
 
 /** Key kinds (`InternalKeyKind`) of Pebble v1.0.0. */

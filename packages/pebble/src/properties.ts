@@ -2,6 +2,7 @@
  * The properties block (`rocksdb.properties`): decodes the few properties the
  * reader uses and keeps every raw value for diagnostics.
  */
+import { Buffer } from 'node:buffer';
 import { PebbleCorruptionError } from './errors.ts';
 import { readUvarint, readU32LE, type VarintCursor } from './varint.ts';
 

@@ -3,6 +3,7 @@
  * properties, range-deletion block and the data-block index (single or
  * two-level, loaded once). Point entries are read lazily by {@link TableIter}.
  */
+import { Buffer } from 'node:buffer';
 import { PebbleCorruptionError, PebbleUnsupportedError } from './errors.ts';
 import { BlockIter, readRawBlock } from './block-iter.ts';
 import { decodeHandle, readBlock, type BlockHandle } from './block.ts';

@@ -4,6 +4,7 @@
  * handed out to callers stay valid after the next read; `readTransient` reuses
  * one shared buffer for bytes that are consumed at once.
  */
+import { Buffer } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { PebbleCorruptionError, PebbleError } from './errors.ts';
 

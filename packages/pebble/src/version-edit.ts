@@ -2,6 +2,7 @@
  * Decoder of one MANIFEST record (a version edit), Pebble v1.0.0 tags only.
  * Tags of newer Pebble versions (virtual tables, column families) are rejected.
  */
+import { Buffer } from 'node:buffer';
 import { Decoder } from './decoder.ts';
 import { PebbleUnsupportedError } from './errors.ts';
 import { decodeInternalKey, type InternalKey } from './internal-key.ts';

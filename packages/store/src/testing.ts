@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';

@@ -8,6 +8,7 @@
  * read the same; anything else stops the fast path and goes to the parser,
  * which decides as before.
  */
+import { Buffer } from 'node:buffer';
 import { randomFillSync } from 'node:crypto';
 
 /** First byte of an unfragmented text frame: FIN, no RSV bits, opcode 1. */

@@ -5,6 +5,7 @@
  * mosquitto_passwd would), persistence off, big offline queues for S3 and
  * an inflight window the size of Parley's catch-up page.
  */
+import process from 'node:process';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';

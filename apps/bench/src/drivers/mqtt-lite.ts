@@ -13,6 +13,7 @@
  * kept the group staircase from climbing and S3's catch-up from saturating
  * the generator. Anything unexpected closes the client.
  */
+import { Buffer } from 'node:buffer';
 import { connect as netConnect, type Socket } from 'node:net';
 import { deadline } from '../deadlines.ts';
 

@@ -4,6 +4,8 @@
  * loopback ephemeral ports with a fresh temp data dir, plus the HTTP calls the
  * scenarios need (tokens, groups, offline sync).
  */
+import process from 'node:process';
+import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';

@@ -6,6 +6,7 @@
  * It runs S1 only, pinned like the other servers, so Parley's CPU per message
  * can be read against what Node itself costs in the same run.
  */
+import process from 'node:process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

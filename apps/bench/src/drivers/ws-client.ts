@@ -11,6 +11,7 @@
  * answered with pong. Every frame written is masked with a random key, as a
  * client must.
  */
+import { Buffer } from 'node:buffer';
 import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
 import { DirectWriter, takeReads } from '@parley/protocol/net';

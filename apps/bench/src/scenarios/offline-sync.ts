@@ -10,6 +10,7 @@
  * mosquitto's short catch-up over the generator-cpu gate; Parley's server is
  * warmed the same way).
  */
+import { performance } from 'node:perf_hooks';
 import { Ledger, encodeBody } from '../ledger.ts';
 import { startCpuMeter } from '../proc-stats.ts';
 import { fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';

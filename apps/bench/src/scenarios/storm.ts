@@ -14,6 +14,7 @@
  * and either says how many connects were waiting and what the server's
  * threads were doing.
  */
+import { performance } from 'node:perf_hooks';
 import { startCpuMeter, rssKb, threadStates } from '../proc-stats.ts';
 import { achievedGate, fig, generatorGate, makeResult, type ScenarioResult } from '../result.ts';
 import { pool, Samples, sleep } from '../stats.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { closeSync, fchmodSync, fsync, openSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 

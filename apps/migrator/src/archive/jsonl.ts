@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { closeSync, fsync, openSync, readSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { FileDigest } from './file-digest.ts';

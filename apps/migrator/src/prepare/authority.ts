@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { SlotLogState, Topology } from '../source/cluster.ts';
 import { slotOf } from '../v2/hash.ts';

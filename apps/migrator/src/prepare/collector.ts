@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { JsonlWriter } from '../archive/jsonl.ts';
 import { CMD_SUFFIX } from '@parley/shared';
 import { messageHead, writeArchivedLine, writeMessageTail } from '../archive/record-json.ts';

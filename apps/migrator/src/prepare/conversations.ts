@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { CMD_SUFFIX, type Plan } from '@parley/shared';
 import type { JsonlWriter } from '../archive/jsonl.ts';

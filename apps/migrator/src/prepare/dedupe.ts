@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Policy } from '../policy.ts';
 import { u64Dec } from '../v2/hash.ts';
 import type { Finding } from './findings.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Plan } from '@parley/shared';
 import type { JsonlWriter } from '../archive/jsonl.ts';
 import type { Policy } from '../policy.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { CMD_SUFFIX } from '@parley/shared';
 import type { JsonlWriter } from '../archive/jsonl.ts';
 import type { SlotLogState, Topology } from '../source/cluster.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { ArtifactRecord } from '@parley/shared';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Plan } from '@parley/shared';
 import { CMD_SUFFIX } from '@parley/shared';
 import type { Policy } from '../policy.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { openPebble, type PebbleDb } from '@parley/pebble';
 import { fnv1a64Hex } from '../v2/hash.ts';

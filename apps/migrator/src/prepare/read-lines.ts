@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
 
 /** The lines of a text file (UTF-8, `\n`-separated), streamed; empty lines skipped. */

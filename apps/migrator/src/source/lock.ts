@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, read, statSync } from 'node:fs';
 import { promisify } from 'node:util';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ChannelType, CMD_SUFFIX, personParticipants } from '@parley/shared';
 import { tokenDigest, type ImportTarget, type NewRow } from '@parley/store';
 import { readJsonl } from '../archive/jsonl.ts';

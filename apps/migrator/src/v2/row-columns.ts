@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { hex8, u32, u64Dec, u64Num } from './hash.ts';
 import type { RawChannelInfo, RawConversation, RawDevice, RawMember, RawMessage, RawUser, ShardSink } from './scan-shard.ts';
 

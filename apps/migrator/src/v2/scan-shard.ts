@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { PebbleDb } from '@parley/pebble';
 import { hex8, u64Dec, u64Num } from './hash.ts';
 import { flush, newData, setColumn, SILENT_COLUMNS, type Row } from './row-columns.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { ByteOut } from '../archive/json-bytes.ts';
 import { messageTailBound, writeMessageTail } from '../archive/record-json.ts';
 import type {

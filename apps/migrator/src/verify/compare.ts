@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { ContentTable, Row as StoreRow, SnapshotRepository } from '@parley/store';
 import { readJsonl } from '../archive/jsonl.ts';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Logger } from 'pino';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, ReasonCode } from '@parley/shared';
 import type { Logger } from 'pino';
 import type { Refusal } from '../errors.ts';

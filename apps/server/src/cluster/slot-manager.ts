@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { SlotTable } from './slots.ts';
 import { slotQuota, slotsToRelease } from './slots.ts';

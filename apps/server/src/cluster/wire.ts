@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ERROR_CODES } from '@parley/shared';

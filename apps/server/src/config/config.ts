@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { parsePostgresUrl } from '@parley/store/postgres-url';
 import { accessProblems, describeKeys, parseApiKeys, readTlsPair, type ApiKey, type TlsFiles } from './api-access.ts';
 import { clusterProblems, natsServersOf } from './cluster-values.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';

@@ -4,6 +4,7 @@
  * bytes can be written to every socket that is to get this text: a group
  * RECV is encoded and framed once, not once per recipient.
  */
+import { Buffer } from 'node:buffer';
 export function wsTextFrame(text: string): Buffer {
   return framed(text, Buffer.byteLength(text, 'utf8'), 'utf8');
 }

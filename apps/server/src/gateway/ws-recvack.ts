@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import { takeReads } from '@parley/protocol/net';

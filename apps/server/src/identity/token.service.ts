@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { hash, timingSafeEqual } from 'node:crypto';
 import { ReasonCode } from '@parley/shared';
 import { tokenDigest, type DeviceRepository } from '@parley/store';

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { Buffer } from 'node:buffer';
 import type { AppendFence, EnsuredMember, IdempotentHit, LastSendMark, MessageRepository, StoredMessage } from '@parley/store';
 
 /** A message ready to be sequenced: everything but its seq. */

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ChannelType, normalizePersonChannel, personPeer, type ConversationItem, type ConversationPage } from '@parley/shared';
 import { invalid } from '../errors.ts';
 import type { DirectoryKey, MembershipRow, StoredMessage, Store } from '@parley/store';

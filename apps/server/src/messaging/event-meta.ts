@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { MessageEvent } from '@parley/store';
 
 /** Lanes listed per message at most (the reserved `__finish__` lane is never listed). */

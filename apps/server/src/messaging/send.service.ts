@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ChannelType, CMD_SUFFIX, normalizePersonChannel, personParticipants, ReasonCode, SYSTEM_UID } from '@parley/shared';
 import type { EnsuredMember } from '@parley/store';
 import type { Refusal } from '../errors.ts';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { AppendQueue, CommitRecord } from '../messaging/append-queue.ts';
 import type { FanoutStats } from '../messaging/fanout.ts';
 import type { SendStats } from '../messaging/send.service.ts';

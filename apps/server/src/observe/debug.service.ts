@@ -1,3 +1,4 @@
+import process from 'node:process';
 import type { Readable } from 'node:stream';
 import type { DebugCluster, DebugConfig } from '@parley/shared';
 import { redactedValues, type Config } from '../config/config.ts';

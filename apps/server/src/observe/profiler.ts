@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { randomUUID } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import type { Readable } from 'node:stream';

@@ -1,3 +1,4 @@
+import process from 'node:process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { CMD_SUFFIX } from '@parley/shared';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ConnectParams as ConnectSchema, PingParams, RecvackParams as RecvackSchema, SendParams as SendSchema } from '@parley/shared';
 import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';

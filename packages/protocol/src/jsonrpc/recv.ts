@@ -1,4 +1,5 @@
 /** Fields of a `recv` notification, already resolved for one recipient. */
+import { Buffer } from 'node:buffer';
 export interface RecvFields {
   redDot: boolean;
   syncOnce: boolean;

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { BASE64, type SendParams } from './params.ts';
 import type { JsonRpcId } from './frame.ts';
 

@@ -1,3 +1,5 @@
+import process from 'node:process';
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import { pumpReads, readPumpEnabled } from './read-pump.ts';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import type { ReadPumpNative } from '@parley/readpump';

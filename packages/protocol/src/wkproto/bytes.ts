@@ -3,6 +3,7 @@
  * The writer writes into a buffer sized exactly in advance (no growth, no copy);
  * the reader reads in place and returns views for `rest` fields.
  */
+import { Buffer } from 'node:buffer';
 import { MAX_STRING_BYTES } from './constants.ts';
 import { WkprotoDecodeError, WkprotoEncodeError } from './errors.ts';
 

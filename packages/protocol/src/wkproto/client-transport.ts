@@ -3,6 +3,7 @@
  * or a WebSocket (`ws://…`, binary frames; the `ws` package is loaded lazily
  * so servers that only decode never load it).
  */
+import { Buffer } from 'node:buffer';
 import { connect as netConnect, type Socket } from 'node:net';
 import { DirectWriter, takeReads } from '../net/direct-write.ts';
 

@@ -3,6 +3,7 @@
  * key exchange, encrypted + signed SEND resolved by its SENDACK, verified and
  * decrypted RECV (optionally auto-acknowledged), PING/PONG.
  */
+import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { openTransport, withTimeout, type ClientTransport } from './client-transport.ts';

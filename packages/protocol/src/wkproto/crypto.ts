@@ -3,6 +3,7 @@
  * then AES-128-CBC/PKCS#7 payloads carried as Base64 text, signed by msg_key.
  * The AES key and IV are 16 ASCII characters each, used as raw key/IV bytes.
  */
+import { Buffer } from 'node:buffer';
 import {
   createCipheriv,
   createDecipheriv,

@@ -3,6 +3,7 @@
  * and `data` are views into it. Bytes after the last defined field are
  * ignored (old peers ignore trailers; SENDACK's client_msg_no is one).
  */
+import { Buffer } from 'node:buffer';
 import {
   CONNACK_HAS_SERVER_VERSION,
   HeaderFlag,

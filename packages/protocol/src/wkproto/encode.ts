@@ -2,6 +2,7 @@
  * Packet encoders. Each packet is sized exactly first, then written into one
  * freshly allocated buffer (one allocation, no copies, no growth).
  */
+import { Buffer } from 'node:buffer';
 import {
   CONNACK_HAS_SERVER_VERSION,
   HeaderFlag,

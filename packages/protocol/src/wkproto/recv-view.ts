@@ -8,6 +8,7 @@
  * builds from the bytes is exactly the one the reference path builds from the
  * decoded fields (UTF-8 decode and re-encode of ASCII is the identity).
  */
+import { Buffer } from 'node:buffer';
 import { PacketType, Setting } from './constants.ts';
 
 /** Field positions of one RECV body in `buf`; filled by {@link scanRecv}. */

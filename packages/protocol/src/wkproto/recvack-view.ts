@@ -3,6 +3,7 @@
  * RECVACK per delivered message): the message id as decimal text, without the
  * packet object, flag object and BigInts {@link decodeBody} makes.
  */
+import { Buffer } from 'node:buffer';
 import { PacketType } from './constants.ts';
 import { WkprotoDecodeError } from './errors.ts';
 import { writeI64Decimal } from './recv-view.ts';

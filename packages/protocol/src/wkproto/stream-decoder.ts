@@ -12,6 +12,7 @@
  * 5-byte header. Any violation throws a {@link WkprotoDecodeError}; the
  * decoder then stays failed and the caller closes the connection.
  */
+import { Buffer } from 'node:buffer';
 import { MAX_HEADER_BYTES, MAX_REMAINING_LENGTH, PacketType } from './constants.ts';
 import { assertDecodeVersion, decodeBody } from './decode.ts';
 import { WkprotoDecodeError } from './errors.ts';

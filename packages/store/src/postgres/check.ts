@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { contentDigest } from '../content-digest.ts';
 import { StoreIntegrityError, type StoreCheckReport } from '../sqlite/integrity.ts';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import type { Db } from '../db.ts';
 import { createRepositories } from '../repositories/index.ts';

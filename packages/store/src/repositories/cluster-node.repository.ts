@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Db } from '../db.ts';
 import { nowMs, type Dialect } from '../dialect.ts';
 

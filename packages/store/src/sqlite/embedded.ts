@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { isPatched } from '@parley/sqlite-build';
 import { sql } from 'kysely';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';

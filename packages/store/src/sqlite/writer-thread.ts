@@ -20,6 +20,8 @@
  * fsync waits for its own pages only.
  * Imports only node and better-sqlite3, so it runs compiled or under tsx.
  */
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { closeSync, fdatasyncSync, openSync, writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';

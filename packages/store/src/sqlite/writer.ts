@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
