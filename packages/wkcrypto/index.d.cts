@@ -5,19 +5,15 @@ export interface WkcryptoNative {
   /** A session of a 16-byte AES key and IV. */
   session(key: Uint8Array, iv: Uint8Array): NativeSession;
   /**
-   * Writes into `out` (template.length bytes) the RECV template with the
-   * Base64 of AES-CBC/PKCS#7(plain) from `payloadAt` and the msg_key over
-   * `signPrefix` + that Base64 at `msgKeyAt`.
+   * Writes a RECV frame into `out` from `packed`: msgKeyAt, payloadAt, the
+   * sign prefix's length and the plaintext's length as little-endian u32s,
+   * then the template's first payloadAt bytes, the sign prefix and the
+   * plaintext. `out` (payloadAt + the Base64 length of the padded plaintext)
+   * receives the template bytes, the Base64 of AES-CBC/PKCS#7(plain) from
+   * `payloadAt` and the msg_key over the sign prefix + that Base64 at
+   * `msgKeyAt`. Throws a RangeError when the lengths do not fit.
    */
-  sealRecv(
-    s: NativeSession,
-    template: Uint8Array,
-    msgKeyAt: number,
-    payloadAt: number,
-    signPrefix: Uint8Array,
-    plain: Uint8Array,
-    out: Uint8Array,
-  ): void;
+  sealRecv(s: NativeSession, packed: Uint8Array, out: Uint8Array): void;
   /**
    * Verifies `msgKey` over UTF-8(`signPrefix`) + `wire` and decrypts `wire`
    * into `out`: the plaintext's length, or -1 (msg_key mismatch), -2 (not

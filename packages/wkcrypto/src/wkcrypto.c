@@ -246,8 +246,6 @@ static int bytes_of(napi_env env, napi_value v, unsigned char **data, size_t *le
   return 0;
 }
 
-static int u32_of(napi_env env, napi_value v, uint32_t *out) { return napi_get_value_uint32(env, v, out) == napi_ok ? 0 : -1; }
-
 /* session(key: Uint8Array(16), iv: Uint8Array(16)) -> External */
 static napi_value js_session(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -307,29 +305,54 @@ static session_t *session_call(napi_env env, napi_callback_info info, size_t n, 
   return session_of(env, argv[0]);
 }
 
+/* A little-endian u32 at `p`. */
+static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* Bytes before the template in sealRecv's packed input: msgKeyAt, payloadAt, the sign prefix's and the plaintext's lengths. */
+#define PACKED_HEAD 16
+
 /*
- * sealRecv(s, template, msgKeyAt, payloadAt, signPrefix, plain, out) -> undefined
- * `out` (template.length bytes) receives the template with the Base64 of the
- * encrypted `plain` at payloadAt (filling the frame to its end) and the msg_key
- * over signPrefix + that Base64 at msgKeyAt.
+ * sealRecv(s, packed, out) -> undefined
+ * `packed` is one RECV template's input, made once per template and message
+ * (two typed arrays a call instead of five arguments' look-ups): msgKeyAt,
+ * payloadAt, the sign prefix's length and the plaintext's length as
+ * little-endian u32s, then the template's first payloadAt bytes, the sign
+ * prefix and the plaintext. `out` (payloadAt + the Base64 of the padded
+ * plaintext's length) receives those template bytes, the Base64 of the
+ * encrypted plaintext from payloadAt (filling the frame to its end) and the
+ * msg_key over the sign prefix + that Base64 at msgKeyAt.
  */
 static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
-  napi_value argv[7];
-  session_t *s = session_call(env, info, 7, argv);
-  unsigned char *tpl, *prefix, *plain, *out;
-  size_t tpl_len, prefix_len, plain_len, out_len;
-  uint32_t key_at, payload_at;
-  if (s == NULL || bytes_of(env, argv[1], &tpl, &tpl_len) || u32_of(env, argv[2], &key_at) || u32_of(env, argv[3], &payload_at) ||
-      bytes_of(env, argv[4], &prefix, &prefix_len) || bytes_of(env, argv[5], &plain, &plain_len) || bytes_of(env, argv[6], &out, &out_len)) {
-    napi_throw_type_error(env, NULL, "wkcrypto: sealRecv(session, template, msgKeyAt, payloadAt, signPrefix, plain, out)");
+  napi_value argv[3];
+  session_t *s = session_call(env, info, 3, argv);
+  unsigned char *packed, *out;
+  size_t packed_len, out_len;
+  if (s == NULL || bytes_of(env, argv[1], &packed, &packed_len) || bytes_of(env, argv[2], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "wkcrypto: sealRecv(session, packed, out)");
     return NULL;
   }
-  size_t padded = (plain_len / BLOCK + 1) * BLOCK;
-  if (plain_len > MAX_BYTES || prefix_len > MAX_BYTES || out_len != tpl_len || payload_at > tpl_len || tpl_len - payload_at != b64_len(padded) || (size_t)key_at + MSG_KEY_CHARS > payload_at) {
-    napi_throw_range_error(env, NULL, "wkcrypto: sealRecv: the template does not fit this plaintext");
+  uint32_t key_at = 0, payload_at = 0, prefix_len = 0, plain_len = 0;
+  if (packed_len >= PACKED_HEAD) {
+    key_at = le32(packed);
+    payload_at = le32(packed + 4);
+    prefix_len = le32(packed + 8);
+    plain_len = le32(packed + 12);
+  }
+  size_t padded = ((size_t)plain_len / BLOCK + 1) * BLOCK;
+  if (packed_len < PACKED_HEAD || plain_len > MAX_BYTES || prefix_len > MAX_BYTES || payload_at > MAX_BYTES ||
+      (uint64_t)PACKED_HEAD + payload_at + prefix_len + plain_len != packed_len || (size_t)key_at + MSG_KEY_CHARS > payload_at ||
+      out_len != payload_at + b64_len(padded)) {
+    napi_throw_range_error(env, NULL, "wkcrypto: sealRecv: the packed template does not fit its lengths or out");
     return NULL;
   }
-  size_t wire_len = tpl_len - payload_at;
+  if (out < packed + packed_len && packed < out + out_len) {
+    napi_throw_range_error(env, NULL, "wkcrypto: sealRecv: out overlaps the packed template");
+    return NULL;
+  }
+  const unsigned char *tpl = packed + PACKED_HEAD;
+  const unsigned char *prefix = tpl + payload_at;
+  const unsigned char *plain = prefix + prefix_len;
+  size_t wire_len = out_len - payload_at;
   /* One work buffer: the padded plaintext, later the sign text (prefix + Base64 payload + padding). */
   size_t work_len = padded > prefix_len + wire_len + BLOCK ? padded : prefix_len + wire_len + BLOCK;
   unsigned char stack[STACK_BYTES];

@@ -381,6 +381,15 @@ describe('RECV templates', () => {
     }
   });
 
+  it('seal a template with the plaintext each call passes, whatever was sealed with it before', () => {
+    const p = base('grp', {});
+    const t = recvTemplate(p, 20, 5);
+    for (const fill of [1, 2, 1]) {
+      const plain = Buffer.alloc(20, fill);
+      expect(server.sealRecvFrame(t, plain).equals(encodePacket(server.sealRecv({ ...p, payload: plain }), 5))).toBe(true);
+    }
+  });
+
   it('are the frame and sign prefix the generic encoder gives, for ASCII and other fields and edge values', () => {
     const reference = (p: RecvPacket, n: number, version: number): { frame: Buffer; prefix: Buffer } => {
       const payloadBytes = 4 * Math.ceil((16 * (Math.floor(n / 16) + 1)) / 3);
@@ -578,14 +587,40 @@ describe('native session crypto (@parley/wkcrypto)', () => {
     const t = recvTemplate(recv('g1', 'u1', 1), 10, 5);
     const plain = Buffer.alloc(10, 3);
     const out = Buffer.alloc(t.frame.length);
+    // The packed input sealRecvFrame makes: msgKeyAt, payloadAt, the prefix's and plaintext's lengths, then the bytes.
+    const pack = (keyAt: number, payloadAt: number, prefix: Buffer, p: Buffer): Buffer => {
+      const head = Buffer.alloc(16);
+      [keyAt, payloadAt, prefix.length, p.length].forEach((v, i) => head.writeUInt32LE(v, 4 * i));
+      return Buffer.concat([head, t.frame.subarray(0, payloadAt), prefix, p]);
+    };
+    const packed = pack(t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain);
     for (const impostor of [{}, Object.create(null), Buffer.alloc(16)]) {
-      expect(() => wk.sealRecv(impostor as typeof s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain, out)).toThrow(
-        /sealRecv\(session/,
-      );
+      expect(() => wk.sealRecv(impostor as typeof s, packed, out)).toThrow(/sealRecv\(session/);
     }
-    expect(() => wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, Buffer.alloc(40), out)).toThrow(/does not fit/);
-    wk.sealRecv(s, t.frame, t.msgKeyAt, t.payloadAt, t.signPrefixBytes, plain, out);
+    expect(() => wk.sealRecv(s, new Uint16Array(8) as unknown as Uint8Array, out)).toThrow(/sealRecv\(session/);
+    // Lengths that do not add up to the input, a msg_key past the payload, an out of the wrong size, a short head.
+    const misfits: [Buffer, Buffer][] = [
+      [pack(t.msgKeyAt, t.payloadAt, t.signPrefixBytes, Buffer.alloc(40)), out],
+      [Buffer.concat([packed, Buffer.alloc(1)]), out],
+      [packed.subarray(0, packed.length - 1), out],
+      [pack(t.payloadAt - 31, t.payloadAt, t.signPrefixBytes, plain), out],
+      [packed, Buffer.alloc(out.length + 1)],
+      [packed, Buffer.alloc(out.length - 1)],
+      [packed.subarray(0, 15), out],
+      [Buffer.from(packed).fill(0xff, 0, 4), out],
+      [Buffer.from(packed).fill(0xff, 8, 12), out],
+    ];
+    for (const [input, o] of misfits) expect(() => wk.sealRecv(s, input, o)).toThrow(/does not fit/);
+    // out inside the input.
+    const shared = Buffer.alloc(packed.length + out.length);
+    packed.copy(shared);
+    expect(() =>
+      wk.sealRecv(s, shared.subarray(0, packed.length), shared.subarray(packed.length - 1, packed.length - 1 + out.length)),
+    ).toThrow(/overlaps/);
+    wk.sealRecv(s, packed, out);
     expect(out.subarray(0, t.msgKeyAt).equals(t.frame.subarray(0, t.msgKeyAt))).toBe(true);
+    wk.sealRecv(s, shared.subarray(0, packed.length), shared.subarray(packed.length));
+    expect(out.subarray(0, t.msgKeyAt).equals(shared.subarray(packed.length, packed.length + t.msgKeyAt))).toBe(true);
   });
 
   it.runIf(available)('openRecv refuses fields that lie outside the frame, and what is not an Int32Array of them', async () => {

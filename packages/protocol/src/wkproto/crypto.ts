@@ -474,8 +474,14 @@ export class WkSessionCrypto {
     }
     const wk = this.wk;
     if (wk !== undefined) {
+      // One packed input per template and plaintext, made at its first seal (a group's recipients share it).
+      let packed = t.sealInput;
+      if (packed === undefined || t.sealPlain !== plain) {
+        packed = t.sealInput = packRecvTemplate(t, plain);
+        t.sealPlain = plain;
+      }
       const out = Buffer.allocUnsafe(frameBytes);
-      wk.sealRecv(this.native(wk), template, t.msgKeyAt, payloadAt, t.signPrefixBytes, plain, out);
+      wk.sealRecv(this.native(wk), packed, out);
       return out;
     }
     const ct = this.cbcEncrypt('', plain);
@@ -676,6 +682,29 @@ export interface RecvTemplate {
   readonly payloadAt: number;
   /** The fields the msg_key signs before the payload, as UTF-8 ({@link recvSignPrefix}). */
   readonly signPrefixBytes: Buffer;
+  /** The native seal's input for `sealPlain` ({@link packRecvTemplate}), made at the first native seal. */
+  sealInput: Buffer | undefined;
+  /** The plaintext `sealInput` holds. */
+  sealPlain: Uint8Array | undefined;
+}
+
+/**
+ * @parley/wkcrypto's `sealRecv` input for `t` and `plain`: msgKeyAt,
+ * payloadAt, the sign prefix's and the plaintext's lengths (u32 LE), then the
+ * frame up to its payload, the sign prefix and the plaintext.
+ */
+function packRecvTemplate(t: RecvTemplate, plain: Uint8Array): Buffer {
+  const head = t.payloadAt;
+  const prefix = t.signPrefixBytes;
+  const b = Buffer.allocUnsafe(16 + head + prefix.length + plain.length);
+  b.writeUInt32LE(t.msgKeyAt, 0);
+  b.writeUInt32LE(head, 4);
+  b.writeUInt32LE(prefix.length, 8);
+  b.writeUInt32LE(plain.length, 12);
+  t.frame.copy(b, 16, 0, head);
+  prefix.copy(b, 16 + head);
+  b.set(plain, 16 + head + prefix.length);
+  return b;
 }
 
 /** Length of a msg_key: lower-hex MD5. */
@@ -704,6 +733,8 @@ function encodedRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
     msgKeyAt: bodyAt + 1 + 2,
     payloadAt: frame.length - payloadBytes,
     signPrefixBytes: Buffer.from(recvSignPrefix(p), 'utf8'),
+    sealInput: undefined,
+    sealPlain: undefined,
   };
 }
 
@@ -762,5 +793,5 @@ function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
   const sign = recvSignPrefix(p);
   const signPrefixBytes = Buffer.allocUnsafe(sign.length);
   writeAscii(signPrefixBytes, sign, 0);
-  return { frame: b, msgKeyAt, payloadAt: o, signPrefixBytes };
+  return { frame: b, msgKeyAt, payloadAt: o, signPrefixBytes, sealInput: undefined, sealPlain: undefined };
 }
