@@ -27,6 +27,16 @@ function sessions(): { server: WkSessionCrypto; client: WkSessionCrypto } {
   return { server: kx.session, client: new WkSessionCrypto(c.aesKey, c.aesIv, clientImplementation) };
 }
 
+/** Whether the reference decryption refuses `wire` for its padding (the server's session: same key, the client's state untouched). */
+function refusesPadding(s: WkSessionCrypto, wire: Uint8Array): boolean {
+  try {
+    s.decrypt(wire);
+    return false;
+  } catch (e) {
+    return /padding/.test((e as Error).message);
+  }
+}
+
 const recv = (over: Partial<RecvPacket> = {}): RecvPacket => ({
   type: PacketType.RECV,
   redDot: true,
@@ -210,8 +220,13 @@ describe.each(implementations)('the in-place RECV path against the reference (op
     expect(scanRecv(spaced, body(frame).start, spaced.length, 5, 0, w)).toBe(true);
     expect(client.decryptView(w)).toBeUndefined();
     expect(client.openRecvView(w)).toBe(-1);
-    // A whole-block ciphertext whose last block decrypts to garbage padding.
-    const bad = Buffer.concat([frame.subarray(0, v.payloadAt), Buffer.from(Buffer.alloc(32, 7).toString('base64'))]);
+    // A whole-block ciphertext whose last block decrypts to garbage padding. The keys are random, and
+    // one ciphertext in ~250 ends in valid padding: the first fill the reference refuses is taken.
+    const wireOf = (fill: number): Buffer => Buffer.from(Buffer.alloc(32, fill).toString('base64'));
+    let fill = 7;
+    while (fill < 0xff && refusesPadding(server, wireOf(fill)) === false) fill++;
+    expect(refusesPadding(server, wireOf(fill))).toBe(true);
+    const bad = Buffer.concat([frame.subarray(0, v.payloadAt), wireOf(fill)]);
     expect(scanRecv(bad, body(frame).start, bad.length, 5, 0, w)).toBe(true);
     expect(client.decryptView(w)).toBeUndefined();
   });
