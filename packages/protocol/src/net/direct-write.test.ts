@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { DirectWriter, directWrites, takeReads } from './direct-write.ts';
+import { createServer, connect, Socket, type AddressInfo, type Server } from 'node:net';
+import { DirectWriter, directWrites, handleBySymbol, takeReads } from './direct-write.ts';
 import { readPumpImplementation, setReadPumpEnabled } from './read-pump.ts';
 
 /** A connected pair of real loopback sockets: `server` is the accepted side. */
@@ -30,8 +30,41 @@ afterEach(async () => {
 });
 
 describe('DirectWriter', () => {
-  it('uses the handle-level path on this Node', () => {
+  it('uses the handle-level path on this Node, reading the handle through its symbol', () => {
     expect(directWrites).toBe(true);
+    expect(handleBySymbol).toBe(true);
+  });
+
+  it('writes to the handle a socket has now: before it connects, and after it reconnects', async () => {
+    const listener = createServer();
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const port = (listener.address() as AddressInfo).port;
+    const got: string[] = [];
+    listener.on('connection', (c: Socket) => {
+      let text = '';
+      c.on('data', (d: Buffer) => (text += d.toString()));
+      c.on('end', () => (got.push(text), c.end()));
+    });
+    const socket = new Socket();
+    const writer = new DirectWriter(socket);
+    try {
+      for (const word of ['first', 'second']) {
+        socket.connect(port, '127.0.0.1');
+        // Connecting: no handle to write to yet, the Writable holds it.
+        expect(writer.write(Buffer.from(`${word}:`))).toBe(false);
+        await new Promise((r) => socket.once('connect', r));
+        while (socket.writableLength > 0) await new Promise((r) => setTimeout(r, 2));
+        // Connected, nothing queued: straight to this connection's handle.
+        expect(writer.write(Buffer.from(word))).toBe(true);
+        socket.end();
+        await new Promise((r) => socket.once('close', r));
+      }
+      while (got.length < 2) await new Promise((r) => setTimeout(r, 2));
+      expect(got).toEqual(['first:first', 'second:second']);
+    } finally {
+      socket.destroy();
+      await new Promise((r) => listener.close(r));
+    }
   });
 
   it('delivers every frame whole and in order, mixed with socket.write, while the peer does not read', async () => {

@@ -1,6 +1,6 @@
 import process from 'node:process';
 import { Buffer } from 'node:buffer';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import { pumpReads, readPumpEnabled } from './read-pump.ts';
 import { offerable, toNodeHandler } from './read-offer.ts';
@@ -74,6 +74,42 @@ function loadBinding(): StreamBinding | undefined {
   }
 }
 
+/**
+ * The symbol Node keeps a socket's handle under. `socket._handle` is a getter
+ * on `Socket.prototype` returning `this[kHandle]`, shared by every kind of
+ * socket in the process, so its look-up of the symbol is megamorphic (~200
+ * instructions a write); read here, at a site that sees only the writers'
+ * sockets, it is not. Undefined (and `_handle` is read) when Node does not
+ * keep the handle that way.
+ */
+const kHandle = handleSymbol();
+
+function handleSymbol(): symbol | undefined {
+  const getter = Object.getOwnPropertyDescriptor(Socket.prototype, '_handle')?.get;
+  if (getter === undefined) return undefined;
+  const probe = new Socket();
+  const sym = Object.getOwnPropertySymbols(probe).find((k) => k.description === 'kHandle');
+  // The getter must read that slot: give the probe a marker there and ask for its handle.
+  if (sym === undefined) return undefined;
+  const was = (probe as unknown as Record<symbol, unknown>)[sym];
+  const marker = {};
+  (probe as unknown as Record<symbol, unknown>)[sym] = marker;
+  const same = getter.call(probe) === marker;
+  (probe as unknown as Record<symbol, unknown>)[sym] = was;
+  probe.destroy();
+  return same ? sym : undefined;
+}
+
+/** Whether the writers read a socket's handle through Node's symbol (false: through the `_handle` getter). */
+export const handleBySymbol = kHandle !== undefined;
+
+/** A socket's libuv handle (`_handle`). */
+function handleOf(socket: Socket): StreamHandle | null | undefined {
+  return kHandle !== undefined
+    ? (socket as unknown as Record<symbol, StreamHandle | null | undefined>)[kHandle]
+    : (socket as unknown as { _handle?: StreamHandle | null })._handle;
+}
+
 /** A write request for the next direct write: reused while writes complete at once (libuv then keeps no hold on it). */
 let spare: WriteReq | undefined;
 
@@ -103,6 +139,13 @@ function writeError(status: number): Error {
 export class DirectWriter {
   /** Bytes of this socket's direct writes libuv has not finished. */
   pending = 0;
+  /**
+   * The handle the last direct write went to and its `writeBuffer`, looked up
+   * once per handle: the method lies on the prototype of a C++ object, where
+   * V8 does not inline the look-up (two generic LoadIC calls a write).
+   */
+  private writeHandle: StreamHandle | null = null;
+  private writeBuffer: StreamHandle['writeBuffer'] | undefined = undefined;
 
   constructor(readonly socket: Socket) {}
 
@@ -114,10 +157,20 @@ export class DirectWriter {
    */
   write(frame: Uint8Array): boolean {
     const socket = this.socket;
-    const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
-    if (binding === undefined || !this.directWritable(handle) || typeof handle.writeBuffer !== 'function') {
+    const handle = handleOf(socket);
+    if (binding === undefined || !this.directWritable(handle)) {
       socket.write(frame);
       return false;
+    }
+    let writeBuffer = this.writeBuffer;
+    if (handle !== this.writeHandle) {
+      writeBuffer = handle.writeBuffer;
+      if (typeof writeBuffer !== 'function') {
+        socket.write(frame);
+        return false;
+      }
+      this.writeHandle = handle;
+      this.writeBuffer = writeBuffer;
     }
     const req = spare ?? new binding.WriteWrap();
     spare = undefined;
@@ -128,7 +181,7 @@ export class DirectWriter {
     req.buffer = null;
     req.writer = null;
     req.pending = 0;
-    const err = handle.writeBuffer(req, frame);
+    const err = writeBuffer!.call(handle, req, frame);
     if (err !== 0) {
       spare = req;
       socket.destroy(writeError(err));
