@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, connect, Socket, type AddressInfo, type Server } from 'node:net';
-import { DirectWriter, directWrites, handleBySymbol, takeReads } from './direct-write.ts';
+import { DirectWriter, directWrites, takeReads } from './direct-write.ts';
+import { handleBySymbol } from './handle.ts';
 import { readPumpImplementation, setReadPumpEnabled } from './read-pump.ts';
 
 /** A connected pair of real loopback sockets: `server` is the accepted side. */

@@ -1,9 +1,10 @@
 import process from 'node:process';
 import { Buffer } from 'node:buffer';
-import { Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import { pumpReads, readPumpEnabled } from './read-pump.ts';
 import { offerable, toNodeHandler } from './read-offer.ts';
+import { handleOf } from './handle.ts';
 
 /**
  * Writing a whole frame to a socket's libuv handle, without the Writable
@@ -74,42 +75,6 @@ function loadBinding(): StreamBinding | undefined {
   }
 }
 
-/**
- * The symbol Node keeps a socket's handle under. `socket._handle` is a getter
- * on `Socket.prototype` returning `this[kHandle]`, shared by every kind of
- * socket in the process, so its look-up of the symbol is megamorphic (~200
- * instructions a write); read here, at a site that sees only the writers'
- * sockets, it is not. Undefined (and `_handle` is read) when Node does not
- * keep the handle that way.
- */
-const kHandle = handleSymbol();
-
-function handleSymbol(): symbol | undefined {
-  const getter = Object.getOwnPropertyDescriptor(Socket.prototype, '_handle')?.get;
-  if (getter === undefined) return undefined;
-  const probe = new Socket();
-  const sym = Object.getOwnPropertySymbols(probe).find((k) => k.description === 'kHandle');
-  // The getter must read that slot: give the probe a marker there and ask for its handle.
-  if (sym === undefined) return undefined;
-  const was = (probe as unknown as Record<symbol, unknown>)[sym];
-  const marker = {};
-  (probe as unknown as Record<symbol, unknown>)[sym] = marker;
-  const same = getter.call(probe) === marker;
-  (probe as unknown as Record<symbol, unknown>)[sym] = was;
-  probe.destroy();
-  return same ? sym : undefined;
-}
-
-/** Whether the writers read a socket's handle through Node's symbol (false: through the `_handle` getter). */
-export const handleBySymbol = kHandle !== undefined;
-
-/** A socket's libuv handle (`_handle`). */
-function handleOf(socket: Socket): StreamHandle | null | undefined {
-  return kHandle !== undefined
-    ? (socket as unknown as Record<symbol, StreamHandle | null | undefined>)[kHandle]
-    : (socket as unknown as { _handle?: StreamHandle | null })._handle;
-}
-
 /** A write request for the next direct write: reused while writes complete at once (libuv then keeps no hold on it). */
 let spare: WriteReq | undefined;
 
@@ -157,7 +122,7 @@ export class DirectWriter {
    */
   write(frame: Uint8Array): boolean {
     const socket = this.socket;
-    const handle = handleOf(socket);
+    const handle = handleOf<StreamHandle>(socket);
     if (binding === undefined || !this.directWritable(handle)) {
       socket.write(frame);
       return false;
@@ -272,13 +237,13 @@ const readBufferView = new DataView(readBuffer.buffer, readBuffer.byteOffset, re
  * as expected. Once per socket.
  */
 export function takeReads(socket: Socket, take: ReadTaker): boolean {
-  const handle = (socket as unknown as { _handle?: ReadHandle | null })._handle;
+  const handle = handleOf<ReadHandle>(socket);
   if (binding === undefined || !handle || typeof handle.onread !== 'function') return false;
   // Many sockets' reads in one call per event-loop turn, when @parley/readpump is built (read-pump.ts).
   if (socket.connecting && readPumpEnabled() && !(socket as { encrypted?: boolean }).encrypted) {
     // A client socket has no descriptor before it connects, and reads nothing: the choice waits until then.
     socket.once('connect', () => {
-      const h = (socket as unknown as { _handle?: ReadHandle | null })._handle;
+      const h = handleOf<ReadHandle>(socket);
       if (h && !pumpReads(socket, binding, take)) takeHandleReads(socket, h, binding, take);
     });
     return true;

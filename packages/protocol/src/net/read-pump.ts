@@ -5,6 +5,7 @@ import type { ReadPumpNative } from '@parley/readpump';
 import { loadOptionalNative } from '../optional-native.ts';
 import { offerable, toNodeHandler, type ReadState } from './read-offer.ts';
 import type { ReadTaker } from './direct-write.ts';
+import { handleOf } from './handle.ts';
 
 /**
  * The reads of many plain TCP sockets in one call into JavaScript per
@@ -161,7 +162,7 @@ function release(e: Entry, restart: boolean): void {
  */
 export function pumpReads(socket: Socket, binding: ReadState, take: ReadTaker): boolean {
   if (!enabled || native === undefined || (socket as { encrypted?: boolean }).encrypted) return false;
-  const handle = (socket as unknown as { _handle?: PumpHandle | null })._handle;
+  const handle = handleOf<PumpHandle>(socket);
   if (
     !handle ||
     typeof handle.fd !== 'number' ||
