@@ -30,6 +30,27 @@ export interface WkcryptoNative {
    * outside the frame.
    */
   openRecv(s: NativeSession, frame: Uint8Array, fields: Int32Array, out: Uint8Array): number;
+  /**
+   * Names `session` by `slot` (< 2^20) for {@link openRecvReads}, with the
+   * protocol version its RECVs are read at and the largest frame body its
+   * decoder takes (the session is kept alive until the slot is replaced or
+   * cleared); `null` clears the slot.
+   */
+  recvSlot(slot: number, session: NativeSession | null, version: number, maxRemaining: number): void;
+  /**
+   * Client side, many sockets' reads in one call: read i of `k` is
+   * `batch[reads[3i + 1], + reads[3i + 2])` of the socket whose session
+   * {@link recvSlot} named `reads[3i]`. For each read, in order, `out`
+   * receives an int32 count of frames (little-endian, as every int32 here),
+   * then per frame its plaintext's length, its RECVACK frame (padded to 4)
+   * and its plaintext (padded to 4). A count of 0 (nothing more) declines the
+   * read: not all whole, encrypted RECVs of the common shape that verify and
+   * decrypt, an empty slot, or no room left in `out`; the caller reads it on
+   * its reference path. Returns the bytes of `out` written. Throws a
+   * RangeError when a read lies outside the batch, `out` overlaps it or
+   * cannot hold a count per read.
+   */
+  openRecvReads(batch: Uint8Array, reads: Int32Array, k: number, out: Uint8Array): number;
   /** A fresh X25519 key: its random 32-byte private scalar into `out[0, 32)`, its raw public key into `out[32, 64)`. */
   x25519KeyPair(out: Uint8Array): void;
   /**

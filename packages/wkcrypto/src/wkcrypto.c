@@ -123,8 +123,18 @@ static int b64_value(unsigned char c) { return B64_VALUES[c]; }
 /* Strict padded Standard Base64 decoding: the byte count, or -1 for anything else. */
 static long b64_decode_strict(const unsigned char *in, size_t n, unsigned char *out) {
   if (n == 0 || n % 4 != 0) return -1;
-  size_t o = 0;
-  for (size_t i = 0; i < n; i += 4) {
+  size_t o = 0, i = 0;
+  /* Every quad but the last has no padding: four symbols, three bytes (a non-symbol's -1 makes the OR negative). */
+  for (; i + 4 < n; i += 4) {
+    int32_t a = B64_VALUES[in[i]], b = B64_VALUES[in[i + 1]], c = B64_VALUES[in[i + 2]], d = B64_VALUES[in[i + 3]];
+    if ((a | b | c | d) < 0) return -1;
+    uint32_t v = ((uint32_t)a << 18) | ((uint32_t)b << 12) | ((uint32_t)c << 6) | (uint32_t)d;
+    out[o] = (unsigned char)(v >> 16);
+    out[o + 1] = (unsigned char)(v >> 8);
+    out[o + 2] = (unsigned char)v;
+    o += 3;
+  }
+  for (; i < n; i += 4) {
     int a = b64_value(in[i]), b = b64_value(in[i + 1]);
     if (a < 0 || b < 0) return -1;
     int last = i + 4 == n;
@@ -376,6 +386,18 @@ static napi_value js_seal_recv(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* Whether two msg_keys (MSG_KEY_CHARS bytes) are equal, in time independent of where they differ. */
+static int same_key(const unsigned char *a, const unsigned char *b) {
+  uint64_t diff = 0;
+  for (int i = 0; i < MSG_KEY_CHARS; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
 /*
  * The common part of both opens: `work` holds the sign text's prefix
  * (prefix_len bytes) and has room for `wire` after it and a block more;
@@ -388,7 +410,7 @@ static long verify_open(session_t *s, unsigned char *work, size_t prefix_len, co
   memcpy(work + prefix_len, wire, wire_len);
   unsigned char want[MSG_KEY_CHARS];
   if (msg_key(s, work, prefix_len + wire_len, want) != 0) return -4;
-  if (key_len != MSG_KEY_CHARS || CRYPTO_memcmp(want, key, MSG_KEY_CHARS) != 0) return -1;
+  if (key_len != MSG_KEY_CHARS || !same_key(want, key)) return -1;
   return open_payload(s, wire, wire_len, work, out);
 }
 
@@ -441,16 +463,26 @@ static napi_value js_open_send(napi_env env, napi_callback_info info) {
   return open_result(env, result);
 }
 
-/* The decimal digits of `x` at `out`: their count (at most 20). */
+/* The two digits of every value below 100, in order. */
+static const char DIGIT_PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/* The decimal digits of `x` at `out`: their count (at most 20). Two digits a division (by a constant: a multiply). */
 static size_t u64_decimal(uint64_t x, unsigned char *out) {
   unsigned char digits[20];
-  size_t n = 0;
-  do {
-    digits[n++] = (unsigned char)('0' + x % 10);
-    x /= 10;
-  } while (x != 0);
-  for (size_t i = 0; i < n; i++) out[i] = digits[n - 1 - i];
-  return n;
+  size_t i = sizeof digits;
+  while (x >= 100) {
+    uint64_t q = x / 100;
+    i -= 2;
+    memcpy(digits + i, DIGIT_PAIRS + 2 * (x - q * 100), 2);
+    x = q;
+  }
+  if (x >= 10) {
+    i -= 2;
+    memcpy(digits + i, DIGIT_PAIRS + 2 * x, 2);
+  } else
+    digits[--i] = (unsigned char)('0' + x);
+  memcpy(out, digits + i, sizeof digits - i);
+  return sizeof digits - i;
 }
 
 /* The decimal text at `out` of the two's complement int64 whose bits are `x` ('-' first when negative): its length. */
@@ -490,6 +522,44 @@ enum {
 /* Whether frame[at, at + len) lies within `frame_len` bytes. */
 static int within(int32_t at, int32_t len, size_t frame_len) { return at >= 0 && len >= 0 && (size_t)at + (size_t)len <= frame_len; }
 
+/* The sign text's prefix of the RECV whose fields lie in `frame` where `f` says (in bounds), at `work`: its length. */
+static size_t recv_sign_prefix(const unsigned char *frame, const int32_t *f, unsigned char *work) {
+  size_t n = i64_decimal(be64(frame + f[F_MESSAGE_ID_AT]), work);
+  const unsigned char *seq = frame + f[F_MESSAGE_SEQ_AT];
+  n += u64_decimal(f[F_MESSAGE_SEQ_LEN] == 4 ? be32(seq) : be64(seq), work + n);
+  memcpy(work + n, frame + f[F_CLIENT_MSG_NO_AT], (size_t)f[F_CLIENT_MSG_NO_LEN]);
+  n += (size_t)f[F_CLIENT_MSG_NO_LEN];
+  n += i64_decimal((uint64_t)(int64_t)f[F_TIMESTAMP], work + n);
+  memcpy(work + n, frame + f[F_FROM_UID_AT], (size_t)f[F_FROM_UID_LEN]);
+  n += (size_t)f[F_FROM_UID_LEN];
+  memcpy(work + n, frame + f[F_CHANNEL_ID_AT], (size_t)f[F_CHANNEL_ID_LEN]);
+  n += (size_t)f[F_CHANNEL_ID_LEN];
+  n += u64_decimal((uint64_t)f[F_CHANNEL_TYPE], work + n);
+  return n;
+}
+
+/* Digits: id at most 20 ('-' and 19), seq 20, timestamp 11, channel type 3; with the strings, the sign prefix's most. */
+static size_t recv_prefix_max(const int32_t *f) {
+  return 54 + (size_t)f[F_CLIENT_MSG_NO_LEN] + (size_t)f[F_FROM_UID_LEN] + (size_t)f[F_CHANNEL_ID_LEN];
+}
+
+/*
+ * Verifies and decrypts the RECV whose fields (in bounds) lie in `frame` where
+ * `f` says, into `out` (room for 3/4 of the payload): the plaintext's length,
+ * -1, -2, -3 as openSend, -4 when the cipher fails, -5 out of memory.
+ */
+static long recv_open(session_t *s, const unsigned char *frame, const int32_t *f, unsigned char *out) {
+  size_t wire_len = (size_t)(f[F_END] - f[F_PAYLOAD_AT]);
+  unsigned char stack[STACK_BYTES];
+  unsigned char *work = work_take(stack, recv_prefix_max(f) + wire_len + BLOCK);
+  if (work == NULL) return -5;
+  /* The sign text's prefix, written where verify_open puts the payload after it. */
+  size_t n = recv_sign_prefix(frame, f, work);
+  long result = verify_open(s, work, n, frame + f[F_PAYLOAD_AT], wire_len, frame + f[F_MSG_KEY_AT], MSG_KEY_CHARS, out);
+  work_give(work, stack);
+  return result;
+}
+
 /*
  * openRecv(s, frame, fields, out) -> number
  * The client side of a RECV read in place, its fields where `fields` (an
@@ -526,30 +596,272 @@ static napi_value js_open_recv(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "wkcrypto: openRecv: a field lies outside the frame");
     return NULL;
   }
-  /* Digits: id at most 20 ('-' and 19), seq 20, timestamp 11, channel type 3; then the payload and a block. */
-  size_t wire_len = (size_t)(f[F_END] - f[F_PAYLOAD_AT]);
-  size_t prefix_max = 54 + (size_t)f[F_CLIENT_MSG_NO_LEN] + (size_t)f[F_FROM_UID_LEN] + (size_t)f[F_CHANNEL_ID_LEN];
-  unsigned char stack[STACK_BYTES];
-  unsigned char *work = work_take(stack, prefix_max + wire_len + BLOCK);
-  if (work == NULL) {
+  long result = recv_open(s, frame, f, out);
+  if (result == -5) {
     napi_throw_error(env, NULL, "wkcrypto: out of memory");
     return NULL;
   }
-  /* The sign text's prefix, written where verify_open puts the payload after it. */
-  size_t n = i64_decimal(be64(frame + f[F_MESSAGE_ID_AT]), work);
-  const unsigned char *seq = frame + f[F_MESSAGE_SEQ_AT];
-  n += u64_decimal(seq_len == 4 ? be32(seq) : be64(seq), work + n);
-  memcpy(work + n, frame + f[F_CLIENT_MSG_NO_AT], (size_t)f[F_CLIENT_MSG_NO_LEN]);
-  n += (size_t)f[F_CLIENT_MSG_NO_LEN];
-  n += i64_decimal((uint64_t)(int64_t)f[F_TIMESTAMP], work + n);
-  memcpy(work + n, frame + f[F_FROM_UID_AT], (size_t)f[F_FROM_UID_LEN]);
-  n += (size_t)f[F_FROM_UID_LEN];
-  memcpy(work + n, frame + f[F_CHANNEL_ID_AT], (size_t)f[F_CHANNEL_ID_LEN]);
-  n += (size_t)f[F_CHANNEL_ID_LEN];
-  n += u64_decimal((uint64_t)f[F_CHANNEL_TYPE], work + n);
-  long result = verify_open(s, work, n, frame + f[F_PAYLOAD_AT], wire_len, frame + f[F_MSG_KEY_AT], MSG_KEY_CHARS, out);
-  work_give(work, stack);
   return open_result(env, result);
+}
+
+/* Packet types and RECV setting bits (the protocol package's constants.ts). */
+#define TYPE_RECV 5
+#define TYPE_RECVACK 6
+#define SETTING_STREAM 0x02
+#define SETTING_TOPIC 0x08
+#define SETTING_NO_ENCRYPT 0x10
+
+/* Length of the ASCII string field at b[p] (2-byte length first), or -1 when it does not fit before `end` or is not ASCII. */
+static long ascii_field(const unsigned char *b, size_t p, size_t end) {
+  if (p > end || end - p < 2) return -1;
+  size_t len = ((size_t)b[p] << 8) | b[p + 1];
+  if (len > 0x7fff || end - p - 2 < len) return -1;
+  size_t i = p + 2, stop = p + 2 + len;
+  for (; i + 8 <= stop; i += 8) {
+    uint64_t w;
+    memcpy(&w, b + i, 8);
+    if (w & 0x8080808080808080ULL) return -1;
+  }
+  for (; i < stop; i++)
+    if (b[i] >= 0x80) return -1;
+  return (long)len;
+}
+
+/*
+ * The fields of the RECV body b[start, end) at `version` into `f`: 0 when it
+ * has the shape the batch open takes (as the protocol package's scanRecv,
+ * and also encrypted, with a 32-character msg_key), else -1: the reference
+ * path decides.
+ */
+static int scan_recv(const unsigned char *b, size_t start, size_t end, int version, int32_t *f) {
+  size_t p = start;
+  if (p >= end) return -1;
+  unsigned setting = b[p++];
+  if ((version >= 2 && version <= 4 && (setting & SETTING_STREAM)) || (setting & (SETTING_TOPIC | SETTING_NO_ENCRYPT))) return -1;
+  long n = ascii_field(b, p, end);
+  if (n != MSG_KEY_CHARS) return -1;
+  f[F_MSG_KEY_AT] = (int32_t)(p + 2);
+  p += 2 + (size_t)n;
+  if ((n = ascii_field(b, p, end)) < 0) return -1;
+  f[F_FROM_UID_AT] = (int32_t)(p + 2);
+  f[F_FROM_UID_LEN] = (int32_t)n;
+  p += 2 + (size_t)n;
+  if ((n = ascii_field(b, p, end)) < 0) return -1;
+  f[F_CHANNEL_ID_AT] = (int32_t)(p + 2);
+  f[F_CHANNEL_ID_LEN] = (int32_t)n;
+  p += 2 + (size_t)n;
+  if (p >= end) return -1;
+  f[F_CHANNEL_TYPE] = b[p++];
+  if (version >= 3) p += 4; /* expire */
+  if ((n = ascii_field(b, p, end)) < 0) return -1;
+  f[F_CLIENT_MSG_NO_AT] = (int32_t)(p + 2);
+  f[F_CLIENT_MSG_NO_LEN] = (int32_t)n;
+  p += 2 + (size_t)n;
+  size_t seq_len = version <= 5 ? 4 : 8;
+  if (end - p < 8 + seq_len + 4) return -1;
+  f[F_MESSAGE_ID_AT] = (int32_t)p;
+  f[F_MESSAGE_SEQ_AT] = (int32_t)(p + 8);
+  f[F_MESSAGE_SEQ_LEN] = (int32_t)seq_len;
+  p += 8 + seq_len;
+  f[F_TIMESTAMP] = (int32_t)be32(b + p);
+  f[F_PAYLOAD_AT] = (int32_t)(p + 4);
+  f[F_END] = (int32_t)end;
+  return (end - f[F_PAYLOAD_AT]) <= MAX_BYTES ? 0 : -1;
+}
+
+/* One receiving session of the batch open: its AES contexts (kept alive by `ref`), protocol version and largest frame body. */
+typedef struct {
+  session_t *session;
+  napi_ref ref;
+  int version;
+  uint32_t max_remaining;
+} slot_t;
+
+/* The receiving sessions of one JavaScript environment (its instance data), by slot number. */
+typedef struct {
+  slot_t *slots;
+  uint32_t count;
+} slots_t;
+
+#define MAX_SLOTS (1u << 20)
+#define align4(n) (((n) + 3) & ~(size_t)3)
+
+static void slots_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  slots_t *t = data;
+  for (uint32_t i = 0; i < t->count; i++)
+    if (t->slots[i].ref != NULL) napi_delete_reference(env, t->slots[i].ref);
+  free(t->slots);
+  free(t);
+}
+
+static slots_t *slots_of(napi_env env) {
+  void *data = NULL;
+  if (napi_get_instance_data(env, &data) != napi_ok) return NULL;
+  return data;
+}
+
+/*
+ * recvSlot(slot, session | null, version, maxRemaining) -> undefined
+ * Names `session` (kept alive until replaced or cleared) by `slot` for
+ * openRecvReads, with the protocol version its RECVs are read at and the
+ * largest frame body its decoder takes; null clears the slot.
+ */
+static napi_value js_recv_slot(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint32_t slot = 0, max_remaining = 0;
+  int32_t version = 0;
+  napi_valuetype kind = napi_undefined;
+  if (argc != 4 || napi_get_value_uint32(env, argv[0], &slot) != napi_ok || napi_typeof(env, argv[1], &kind) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &version) != napi_ok || napi_get_value_uint32(env, argv[3], &max_remaining) != napi_ok ||
+      slot >= MAX_SLOTS || version < 1 || version > 255) {
+    napi_throw_type_error(env, NULL, "wkcrypto: recvSlot(slot < 2^20, session | null, version 1-255, maxRemaining)");
+    return NULL;
+  }
+  session_t *s = NULL;
+  if (kind != napi_null && (s = session_of(env, argv[1])) == NULL) {
+    napi_throw_type_error(env, NULL, "wkcrypto: recvSlot: not a session of this module");
+    return NULL;
+  }
+  slots_t *t = slots_of(env);
+  if (t == NULL) {
+    if ((t = calloc(1, sizeof *t)) == NULL || napi_set_instance_data(env, t, slots_finalize, NULL) != napi_ok) {
+      free(t);
+      napi_throw_error(env, NULL, "wkcrypto: out of memory");
+      return NULL;
+    }
+  }
+  if (slot >= t->count) {
+    if (s == NULL) return NULL;
+    uint32_t count = t->count == 0 ? 64 : t->count;
+    while (count <= slot) count *= 2;
+    slot_t *grown = realloc(t->slots, count * sizeof *grown);
+    if (grown == NULL) {
+      napi_throw_error(env, NULL, "wkcrypto: out of memory");
+      return NULL;
+    }
+    memset(grown + t->count, 0, (count - t->count) * sizeof *grown);
+    t->slots = grown;
+    t->count = count;
+  }
+  slot_t *e = &t->slots[slot];
+  if (e->ref != NULL) napi_delete_reference(env, e->ref);
+  memset(e, 0, sizeof *e);
+  if (s == NULL) return NULL;
+  CHECK(napi_create_reference(env, argv[1], 1, &e->ref));
+  e->session = s;
+  e->version = version;
+  e->max_remaining = max_remaining;
+  return NULL;
+}
+
+/* The bytes a RECVACK frame takes at `version`: header (2), message id (8), seq (4 or 8). */
+static size_t recvack_bytes(int version) { return 2 + 8 + (version <= 5 ? 4 : 8); }
+
+/*
+ * One read of a slot's socket, b[0, n): every frame in it verified and
+ * decrypted into `out` (room bytes) as the records openRecvReads describes.
+ * The bytes written, or 0 when the read is not all whole RECVs of the common
+ * shape that verify and decrypt, or out has no room: the caller's reference
+ * path then takes the whole read (it decides alike, and reports).
+ */
+static size_t open_read(const slot_t *e, const unsigned char *b, size_t n, unsigned char *out, size_t room) {
+  size_t ack_bytes = recvack_bytes(e->version);
+  size_t w = 4, pos = 0;
+  int32_t frames = 0;
+  int32_t f[F_COUNT];
+  while (pos < n) {
+    if ((b[pos] >> 4) != TYPE_RECV) return 0;
+    size_t value = 0, i = 1;
+    for (;; i++) {
+      if (i > 4 || pos + i >= n) return 0;
+      value |= (size_t)(b[pos + i] & 0x7f) << (7 * (i - 1));
+      if ((b[pos + i] & 0x80) == 0) break;
+    }
+    size_t start = pos + i + 1, end = start + value;
+    if (value > e->max_remaining || end > n || scan_recv(b, start, end, e->version, f) != 0) return 0;
+    size_t wire_len = end - (size_t)f[F_PAYLOAD_AT];
+    if (room - w < 4 + align4(ack_bytes) + wire_len / 4 * 3 + 3) return 0;
+    unsigned char *ack = out + w + 4;
+    ack[0] = TYPE_RECVACK << 4;
+    ack[1] = (unsigned char)(ack_bytes - 2);
+    memcpy(ack + 2, b + f[F_MESSAGE_ID_AT], ack_bytes - 2);
+    unsigned char *plain = ack + align4(ack_bytes);
+    long got = recv_open(e->session, b, f, plain);
+    if (got < 0) return 0;
+    int32_t len = (int32_t)got;
+    memcpy(out + w, &len, 4);
+    w += 4 + align4(ack_bytes) + align4((size_t)got);
+    frames++;
+    pos = end;
+  }
+  memcpy(out, &frames, 4);
+  return w;
+}
+
+/*
+ * openRecvReads(batch, reads: Int32Array, k, out) -> number
+ * A client's in-place RECV path for many sockets' reads in one call: read i
+ * of `k` is batch[reads[3i + 1], + reads[3i + 2]) of the socket whose
+ * session recvSlot named reads[3i]. For each read, in order, `out` receives
+ * an int32 count of frames (little-endian, as every int32 here), then per
+ * frame its plaintext's length, its RECVACK frame (padded to 4) and its
+ * plaintext (padded to 4). A count of 0 (and nothing more) declines the read:
+ * it is not all whole, encrypted RECVs of the common shape that verify and
+ * decrypt, its slot is empty, or `out` had no room; the caller reads it on
+ * its reference path. Returns the bytes of `out` written. Throws a RangeError
+ * when a read lies outside the batch.
+ */
+static napi_value js_open_recv_reads(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *batch, *out;
+  size_t batch_len, out_len, count = 0;
+  uint32_t k = 0;
+  napi_typedarray_type type = napi_uint8_array;
+  void *data = NULL;
+  if (argc != 4 || bytes_of(env, argv[0], &batch, &batch_len) ||
+      napi_get_typedarray_info(env, argv[1], &type, &count, &data, NULL, NULL) != napi_ok || type != napi_int32_array ||
+      napi_get_value_uint32(env, argv[2], &k) != napi_ok || bytes_of(env, argv[3], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "wkcrypto: openRecvReads(batch, reads: Int32Array, k, out)");
+    return NULL;
+  }
+  const int32_t *reads = data;
+  if ((uint64_t)k * 3 > count) {
+    napi_throw_range_error(env, NULL, "wkcrypto: openRecvReads: k reads exceed the reads array");
+    return NULL;
+  }
+  for (uint32_t i = 0; i < k; i++)
+    if (!within(reads[3 * i + 1], reads[3 * i + 2], batch_len) || reads[3 * i] < 0) {
+      napi_throw_range_error(env, NULL, "wkcrypto: openRecvReads: a read lies outside the batch");
+      return NULL;
+    }
+  if (out < batch + batch_len && batch < out + out_len) {
+    napi_throw_range_error(env, NULL, "wkcrypto: openRecvReads: out overlaps the batch");
+    return NULL;
+  }
+  slots_t *t = slots_of(env);
+  size_t w = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    if (out_len - w < 4) {
+      napi_throw_range_error(env, NULL, "wkcrypto: openRecvReads: out cannot hold a count for every read");
+      return NULL;
+    }
+    uint32_t slot = (uint32_t)reads[3 * i];
+    const slot_t *e = t != NULL && slot < t->count && t->slots[slot].session != NULL ? &t->slots[slot] : NULL;
+    size_t got = e == NULL || reads[3 * i + 2] == 0 ? 0 : open_read(e, batch + reads[3 * i + 1], (size_t)reads[3 * i + 2], out + w, out_len - w);
+    if (got == 0) {
+      memset(out + w, 0, 4);
+      got = 4;
+    }
+    w += got;
+  }
+  napi_value result;
+  CHECK(napi_create_uint32(env, (uint32_t)w, &result));
+  return result;
 }
 
 /* A fresh X25519 key: its random scalar into `scalar`, its raw public key into `pub`. NULL when OpenSSL fails. */
@@ -642,6 +954,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sealRecv", NULL, js_seal_recv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openSend", NULL, js_open_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openRecv", NULL, js_open_recv, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"recvSlot", NULL, js_recv_slot, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"openRecvReads", NULL, js_open_recv_reads, NULL, NULL, NULL, napi_enumerable, NULL},
       {"x25519KeyPair", NULL, js_x25519_key_pair, NULL, NULL, NULL, napi_enumerable, NULL},
       {"x25519Exchange", NULL, js_x25519_exchange, NULL, NULL, NULL, napi_enumerable, NULL},
   };

@@ -447,6 +447,17 @@ export class WkSessionCrypto {
     return this.decrypt(p.payload);
   }
 
+  /**
+   * The native session for @parley/wkcrypto's many-reads open (recv-batch.ts),
+   * undefined when this session uses the JavaScript path or the built module
+   * predates that call.
+   */
+  get batchSession(): { wk: WkcryptoNative; session: NativeSession } | undefined {
+    const wk = this.wk;
+    if (wk === undefined || typeof wk.openRecvReads !== 'function') return undefined;
+    return { wk, session: this.native(wk) };
+  }
+
   private native(wk: WkcryptoNative): NativeSession {
     return (this.nativeSession ??= wk.session(Buffer.from(this.aesKey, 'latin1'), this.iv));
   }
