@@ -4,4 +4,13 @@
  * handle and reads taken from the handle before the Readable (direct-write.ts).
  */
 export { DirectWriter, directWrites, takeReads, type ReadTaker } from './direct-write.ts';
-export { readPumpImplementation, readPumpStats, setReadPumpEnabled, readPumpEnabled, type ReadPumpImplementation } from './read-pump.ts';
+export {
+  joinReadGroup,
+  leaveReadGroup,
+  readPumpImplementation,
+  readPumpStats,
+  setReadPumpEnabled,
+  readPumpEnabled,
+  type ReadGroup,
+  type ReadPumpImplementation,
+} from './read-pump.ts';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeReads } from './direct-write.ts';
-import { readPumpImplementation, readPumpStats } from './read-pump.ts';
+import { joinReadGroup, leaveReadGroup, readPumpImplementation, readPumpStats, type ReadGroup } from './read-pump.ts';
 
 const built = readPumpImplementation.reason === 'built';
 
@@ -64,6 +64,53 @@ describe('the read pump (@parley/readpump)', () => {
     expect(reads).toBeGreaterThanOrEqual(500);
     expect(batches).toBeLessThan(reads);
   });
+
+  it.runIf(built)(
+    'hands a group’s reads over in one call a turn, under each socket’s key; a socket that leaves goes back to its taker',
+    async () => {
+      const l = await listener();
+      cleanup.push(() => new Promise((r) => l.close(r)));
+      const pairs: Array<{ server: Socket; client: Socket }> = [];
+      for (let i = 0; i < 40; i++) {
+        const p = await pair(l);
+        pairs.push(p);
+        cleanup.push(() => (p.server.destroy(), p.client.destroy()));
+      }
+      const own = pairs.map(() => [] as string[]);
+      const grouped = pairs.map(() => [] as string[]);
+      const calls: number[] = [];
+      const group: ReadGroup = {
+        takeReads(buf, reads, k) {
+          calls.push(k);
+          for (let i = 0; i < 3 * k; i += 3)
+            grouped[reads[i]! - 100]!.push(buf.toString('latin1', reads[i + 1]!, reads[i + 1]! + reads[i + 2]!));
+        },
+      };
+      pairs.forEach((p, i) => {
+        p.server.on('data', () => {});
+        takeReads(p.server, (buf, start, n) => (own[i]!.push(buf.toString('latin1', start, start + n)), true));
+        expect(joinReadGroup(p.server, group, 100 + i)).toBe(true);
+      });
+      const bytesBefore = pairs[0]!.server.bytesRead;
+      for (let round = 0; round < 3; round++) {
+        pairs.forEach((p, i) => p.client.write(`${i}.${round};`));
+        await until(() => grouped.every((g) => g.join('').split(';').length > round + 1));
+      }
+      pairs.forEach((_, i) => expect(grouped[i]!.join('')).toBe([0, 1, 2].map((r) => `${i}.${r};`).join('')));
+      expect(own.every((o) => o.length === 0)).toBe(true);
+      // Several sockets' reads in one call; the pump's byte count still counts them.
+      expect(Math.max(...calls)).toBeGreaterThan(1);
+      expect(pairs[0]!.server.bytesRead - bytesBefore).toBe('0.0;0.1;0.2;'.length);
+      leaveReadGroup(pairs[0]!.server);
+      pairs[0]!.client.write('back;');
+      pairs[1]!.client.write('still;');
+      await until(() => own[0]!.join('') === 'back;' && grouped[1]!.join('').endsWith('still;'));
+      // A socket that is not pumped cannot join.
+      const unpumped = await pair(l);
+      cleanup.push(() => (unpumped.server.destroy(), unpumped.client.destroy()));
+      expect(joinReadGroup(unpumped.server, group, 1)).toBe(false);
+    },
+  );
 
   it.runIf(built)('pumps a client socket taken before it connects, from its connect on', async () => {
     const l = await listener();

@@ -49,6 +49,34 @@ interface Entry {
   paused: boolean;
   /** Bytes the pump read (added to the handle's own count in `bytesRead`). */
   bytes: number;
+  /** The group whose call takes this socket's reads instead of `take` (see {@link joinReadGroup}), and the socket's key in it. */
+  group: GroupState | undefined;
+  key: number;
+}
+
+/**
+ * Sockets whose reads are taken together: one call per event-loop turn with
+ * every read of the group's sockets in that turn, instead of a taker's call
+ * per read (a client that can handle many sockets' bytes in one native call).
+ */
+export interface ReadGroup {
+  /**
+   * The turn's reads of the group's sockets, each one a taker would have
+   * been offered: `k` triples in `reads` (the socket's key in the group, where
+   * the read lies in `buf`, its length). Every read must be taken; `buf` is
+   * the pump's batch, overwritten on a later turn. A socket that left the
+   * group (or closed) during the turn may still have a read here.
+   */
+  takeReads(buf: Buffer, reads: Int32Array, k: number): void;
+}
+
+/** A group's reads of the current turn. */
+interface GroupState {
+  readonly group: ReadGroup;
+  reads: Int32Array;
+  k: number;
+  /** Sockets in the group. */
+  members: number;
 }
 
 export type ReadPumpImplementation = 'pump' | 'per-read';
@@ -80,6 +108,11 @@ export function readPumpEnabled(): boolean {
 }
 
 const entries = new Map<number, Entry>();
+/** The entry of each pumped socket (for joining a group). */
+const bySocket = new WeakMap<Socket, Entry>();
+/** The groups of sockets pumped now, and those with reads in the current turn. */
+const groups = new Map<ReadGroup, GroupState>();
+const groupsWithReads: GroupState[] = [];
 
 /** Turns with reads and the reads in them, since start (their ratio is the pump's batching), and the sockets pumped now. */
 export const readPumpStats = {
@@ -123,13 +156,72 @@ function onBatch(count: number, bytes: number): void {
     off = start + (n > 0 ? (n + 3) & ~3 : 0);
     const e = entries.get(id);
     if (e === undefined) continue;
-    if (n > 0) deliver(e, buf, view, start, n);
-    else if (n === 0) release(e, true);
+    if (n > 0) {
+      if (e.group !== undefined && offerable(e.socket)) queue(e, e.group, start, n);
+      else deliver(e, buf, view, start, n);
+    } else if (n === 0) release(e, true);
     else {
       release(e, false);
       if (!e.socket.destroyed) e.socket.destroy(readError(n));
     }
   }
+  // The groups' reads, one call each (a socket has one read a turn: its order among other sockets' does not matter).
+  for (let i = 0; i < groupsWithReads.length; i++) {
+    const g = groupsWithReads[i]!;
+    const k = g.k;
+    g.k = 0;
+    if (g.members === 0) groups.delete(g.group);
+    g.group.takeReads(buf, g.reads, k);
+  }
+  groupsWithReads.length = 0;
+}
+
+/** Queues one read of `e` for its group's call at the end of the turn. */
+function queue(e: Entry, g: GroupState, start: number, n: number): void {
+  e.bytes += n;
+  if (g.k === 0) groupsWithReads.push(g);
+  let reads = g.reads;
+  if (reads.length < 3 * (g.k + 1)) {
+    const grown = new Int32Array(2 * reads.length);
+    grown.set(reads);
+    reads = g.reads = grown;
+  }
+  const at = 3 * g.k++;
+  reads[at] = e.key;
+  reads[at + 1] = start;
+  reads[at + 2] = n;
+}
+
+/**
+ * From its next read on, `socket`'s reads go to `group`'s call under `key`
+ * instead of to its taker: false (nothing changed) when the socket is not
+ * pumped. A read the socket would not offer a taker still goes to Node's
+ * handler. The socket leaves the group when it leaves the pump, or with
+ * {@link leaveReadGroup}.
+ */
+export function joinReadGroup(socket: Socket, group: ReadGroup, key: number): boolean {
+  const e = bySocket.get(socket);
+  if (e === undefined || !entries.has(e.id)) return false;
+  leaveGroup(e);
+  let g = groups.get(group);
+  if (g === undefined) groups.set(group, (g = { group, reads: new Int32Array(3 * 64), k: 0, members: 0 }));
+  g.members++;
+  e.group = g;
+  e.key = key;
+  return true;
+}
+
+/** `socket`'s reads go to its taker again (reads already queued this turn still go to the group). */
+export function leaveReadGroup(socket: Socket): void {
+  const e = bySocket.get(socket);
+  if (e !== undefined) leaveGroup(e);
+}
+
+function leaveGroup(e: Entry): void {
+  const g = e.group;
+  if (g === undefined) return;
+  e.group = undefined;
+  if (--g.members === 0 && g.k === 0) groups.delete(g.group);
 }
 
 /** One read: offered to the taker where it lies when the socket would let it, else to Node's handler as a copy. */
@@ -146,6 +238,8 @@ function deliver(e: Entry, buf: Buffer, view: DataView, start: number, n: number
  */
 function release(e: Entry, restart: boolean): void {
   if (!entries.delete(e.id)) return;
+  bySocket.delete(e.socket);
+  leaveGroup(e);
   if (!e.paused) native!.remove(e.fd);
   const h = e.handle as unknown as Record<string, unknown>;
   delete h.readStart;
@@ -191,8 +285,9 @@ export function pumpReads(socket: Socket, binding: ReadState, take: ReadTaker): 
       return false;
     }
   }
-  const e: Entry = { id, socket, handle, fd, take, onread: handle.onread, paused: !reading, bytes: 0 };
+  const e: Entry = { id, socket, handle, fd, take, onread: handle.onread, paused: !reading, bytes: 0, group: undefined, key: 0 };
   entries.set(id, e);
+  bySocket.set(socket, e);
   const proto = Object.getPrototypeOf(handle) as PumpHandle;
   // Node's flow control (a full Readable stops reads; a read() resumes them) now moves the socket in and out of the set.
   handle.readStop = function () {
