@@ -6,6 +6,7 @@
 import { Buffer } from 'node:buffer';
 import { connect as netConnect, type Socket } from 'node:net';
 import { DirectWriter, takeReads } from '../net/direct-write.ts';
+import { joinReadGroup, type ReadGroup } from '../net/read-pump.ts';
 
 /** A duplex byte pipe with close notification. */
 export interface ClientTransport {
@@ -24,6 +25,12 @@ export interface ClientTransport {
   describe(): string;
   /** The local TCP port (undefined over WebSocket or once closed). */
   readonly localPort: number | undefined;
+  /**
+   * TCP with reads from the read pump only: the socket's reads go to
+   * `group`'s call under `key` from now on (see net/read-pump.ts); false
+   * when they cannot (the socket is not pumped).
+   */
+  joinReadGroup?(group: ReadGroup, key: number): boolean;
 }
 
 type DataHandler = (chunk: Buffer, length: number, start: number) => void;
@@ -38,35 +45,63 @@ type DataHandler = (chunk: Buffer, length: number, start: number) => void;
  * every write; a frame libuv could not finish at once is held until it is
  * written, so a caller must not reuse a buffer it has written.
  */
-function tcpTransport(socket: Socket, direct: boolean): ClientTransport {
-  let closeHandler: ((error?: Error) => void) | undefined;
-  let lastError: Error | undefined;
-  socket.setNoDelay(true);
-  socket.on('error', (e) => {
-    lastError = e;
-  });
-  socket.on('close', () => closeHandler?.(lastError));
-  const writer = direct ? new DirectWriter(socket) : undefined;
-  let dataHandler: DataHandler | undefined;
-  // Until `onData` the socket does not flow: the handle path takes nothing and the Readable keeps what comes.
-  if (direct) takeReads(socket, (buf, start, n) => (dataHandler!(buf, n, start), true));
-  return {
-    write: writer ? (frame) => writer.write(frame) : (frame) => (socket.write(frame), false),
-    close: () => void socket.destroy(),
-    onData: (handler) => {
-      dataHandler = handler;
-      // Every read the handle path does not take (a paused socket, one that buffered) comes here, in order.
-      socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length, 0));
-    },
-    onClose: (handler) => {
-      closeHandler = handler;
-    },
-    describe: () =>
-      `tcp local port ${socket.localPort ?? '-'}, ${socket.bytesWritten} bytes written, ${socket.bytesRead} read${socket.destroyed ? ', destroyed' : ''}`,
-    get localPort() {
-      return socket.localPort;
-    },
-  };
+class TcpTransport implements ClientTransport {
+  private closeHandler: ((error?: Error) => void) | undefined;
+  private lastError: Error | undefined;
+  private dataHandler: DataHandler | undefined;
+  private readonly writer: DirectWriter | undefined;
+
+  /**
+   * A class, not an object literal: a literal's `localPort` getter closes over
+   * its socket, so every transport had a map of its own and the clients'
+   * `transport.write` look-up was megamorphic (a generic IC call per write).
+   */
+  constructor(
+    private readonly socket: Socket,
+    private readonly direct: boolean,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('error', (e) => {
+      this.lastError = e;
+    });
+    socket.on('close', () => this.closeHandler?.(this.lastError));
+    this.writer = direct ? new DirectWriter(socket) : undefined;
+    // Until `onData` the socket does not flow: the handle path takes nothing and the Readable keeps what comes.
+    if (direct) takeReads(socket, (buf, start, n) => (this.dataHandler!(buf, n, start), true));
+  }
+
+  write(frame: Uint8Array): boolean {
+    if (this.writer !== undefined) return this.writer.write(frame);
+    this.socket.write(frame);
+    return false;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  onData(handler: DataHandler): void {
+    this.dataHandler = handler;
+    // Every read the handle path does not take (a paused socket, one that buffered) comes here, in order.
+    this.socket.on('data', (chunk: Buffer) => handler(chunk, chunk.length, 0));
+  }
+
+  onClose(handler: (error?: Error) => void): void {
+    this.closeHandler = handler;
+  }
+
+  describe(): string {
+    const socket = this.socket;
+    return `tcp local port ${socket.localPort ?? '-'}, ${socket.bytesWritten} bytes written, ${socket.bytesRead} read${socket.destroyed ? ', destroyed' : ''}`;
+  }
+
+  get localPort(): number | undefined {
+    return this.socket.localPort;
+  }
+
+  joinReadGroup(group: ReadGroup, key: number): boolean {
+    return this.direct && joinReadGroup(this.socket, group, key);
+  }
 }
 
 /** Options of {@link openTransport}. */
@@ -94,7 +129,7 @@ export async function openTransport(url: string, timeoutMs: number, options: Tra
       () => socket.destroy(),
       `TCP connect to ${url}`,
     );
-    return tcpTransport(socket, options.reuseReadBuffer === true);
+    return new TcpTransport(socket, options.reuseReadBuffer === true);
   }
   if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new Error(`unsupported WKProto URL ${url}`);
   const { WebSocket } = await import('ws');
