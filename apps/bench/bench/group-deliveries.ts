@@ -38,6 +38,7 @@ import { performance } from 'node:perf_hooks';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readPumpImplementation, readPumpStats } from '@parley/protocol/net';
+import { recvBatchStats, setRecvBatchEnabled } from '@parley/protocol/wkproto';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
 import { cpuBreakdown } from '../src/proc-stats.ts';
@@ -52,6 +53,8 @@ const window = Number(windowArg);
 const WARMUP = 100;
 
 installCleanup();
+// GD_RECV_BATCH=0: the WKProto receivers open each RECV on the in-place path instead of in batches (recv-batch.ts), to compare.
+if (process.env.GD_RECV_BATCH === '0') setRecvBatchEnabled(false);
 // Under callgrind the server runs for minutes: its once-a-second top sampling would count by the wall clock, not by the work.
 const serverEnv: Record<string, string> = process.env.CALLGRIND_SERVER === '1' ? { PARLEY_TOP_COLLECT_INTERVAL: '1h' } : {};
 const driver = await startParleyDriver(
@@ -117,6 +120,7 @@ try {
   const before = cpuBreakdown(driver.pid);
   const generatorBefore = process.cpuUsage();
   const pumpBefore = { ...readPumpStats };
+  const batchBefore = { ...recvBatchStats };
   await run('measured', messages);
   const generator = process.cpuUsage(generatorBefore);
   const pumpReads = readPumpStats.reads - pumpBefore.reads;
@@ -133,7 +137,9 @@ try {
     `${protocol} ${members} members × ${messages} messages: server CPU ${(((spent('user') + spent('sys')) * 1000) / deliveries).toFixed(2)} ms per 1k deliveries` +
       ` (user ${spent('user').toFixed(0)}, sys ${spent('sys').toFixed(0)} ms; ${threads});` +
       ` this generator ${((generator.user + generator.system) / deliveries).toFixed(2)} ms per 1k` +
-      ` (reads: ${readPumpImplementation.name}${pumpBatches > 0 ? `, ${pumpReads} in ${pumpBatches} turns` : ''})\n`,
+      ` (user ${(generator.user / deliveries).toFixed(2)}, sys ${(generator.system / deliveries).toFixed(2)})` +
+      ` (reads: ${readPumpImplementation.name}${pumpBatches > 0 ? `, ${pumpReads} in ${pumpBatches} turns` : ''}` +
+      `${recvBatchStats.opened > batchBefore.opened ? `; RECVs opened in batches: ${recvBatchStats.opened - batchBefore.opened} reads, ${recvBatchStats.declined - batchBefore.declined} declined` : ''})\n`,
   );
   for (const c of [...conns, pub]) c.close();
 } finally {

@@ -11,6 +11,7 @@ import { negotiateVersion, PacketType, ReasonCode, Setting } from './constants.t
 import { clientKeyExchange, generateKeyPair, type WkKeyPair, type WkSessionCrypto } from './crypto.ts';
 import { decodeBody } from './decode.ts';
 import { encodePacket, encodeRecvack } from './encode.ts';
+import { recvBatchEnabled, recvBatchGroup, type BatchReceiver, type RecvBatchGroup } from './recv-batch.ts';
 import { newRecvView, recvackFrameBytes, scanRecv, writeRecvack } from './recv-view.ts';
 import { WkprotoDecoder } from './stream-decoder.ts';
 import type { ConnackPacket, DisconnectPacket, RecvPacket, SendackPacket, WkPacket } from './types.ts';
@@ -121,6 +122,9 @@ export class WkprotoClient extends EventEmitter {
   /** RECVACKs of the current socket read not written yet: `acks[0, ackBytes)`. */
   private acks = NO_ACKS;
   private ackBytes = 0;
+  /** The group whose native call opens this client's RECVs (recv-batch.ts), and its slot there. */
+  private batchGroup: RecvBatchGroup | undefined;
+  private batchSlot = -1;
 
   constructor(readonly options: WkprotoClientOptions) {
     super();
@@ -179,6 +183,7 @@ export class WkprotoClient extends EventEmitter {
       this.decoder.version = this.version;
       // A server key that is not a key fails the read: the connection closes and connect() rejects with why.
       if (keys && ack.serverKey) this.crypto = clientKeyExchange(keys.privateKey, ack.serverKey, ack.salt);
+      this.joinRecvBatch();
     }
     this.connack?.resolve(ack);
     this.connack = undefined;
@@ -232,6 +237,51 @@ export class WkprotoClient extends EventEmitter {
     if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
     this.flushAcks();
     this.transport.write(encodePacket(packet, this.version));
+  }
+
+  /**
+   * The in-place receive path of an encrypted TCP session whose reads come
+   * from the read pump, with the native crypto: its reads join the group that
+   * opens many sockets' RECVs in one native call (recv-batch.ts). Reads the
+   * group declines come back to {@link onData}.
+   */
+  private joinRecvBatch(): void {
+    const o = this.options;
+    const batch = this.crypto?.batchSession;
+    const transport = this.transport;
+    if (!o.onPayload || o.autoRecvAck === false || !recvBatchEnabled() || batch === undefined || transport?.joinReadGroup === undefined)
+      return;
+    const group = recvBatchGroup(batch.wk);
+    const receiver: BatchReceiver = {
+      batchReady: () => this.decoder.bufferedBytes === 0 && this.closedError === undefined,
+      readOwn: (buf, start, n) => this.onData(buf, n, start),
+      opened: (out, ackAt, ackLen, at, len) => this.onOpened(out, ackAt, ackLen, at, len),
+      openedRead: () => this.flushAcks(),
+    };
+    const slot = group.join(receiver, batch.session, this.version, this.decoder.maxRemainingLength);
+    if (!transport.joinReadGroup(group, slot)) return group.leave(slot);
+    this.batchGroup = group;
+    this.batchSlot = slot;
+  }
+
+  /** One RECV the group opened: its RECVACK queued (written after the read's last), its payload handed on. */
+  private onOpened(out: Buffer, ackAt: number, ackLen: number, at: number, len: number): void {
+    if (this.acks.length < this.ackBytes + ackLen) {
+      const grown = Buffer.allocUnsafe(this.ackBytes === 0 ? ackLen : 2 * (this.ackBytes + ackLen));
+      if (this.ackBytes > 0) this.acks.copy(grown, 0, 0, this.ackBytes);
+      this.acks = grown;
+    }
+    const acks = this.acks;
+    let w = this.ackBytes;
+    for (let i = ackAt; i < ackAt + ackLen; i++) acks[w++] = out[i]!;
+    this.ackBytes = w;
+    try {
+      this.options.onPayload!(out, at, at + len);
+    } catch (e) {
+      // As on the decoder's path: a failing handler closes the connection.
+      this.transport?.close();
+      this.onClosed(e as Error);
+    }
   }
 
   /** Writes the RECVACKs queued by the in-place receive path, as one write. */
@@ -383,6 +433,10 @@ export class WkprotoClient extends EventEmitter {
   private onClosed(error: Error): void {
     if (this.closedError) return;
     this.closedError = error;
+    if (this.batchGroup !== undefined) {
+      this.batchGroup.leave(this.batchSlot);
+      this.batchGroup = undefined;
+    }
     this.connack?.reject(error);
     for (const s of this.pendingSends.values()) s.reject(error);
     this.pendingSends.clear();

@@ -30,3 +30,4 @@ export {
   type WkcryptoImplementation,
 } from './crypto.ts';
 export { WkprotoClient, WkprotoConnectError, type ClientSendOptions, type ReceivedMessage, type WkprotoClientOptions } from './client.ts';
+export { recvBatchEnabled, recvBatchStats, setRecvBatchEnabled } from './recv-batch.ts';
