@@ -32,18 +32,24 @@ export interface WkcryptoNative {
   openRecv(s: NativeSession, frame: Uint8Array, fields: Int32Array, out: Uint8Array): number;
   /**
    * Names `session` by `slot` (< 2^20) for {@link openRecvReads}, with the
-   * protocol version its RECVs are read at and the largest frame body its
-   * decoder takes (the session is kept alive until the slot is replaced or
-   * cleared); `null` clears the slot.
+   * protocol version its RECVs are read at, the largest frame body its
+   * decoder takes and its socket's descriptor, to which the RECVACKs of its
+   * reads are written (-1: they are handed back; a caller passes one only
+   * while nothing else is queued for the socket). The session is kept alive
+   * until the slot is replaced or cleared; `null` clears the slot.
    */
-  recvSlot(slot: number, session: NativeSession | null, version: number, maxRemaining: number): void;
+  recvSlot(slot: number, session: NativeSession | null, version: number, maxRemaining: number, fd: number): void;
+  /** The slot's RECVACKs are handed back from now on instead of written to its socket (something else may be queued there). */
+  recvSlotStopWrites(slot: number): void;
   /**
    * Client side, many sockets' reads in one call: read i of `k` is
    * `batch[reads[3i + 1], + reads[3i + 2])` of the socket whose session
    * {@link recvSlot} named `reads[3i]`. For each read, in order, `out`
    * receives an int32 count of frames (little-endian, as every int32 here),
-   * then per frame its plaintext's length, its RECVACK frame (padded to 4)
-   * and its plaintext (padded to 4). A count of 0 (nothing more) declines the
+   * the bytes of its RECVACKs written to the slot's socket (all, or the
+   * first ones the kernel took, after which the slot hands them back; 0
+   * without a socket), then per frame its plaintext's length, its RECVACK
+   * frame (padded to 4) and its plaintext (padded to 4). A count of 0 (nothing more) declines the
    * read: not all whole, encrypted RECVs of the common shape that verify and
    * decrypt, an empty slot, or no room left in `out`; the caller reads it on
    * its reference path. Returns the bytes of `out` written. Throws a

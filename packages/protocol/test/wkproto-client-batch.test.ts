@@ -65,7 +65,7 @@ describe.runIf(batched)('WkprotoClient: RECVs opened in batches', () => {
       const before = { ...recvBatchStats };
       try {
         await Promise.all(clients.map((c) => c.connect()));
-        clients.forEach((c, i) => c.send({ channelId: 'g', channelType: 2, payload: String(i) }).catch(() => undefined));
+        for (const [i, c] of clients.entries()) c.send({ channelId: 'g', channelType: 2, payload: String(i) }).catch(() => undefined);
         await Promise.all(sinks.map((s) => s.done));
         sinks.forEach((s, i) => expect(s.got).toStrictEqual(Array.from({ length: 15 }, (_, k) => `c${i}|${k}|${'z'.repeat(k * 5)}`)));
         await Promise.all(clients.map((c) => c.ping()));

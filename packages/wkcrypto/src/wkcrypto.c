@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define BLOCK 16
 #define MSG_KEY_CHARS 32
@@ -669,12 +670,17 @@ static int scan_recv(const unsigned char *b, size_t start, size_t end, int versi
   return (end - f[F_PAYLOAD_AT]) <= MAX_BYTES ? 0 : -1;
 }
 
-/* One receiving session of the batch open: its AES contexts (kept alive by `ref`), protocol version and largest frame body. */
+/*
+ * One receiving session of the batch open: its AES contexts (kept alive by
+ * `ref`), protocol version, largest frame body, and the socket descriptor its
+ * RECVACKs are written to here (-1: they are handed back).
+ */
 typedef struct {
   session_t *session;
   napi_ref ref;
   int version;
   uint32_t max_remaining;
+  int fd;
 } slot_t;
 
 /* The receiving sessions of one JavaScript environment (its instance data), by slot number. */
@@ -702,22 +708,23 @@ static slots_t *slots_of(napi_env env) {
 }
 
 /*
- * recvSlot(slot, session | null, version, maxRemaining) -> undefined
+ * recvSlot(slot, session | null, version, maxRemaining, fd) -> undefined
  * Names `session` (kept alive until replaced or cleared) by `slot` for
- * openRecvReads, with the protocol version its RECVs are read at and the
- * largest frame body its decoder takes; null clears the slot.
+ * openRecvReads, with the protocol version its RECVs are read at, the
+ * largest frame body its decoder takes and the descriptor of its socket
+ * (RECVACKs written here; -1: handed back); null clears the slot.
  */
 static napi_value js_recv_slot(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   uint32_t slot = 0, max_remaining = 0;
-  int32_t version = 0;
+  int32_t version = 0, fd = -1;
   napi_valuetype kind = napi_undefined;
-  if (argc != 4 || napi_get_value_uint32(env, argv[0], &slot) != napi_ok || napi_typeof(env, argv[1], &kind) != napi_ok ||
+  if (argc != 5 || napi_get_value_uint32(env, argv[0], &slot) != napi_ok || napi_typeof(env, argv[1], &kind) != napi_ok ||
       napi_get_value_int32(env, argv[2], &version) != napi_ok || napi_get_value_uint32(env, argv[3], &max_remaining) != napi_ok ||
-      slot >= MAX_SLOTS || version < 1 || version > 255) {
-    napi_throw_type_error(env, NULL, "wkcrypto: recvSlot(slot < 2^20, session | null, version 1-255, maxRemaining)");
+      napi_get_value_int32(env, argv[4], &fd) != napi_ok || slot >= MAX_SLOTS || version < 1 || version > 255 || fd < -1) {
+    napi_throw_type_error(env, NULL, "wkcrypto: recvSlot(slot < 2^20, session | null, version 1-255, maxRemaining, fd >= -1)");
     return NULL;
   }
   session_t *s = NULL;
@@ -754,8 +761,27 @@ static napi_value js_recv_slot(napi_env env, napi_callback_info info) {
   e->session = s;
   e->version = version;
   e->max_remaining = max_remaining;
+  e->fd = fd;
   return NULL;
 }
+
+/* recvSlotStopWrites(slot) -> undefined: the slot's RECVACKs are handed back from now on (its socket may hold other writes). */
+static napi_value js_recv_slot_stop_writes(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint32_t slot = 0;
+  if (argc != 1 || napi_get_value_uint32(env, argv[0], &slot) != napi_ok) {
+    napi_throw_type_error(env, NULL, "wkcrypto: recvSlotStopWrites(slot)");
+    return NULL;
+  }
+  slots_t *t = slots_of(env);
+  if (t != NULL && slot < t->count) t->slots[slot].fd = -1;
+  return NULL;
+}
+
+/* The most RECVACK bytes of one read written here at once (more are handed back). */
+#define ACKS_MAX 2048
 
 /* The bytes a RECVACK frame takes at `version`: header (2), message id (8), seq (4 or 8). */
 static size_t recvack_bytes(int version) { return 2 + 8 + (version <= 5 ? 4 : 8); }
@@ -767,9 +793,10 @@ static size_t recvack_bytes(int version) { return 2 + 8 + (version <= 5 ? 4 : 8)
  * shape that verify and decrypt, or out has no room: the caller's reference
  * path then takes the whole read (it decides alike, and reports).
  */
-static size_t open_read(const slot_t *e, const unsigned char *b, size_t n, unsigned char *out, size_t room) {
+static size_t open_read(slot_t *e, const unsigned char *b, size_t n, unsigned char *out, size_t room) {
   size_t ack_bytes = recvack_bytes(e->version);
-  size_t w = 4, pos = 0;
+  size_t w = 8, pos = 0;
+  if (room < w) return 0;
   int32_t frames = 0;
   int32_t f[F_COUNT];
   while (pos < n) {
@@ -798,6 +825,23 @@ static size_t open_read(const slot_t *e, const unsigned char *b, size_t n, unsig
     pos = end;
   }
   memcpy(out, &frames, 4);
+  int32_t written = 0;
+  /* The read's RECVACKs in one write to the socket, when the slot has one (nothing else is queued for it: the caller says so). */
+  unsigned char acks[ACKS_MAX];
+  if (e->fd >= 0 && (size_t)frames * ack_bytes <= sizeof acks) {
+    size_t len = 0;
+    for (size_t r = 8; r < w; len += ack_bytes) {
+      int32_t plain_len;
+      memcpy(&plain_len, out + r, 4);
+      memcpy(acks + len, out + r + 4, ack_bytes);
+      r += 4 + align4(ack_bytes) + align4((size_t)plain_len);
+    }
+    ssize_t sent = send(e->fd, acks, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    written = sent > 0 ? (int32_t)sent : 0;
+    /* What the kernel did not take is handed back, to be queued; later RECVACKs queue behind it. */
+    if ((size_t)written != len) e->fd = -1;
+  }
+  memcpy(out + 4, &written, 4);
   return w;
 }
 
@@ -806,9 +850,11 @@ static size_t open_read(const slot_t *e, const unsigned char *b, size_t n, unsig
  * A client's in-place RECV path for many sockets' reads in one call: read i
  * of `k` is batch[reads[3i + 1], + reads[3i + 2]) of the socket whose
  * session recvSlot named reads[3i]. For each read, in order, `out` receives
- * an int32 count of frames (little-endian, as every int32 here), then per
- * frame its plaintext's length, its RECVACK frame (padded to 4) and its
- * plaintext (padded to 4). A count of 0 (and nothing more) declines the read:
+ * an int32 count of frames (little-endian, as every int32 here), the bytes of
+ * its RECVACKs written to the slot's socket here (all of them, or the first
+ * ones the kernel took: the rest are the caller's to write; 0 without a
+ * socket), then per frame its plaintext's length, its RECVACK frame (padded
+ * to 4) and its plaintext (padded to 4). A count of 0 (and nothing more) declines the read:
  * it is not all whole, encrypted RECVs of the common shape that verify and
  * decrypt, its slot is empty, or `out` had no room; the caller reads it on
  * its reference path. Returns the bytes of `out` written. Throws a RangeError
@@ -851,7 +897,7 @@ static napi_value js_open_recv_reads(napi_env env, napi_callback_info info) {
       return NULL;
     }
     uint32_t slot = (uint32_t)reads[3 * i];
-    const slot_t *e = t != NULL && slot < t->count && t->slots[slot].session != NULL ? &t->slots[slot] : NULL;
+    slot_t *e = t != NULL && slot < t->count && t->slots[slot].session != NULL ? &t->slots[slot] : NULL;
     size_t got = e == NULL || reads[3 * i + 2] == 0 ? 0 : open_read(e, batch + reads[3 * i + 1], (size_t)reads[3 * i + 2], out + w, out_len - w);
     if (got == 0) {
       memset(out + w, 0, 4);
@@ -955,6 +1001,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"openSend", NULL, js_open_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openRecv", NULL, js_open_recv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"recvSlot", NULL, js_recv_slot, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"recvSlotStopWrites", NULL, js_recv_slot_stop_writes, NULL, NULL, NULL, napi_enumerable, NULL},
       {"openRecvReads", NULL, js_open_recv_reads, NULL, NULL, NULL, napi_enumerable, NULL},
       {"x25519KeyPair", NULL, js_x25519_key_pair, NULL, NULL, NULL, napi_enumerable, NULL},
       {"x25519Exchange", NULL, js_x25519_exchange, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -68,6 +68,8 @@ export interface ReadGroup {
    * group (or closed) during the turn may still have a read here.
    */
   takeReads(buf: Buffer, reads: Int32Array, k: number): void;
+  /** The socket of `key` left the group: it left the pump (it is closing) or was taken out. */
+  left?(key: number): void;
 }
 
 /** A group's reads of the current turn. */
@@ -222,6 +224,7 @@ function leaveGroup(e: Entry): void {
   if (g === undefined) return;
   e.group = undefined;
   if (--g.members === 0 && g.k === 0) groups.delete(g.group);
+  g.group.left?.(e.key);
 }
 
 /** One read: offered to the taker where it lies when the socket would let it, else to Node's handler as a copy. */

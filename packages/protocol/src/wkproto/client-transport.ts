@@ -6,7 +6,8 @@
 import { Buffer } from 'node:buffer';
 import { connect as netConnect, type Socket } from 'node:net';
 import { DirectWriter, takeReads } from '../net/direct-write.ts';
-import { joinReadGroup, type ReadGroup } from '../net/read-pump.ts';
+import { joinReadGroup, leaveReadGroup, type ReadGroup } from '../net/read-pump.ts';
+import { handleOf } from '../net/handle.ts';
 
 /** A duplex byte pipe with close notification. */
 export interface ClientTransport {
@@ -31,6 +32,13 @@ export interface ClientTransport {
    * when they cannot (the socket is not pumped).
    */
   joinReadGroup?(group: ReadGroup, key: number): boolean;
+  /** The socket's reads go to the data handler again. */
+  leaveReadGroup?(): void;
+  /**
+   * TCP with direct writes: the socket's descriptor while nothing is queued
+   * for it (a write of its own then goes out in order), else -1.
+   */
+  idleDescriptor?(): number;
 }
 
 type DataHandler = (chunk: Buffer, length: number, start: number) => void;
@@ -101,6 +109,16 @@ class TcpTransport implements ClientTransport {
 
   joinReadGroup(group: ReadGroup, key: number): boolean {
     return this.direct && joinReadGroup(this.socket, group, key);
+  }
+
+  leaveReadGroup(): void {
+    leaveReadGroup(this.socket);
+  }
+
+  idleDescriptor(): number {
+    const w = this.writer;
+    const fd = handleOf<{ fd?: number }>(this.socket)?.fd;
+    return w !== undefined && w.pending === 0 && this.socket.writableLength === 0 && typeof fd === 'number' && fd >= 0 ? fd : -1;
   }
 }
 

@@ -125,6 +125,8 @@ export class WkprotoClient extends EventEmitter {
   /** The group whose native call opens this client's RECVs (recv-batch.ts), and its slot there. */
   private batchGroup: RecvBatchGroup | undefined;
   private batchSlot = -1;
+  /** Whether the group's native call writes this client's RECVACKs to the socket itself (until a write of ours is held). */
+  private batchWrites = false;
 
   constructor(readonly options: WkprotoClientOptions) {
     super();
@@ -229,14 +231,14 @@ export class WkprotoClient extends EventEmitter {
   recvAck(messageId: bigint, messageSeq: bigint): void {
     if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
     this.flushAcks();
-    this.transport.write(encodeRecvack(messageId, messageSeq, this.version));
+    this.put(encodeRecvack(messageId, messageSeq, this.version));
   }
 
   /** Encodes and writes any packet at the session version. */
   write(packet: WkPacket): void {
     if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
     this.flushAcks();
-    this.transport.write(encodePacket(packet, this.version));
+    this.put(encodePacket(packet, this.version));
   }
 
   /**
@@ -258,10 +260,26 @@ export class WkprotoClient extends EventEmitter {
       opened: (out, ackAt, ackLen, at, len) => this.onOpened(out, ackAt, ackLen, at, len),
       openedRead: () => this.flushAcks(),
     };
-    const slot = group.join(receiver, batch.session, this.version, this.decoder.maxRemainingLength);
+    const fd = transport.idleDescriptor?.() ?? -1;
+    const slot = group.join(receiver, batch.session, this.version, this.decoder.maxRemainingLength, fd);
     if (!transport.joinReadGroup(group, slot)) return group.leave(slot);
     this.batchGroup = group;
     this.batchSlot = slot;
+    this.batchWrites = fd >= 0;
+  }
+
+  /**
+   * Writes `bytes` to the transport: true when it is written, false when the
+   * transport holds it. A held write ends the native call's own RECVACK
+   * writes (they would pass it); the RECVACKs then queue here behind it.
+   */
+  private put(bytes: Uint8Array): boolean {
+    const done = this.transport!.write(bytes);
+    if (!done && this.batchWrites) {
+      this.batchWrites = false;
+      this.batchGroup?.stopWrites(this.batchSlot);
+    }
+    return done;
   }
 
   /** One RECV the group opened: its RECVACK queued (written after the read's last), its payload handed on. */
@@ -290,7 +308,7 @@ export class WkprotoClient extends EventEmitter {
     // The queue itself goes to the transport; one it holds is given up, and the next read's RECVACKs start a new one.
     const frames = this.ackBytes === this.acks.length ? this.acks : this.acks.subarray(0, this.ackBytes);
     this.ackBytes = 0;
-    if (this.closedError || !this.transport?.write(frames)) this.acks = NO_ACKS;
+    if (this.closedError || !this.transport || !this.put(frames)) this.acks = NO_ACKS;
   }
 
   /** The next queued RECV (waits up to `timeoutMs`). */
@@ -434,8 +452,10 @@ export class WkprotoClient extends EventEmitter {
     if (this.closedError) return;
     this.closedError = error;
     if (this.batchGroup !== undefined) {
+      this.transport?.leaveReadGroup?.();
       this.batchGroup.leave(this.batchSlot);
       this.batchGroup = undefined;
+      this.batchWrites = false;
     }
     this.connack?.reject(error);
     for (const s of this.pendingSends.values()) s.reject(error);

@@ -5,7 +5,10 @@
  * writes), and it declines, whole, every read the reference path must decide.
  */
 import { Buffer } from 'node:buffer';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { handleOf } from '../net/handle.ts';
 import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
 import { PacketType, Setting } from './constants.ts';
 import { clientKeyExchange, generateKeyPair, serverKeyExchange, WkSessionCrypto, wkcryptoImplementation } from './crypto.ts';
@@ -43,6 +46,9 @@ const recv = (over: Partial<RecvPacket> = {}): RecvPacket => ({
 interface Opened {
   /** Per read: undefined when declined, else its frames' RECVACKs and plaintexts. */
   reads: ({ acks: Buffer[]; plains: Buffer[] } | undefined)[];
+  /** Per read opened: the RECVACK bytes the call wrote to the slot's socket. */
+  acksWritten: number[];
+  /** Bytes of out written. */
   written: number;
 }
 
@@ -63,11 +69,12 @@ function openReads(wk: WkcryptoNative, reads: [number, Buffer][], version: numbe
     at += bytes.length + 13;
   });
   const out = Buffer.alloc(outBytes, 0xaa);
-  const written = wk.openRecvReads(batch, triples, reads.length, out);
+  const total = wk.openRecvReads(batch, triples, reads.length, out);
   const ackLen = 2 + 8 + (version <= 5 ? 4 : 8);
   const align = (n: number): number => (n + 3) & ~3;
   let p = 0;
   const parsed: Opened['reads'] = [];
+  const written: number[] = [];
   for (let i = 0; i < reads.length; i++) {
     const frames = out.readInt32LE(p);
     p += 4;
@@ -75,6 +82,8 @@ function openReads(wk: WkcryptoNative, reads: [number, Buffer][], version: numbe
       parsed.push(undefined);
       continue;
     }
+    written.push(out.readInt32LE(p));
+    p += 4;
     const acks: Buffer[] = [];
     const plains: Buffer[] = [];
     for (let f = 0; f < frames; f++) {
@@ -86,8 +95,8 @@ function openReads(wk: WkcryptoNative, reads: [number, Buffer][], version: numbe
     }
     parsed.push({ acks, plains });
   }
-  expect(written).toBe(p);
-  return { reads: parsed, written };
+  expect(total).toBe(p);
+  return { reads: parsed, acksWritten: written, written: total };
 }
 
 describe.runIf(native)('openRecvReads: many sockets’ reads opened in one native call', () => {
@@ -99,8 +108,8 @@ describe.runIf(native)('openRecvReads: many sockets’ reads opened in one nativ
     it(`V${version}: the plaintexts and RECVACKs of the reference path, for every kind of id, several frames a read`, () => {
       const a = sessions();
       const b = sessions();
-      a.wk.recvSlot(3, a.session, version, 1 << 20);
-      a.wk.recvSlot(9, b.session, version, 1 << 20);
+      a.wk.recvSlot(3, a.session, version, 1 << 20, -1);
+      a.wk.recvSlot(9, b.session, version, 1 << 20, -1);
       const reads: [number, Buffer][] = [];
       const want: { plains: Buffer[]; acks: Buffer[] }[] = [];
       ids.forEach((messageId, i) => {
@@ -129,14 +138,14 @@ describe.runIf(native)('openRecvReads: many sockets’ reads opened in one nativ
       });
       const got = openReads(a.wk, reads, version);
       expect(got.reads).toStrictEqual(want);
-      a.wk.recvSlot(3, null, 1, 0);
-      a.wk.recvSlot(9, null, 1, 0);
+      a.wk.recvSlot(3, null, 1, 0, -1);
+      a.wk.recvSlot(9, null, 1, 0, -1);
     });
   }
 
   it('declines, whole, a read the reference path must decide; the reads around it are still opened', () => {
     const { server, wk, session } = sessions();
-    wk.recvSlot(0, session, 5, 1 << 20);
+    wk.recvSlot(0, session, 5, 1 << 20, -1);
     const ok = (text: string, over: Partial<RecvPacket> = {}): Buffer =>
       encodePacket(server.sealRecv(recv({ payload: Buffer.from(text), ...over })), 5);
     const tampered = server.sealRecv(recv({ payload: Buffer.from('t') }));
@@ -159,7 +168,7 @@ describe.runIf(native)('openRecvReads: many sockets’ reads opened in one nativ
       ['a non-ASCII client_msg_no (in its first 8 bytes)', ok('f', { clientMsgNo: 'ab€cdefghijkl' })],
       ['a body above the slot’s largest', ok('g'.repeat(2000))],
     ];
-    wk.recvSlot(1, session, 5, 1000);
+    wk.recvSlot(1, session, 5, 1000, -1);
     const reads: [number, Buffer][] = [[0, ok('before')]];
     for (const [, bytes] of declined) reads.push([0, bytes], [0, ok('between')]);
     reads.splice(reads.length - 2, 1, [1, ok('g'.repeat(2000))]);
@@ -167,18 +176,18 @@ describe.runIf(native)('openRecvReads: many sockets’ reads opened in one nativ
     const got = openReads(wk, reads, 5);
     const texts = got.reads.map((r) => r?.plains.map((p) => p.toString()).join(','));
     expect(texts).toStrictEqual(['before', ...declined.flatMap(() => [undefined, 'between']), undefined]);
-    wk.recvSlot(0, null, 1, 0);
-    wk.recvSlot(1, null, 1, 0);
+    wk.recvSlot(0, null, 1, 0, -1);
+    wk.recvSlot(1, null, 1, 0, -1);
   });
 
   it('declines a read whose records would not fit in out, and reads it cleared slots as empty', () => {
     const { server, wk, session } = sessions();
-    wk.recvSlot(4, session, 5, 1 << 20);
+    wk.recvSlot(4, session, 5, 1 << 20, -1);
     const frame = encodePacket(server.sealRecv(recv()), 5);
     const roomy = openReads(wk, [[4, frame]], 5);
     expect(roomy.reads[0]?.plains).toHaveLength(1);
     expect(openReads(wk, [[4, frame]], 5, roomy.written - 1).reads).toStrictEqual([undefined]);
-    wk.recvSlot(4, null, 1, 0);
+    wk.recvSlot(4, null, 1, 0, -1);
     expect(openReads(wk, [[4, frame]], 5).reads).toStrictEqual([undefined]);
   });
 
@@ -192,8 +201,84 @@ describe.runIf(native)('openRecvReads: many sockets’ reads opened in one nativ
     expect(() => wk.openRecvReads(batch, Int32Array.of(0, 0, 5), 2, out)).toThrow(/exceed the reads/);
     expect(() => wk.openRecvReads(batch, Int32Array.of(0, 0, 5), 1, batch.subarray(32))).toThrow(/overlaps/);
     expect(() => wk.openRecvReads(batch, Int32Array.of(0, 0, 5, 0, 0, 5), 2, Buffer.alloc(6))).toThrow(/a count for every read/);
-    expect(() => wk.recvSlot(0, {} as NativeSession, 5, 100)).toThrow(/not a session/);
-    expect(() => wk.recvSlot(2 ** 20, null, 5, 100)).toThrow(/slot/);
-    expect(() => wk.recvSlot(0, null, 0, 100)).toThrow(/version/);
+    expect(() => wk.recvSlot(0, {} as NativeSession, 5, 100, -1)).toThrow(/not a session/);
+    expect(() => wk.recvSlot(2 ** 20, null, 5, 100, -1)).toThrow(/slot/);
+    expect(() => wk.recvSlot(0, null, 0, 100, -1)).toThrow(/version/);
+    expect(() => wk.recvSlot(0, null, 5, 100, -2)).toThrow(/fd/);
+  });
+
+  /** A connected loopback pair: `writer`'s descriptor for the slot, `reader` collecting what arrives. */
+  async function socketPair(): Promise<{ writer: Socket; reader: Socket; fd: number; close(): void }> {
+    const l = createServer();
+    l.listen(0, '127.0.0.1');
+    await once(l, 'listening');
+    const accepted = once(l, 'connection');
+    const writer = connect((l.address() as AddressInfo).port, '127.0.0.1');
+    await once(writer, 'connect');
+    const [reader] = (await accepted) as [Socket];
+    const fd = handleOf<{ fd: number }>(writer)!.fd;
+    return { writer, reader, fd, close: () => (writer.destroy(), reader.destroy(), l.close()) };
+  }
+
+  it('writes each read’s RECVACKs to the slot’s socket in one write, in order, and says so', async () => {
+    const { server, wk, session } = sessions();
+    const pair = await socketPair();
+    try {
+      wk.recvSlot(5, session, 5, 1 << 20, pair.fd);
+      const ids = [[1n, 2n], [3n], [4n, 5n, 6n]];
+      const got = openReads(
+        wk,
+        ids.map((read) => [5, Buffer.concat(read.map((id) => encodePacket(server.sealRecv(recv({ messageId: id, messageSeq: id })), 5)))]),
+        5,
+      );
+      const want = Buffer.concat(ids.flat().map((id) => encodeRecvack(id, id, 5)));
+      expect(got.acksWritten).toStrictEqual(ids.map((read) => read.length * 14));
+      const received: Buffer[] = [];
+      pair.reader.on('data', (d: Buffer) => received.push(d));
+      const end = Date.now() + 2000;
+      while (Buffer.concat(received).length < want.length && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+      expect(Buffer.concat(received)).toStrictEqual(want);
+      wk.recvSlot(5, null, 1, 0, -1);
+    } finally {
+      pair.close();
+    }
+  });
+
+  it('hands back the RECVACKs the kernel does not take, and writes none itself after', async () => {
+    const { server, wk, session } = sessions();
+    const pair = await socketPair();
+    try {
+      // The reader reads nothing: fill both socket buffers until the kernel takes no more.
+      pair.reader.pause();
+      const chunk = Buffer.alloc(1 << 20);
+      for (let i = 0; i < 64 && pair.writer.writableLength === 0; i++) {
+        pair.writer.write(chunk);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(pair.writer.writableLength).toBeGreaterThan(0);
+      wk.recvSlot(6, session, 5, 1 << 20, pair.fd);
+      const read = (id: bigint): [number, Buffer] => [6, encodePacket(server.sealRecv(recv({ messageId: id })), 5)];
+      const first = openReads(wk, [read(1n)], 5);
+      expect(first.reads[0]?.acks).toStrictEqual([encodeRecvack(1n, 42n, 5)]);
+      expect(first.acksWritten).toStrictEqual([0]);
+      // The slot has no descriptor now: still none written.
+      expect(openReads(wk, [read(2n)], 5).acksWritten).toStrictEqual([0]);
+      wk.recvSlot(6, null, 1, 0, -1);
+    } finally {
+      pair.close();
+    }
+  });
+
+  it('stops writing for a slot told to (recvSlotStopWrites)', async () => {
+    const { server, wk, session } = sessions();
+    const pair = await socketPair();
+    try {
+      wk.recvSlot(7, session, 5, 1 << 20, pair.fd);
+      wk.recvSlotStopWrites(7);
+      expect(openReads(wk, [[7, encodePacket(server.sealRecv(recv()), 5)]], 5).acksWritten).toStrictEqual([0]);
+      wk.recvSlot(7, null, 1, 0, -1);
+    } finally {
+      pair.close();
+    }
   });
 });

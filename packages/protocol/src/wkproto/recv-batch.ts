@@ -27,7 +27,12 @@ export interface BatchReceiver {
   batchReady(): boolean;
   /** A read its own decoder takes: `buf[start, start + n)`. */
   readOwn(buf: Buffer, start: number, n: number): void;
-  /** One RECV opened natively: its RECVACK frame `out[ackAt, ackAt + ackLen)`, its plaintext `out[at, at + len)`. */
+  /**
+   * One RECV opened natively: its RECVACK frame `out[ackAt, ackAt + ackLen)`
+   * (the part not written to the socket yet: the native call writes a
+   * read's RECVACKs itself while the slot has the socket's descriptor), its
+   * plaintext `out[at, at + len)`.
+   */
   opened(out: Buffer, ackAt: number, ackLen: number, at: number, len: number): void;
   /** The RECVs of one read are all handed over (write their RECVACKs). */
   openedRead(): void;
@@ -78,20 +83,35 @@ class RecvBatchGroup implements ReadGroup {
 
   constructor(private readonly wk: WkcryptoNative) {}
 
-  /** A slot for `member`, its session named by it in the native table. */
-  join(member: BatchReceiver, session: NativeSession, version: number, maxRemaining: number): number {
+  /**
+   * A slot for `member`, its session named by it in the native table; `fd`,
+   * the socket's descriptor while nothing else is queued for the socket
+   * (else -1), lets the native call write the RECVACKs itself until
+   * {@link stopWrites}.
+   */
+  join(member: BatchReceiver, session: NativeSession, version: number, maxRemaining: number, fd: number): number {
     const slot = this.free.pop() ?? this.members.length;
-    this.wk.recvSlot(slot, session, version, maxRemaining);
+    this.wk.recvSlot(slot, session, version, maxRemaining, fd);
     this.members[slot] = member;
     this.ackSizes[slot] = recvackFrameBytes(version);
     return slot;
+  }
+
+  /** The native call hands `slot`'s RECVACKs back from now on (a write of the client's own is queued on its socket). */
+  stopWrites(slot: number): void {
+    this.wk.recvSlotStopWrites(slot);
+  }
+
+  /** The pump let the socket of `slot` go (it is closing): nothing is written to its descriptor from now on. */
+  left(slot: number): void {
+    if (this.members[slot] !== undefined) this.wk.recvSlotStopWrites(slot);
   }
 
   /** Frees `slot` (and the native table's hold on its session). */
   leave(slot: number): void {
     if (this.members[slot] === undefined) return;
     this.members[slot] = undefined;
-    this.wk.recvSlot(slot, null, 1, 0);
+    this.wk.recvSlot(slot, null, 1, 0, -1);
     this.retired.push(slot);
   }
 
@@ -144,12 +164,17 @@ class RecvBatchGroup implements ReadGroup {
       openedReads++;
       openedFrames += frames;
       const ackLen = this.ackSizes[slot]!;
+      // The RECVACK bytes the native call wrote to the socket: the first ones of the read's.
+      let written = view.getInt32(at, true);
+      at += 4;
       for (let f = 0; f < frames; f++) {
         const len = view.getInt32(at, true);
+        const skip = written < ackLen ? written : ackLen;
+        written -= skip;
         const ackAt = at + 4;
         const plainAt = ackAt + align4(ackLen);
         // A client closed by an earlier payload's handler in this call gets nothing more.
-        if (member !== undefined && members[slot] === member) member.opened(out, ackAt, ackLen, plainAt, len);
+        if (member !== undefined && members[slot] === member) member.opened(out, ackAt + skip, ackLen - skip, plainAt, len);
         at = plainAt + align4(len);
       }
       if (member !== undefined && members[slot] === member) member.openedRead();
