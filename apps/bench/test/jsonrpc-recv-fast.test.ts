@@ -7,7 +7,7 @@
  */
 import { encodeRecv, recvPayloadJson, type RecvFields } from '@parley/protocol/jsonrpc';
 import { describe, expect, it } from 'vitest';
-import { readRecv, recvAt, takeRecvs, writeRecvack } from '../src/drivers/jsonrpc-recv-fast.ts';
+import { plainWord, readRecv, recvAt, takeRecvs, writeRecvack } from '../src/drivers/jsonrpc-recv-fast.ts';
 
 /** What the reference path makes of a frame's text: undefined when it is no `recv`, throws when it is no JSON. */
 function reference(text: string): { ack: string; body: string } | undefined {
@@ -229,5 +229,26 @@ describe('takeRecvs over a chunk', () => {
     const second = outs.out.subarray(6 + len + 2, 6 + len + 6);
     expect(r.ackBytes).toBeGreaterThan(6 + len);
     expect(Buffer.from(first).equals(Buffer.from(second))).toBe(false);
+  });
+});
+
+describe('plainWord: four string bytes checked at once', () => {
+  const plain = (c: number): boolean => c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x5c;
+  const word = (b: number[]): number => b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24) | 0;
+
+  it('agrees with the byte rule for every byte value in every position', () => {
+    for (let pos = 0; pos < 4; pos++)
+      for (let c = 0; c < 256; c++) {
+        const b = [0x61, 0x7e, 0x20, 0x30];
+        b[pos] = c;
+        expect(plainWord(word(b)), `byte 0x${c.toString(16)} at ${pos}`).toBe(plain(c));
+      }
+  });
+
+  it('agrees with it on random words', () => {
+    for (let k = 0; k < 20000; k++) {
+      const b = [0, 1, 2, 3].map(() => (Math.random() < 0.7 ? 0x20 + Math.floor(Math.random() * 0x5f) : Math.floor(Math.random() * 256)));
+      expect(plainWord(word(b)), b.join(',')).toBe(b.every(plain));
+    }
   });
 });

@@ -22,35 +22,84 @@ const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 
 const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
-const HEAD = ascii('{"jsonrpc":"2.0","method":"recv","params":{"header":{');
-const TRUE = ascii(':true');
-const MESSAGE_ID = ascii('},"messageId":"');
-const MESSAGE_SEQ = ascii('","messageSeq":');
-const CLIENT_MSG_NO = ascii(',"clientMsgNo":"');
-const TIMESTAMP = ascii('","timestamp":');
-const CHANNEL_ID = ascii(',"channelId":"');
-const CHANNEL_TYPE = ascii('","channelType":');
-const FROM_UID = ascii(',"fromUid":"');
-const PAYLOAD_B = ascii('","payload":{"b":"');
-const TAIL = ascii('"}}}');
+const HEAD = lit('{"jsonrpc":"2.0","method":"recv","params":{"header":{');
+const TRUE = lit(':true');
+const MESSAGE_ID = lit('},"messageId":"');
+const MESSAGE_SEQ = lit('","messageSeq":');
+const CLIENT_MSG_NO = lit(',"clientMsgNo":"');
+const TIMESTAMP = lit('","timestamp":');
+const CHANNEL_ID = lit(',"channelId":"');
+const CHANNEL_TYPE = lit('","channelType":');
+const FROM_UID = lit(',"fromUid":"');
+const PAYLOAD_B = lit('","payload":{"b":"');
+const TAIL = lit('"}}}');
 
 /** Where the fields of the last `recv` read by {@link readRecv} lie in its buffer. */
 export const recvAt = { idStart: 0, idEnd: 0, seqStart: 0, seqEnd: 0, bodyStart: 0, bodyEnd: 0 };
 
-/** `lit` at `buf[i…]` (before `end`): the index after it, else -1. */
-function literal(buf: Uint8Array, i: number, end: number, lit: Uint8Array): number {
-  if (i < 0 || end - i < lit.length) return -1;
-  for (let k = 0; k < lit.length; k++) if (buf[i + k] !== lit[k]) return -1;
-  return i + lit.length;
+/**
+ * The buffer being read, as 32-bit words: a DataView of it, made again only
+ * when the buffer changes (the read pump's is always the same one), so that
+ * literals are compared and strings checked four bytes a step.
+ */
+let words: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+let wordsFor: Uint8Array | undefined;
+
+function wordsOf(buf: Uint8Array): void {
+  if (buf === wordsFor) return;
+  wordsFor = buf;
+  words = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+/** A literal's bytes and its whole little-endian 32-bit words. */
+interface Literal {
+  bytes: Uint8Array;
+  words: Int32Array;
+}
+
+function lit(s: string): Literal {
+  const bytes = ascii(s);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const w = new Int32Array(bytes.length >> 2);
+  for (let k = 0; k < w.length; k++) w[k] = view.getInt32(4 * k, true);
+  return { bytes, words: w };
+}
+
+/** `l` at `buf[i…]` (before `end`; {@link wordsOf} called for `buf`): the index after it, else -1. */
+function literal(buf: Uint8Array, i: number, end: number, l: Literal): number {
+  const bytes = l.bytes;
+  if (i < 0 || end - i < bytes.length) return -1;
+  const w = l.words;
+  const at = i;
+  for (let k = 0; k < w.length; k++) if (words.getInt32(at + 4 * k, true) !== w[k]) return -1;
+  for (let k = 4 * w.length; k < bytes.length; k++) if (buf[i + k] !== bytes[k]) return -1;
+  return i + bytes.length;
+}
+
+/** The top bit of each byte of a word. */
+const HIGH = 0x80808080 | 0;
+
+/** Whether every byte of the word `w` is printable ASCII (0x20-0x7e) other than a quote or a backslash. */
+export function plainWord(w: number): boolean {
+  // A byte at 0x80 or above.
+  if ((w & HIGH) !== 0) return false;
+  // Every byte below 0x80: adding 0x60 sets its top bit exactly when it is at least 0x20, adding 1 exactly when it is 0x7f (no carries).
+  if ((((w + 0x60606060) | 0) & HIGH) !== HIGH || (((w + 0x01010101) | 0) & HIGH) !== 0) return false;
+  // No quote and no backslash: no zero byte in w XOR each, repeated ((v - 0x01..) & ~v & 0x80.. is not 0 exactly when v has one).
+  const q = w ^ 0x22222222;
+  const b = w ^ 0x5c5c5c5c;
+  const zeroIn = (((q - 0x01010101) | 0) & ~q) | (((b - 0x01010101) | 0) & ~b);
+  return (zeroIn & HIGH) === 0;
 }
 
 /**
  * A JSON string's content at `buf[i…]` up to its closing quote, of printable
  * ASCII without escapes (what `JSON.parse` reads as those very characters):
- * the index of the closing quote, else -1.
+ * the index of the closing quote, else -1. ({@link wordsOf} called for `buf`.)
  */
 function plainString(buf: Uint8Array, i: number, end: number): number {
   if (i < 0) return -1;
+  while (end - i >= 4 && plainWord(words.getInt32(i, true))) i += 4;
   for (; i < end; i++) {
     const c = buf[i]!;
     if (c === QUOTE) return i;
@@ -82,6 +131,7 @@ function integer(buf: Uint8Array, i: number, end: number, maxDigits: number): nu
  * when it is one; false for anything else (the reference path's to decide).
  */
 export function readRecv(buf: Uint8Array, start: number, end: number): boolean {
+  wordsOf(buf);
   let i = literal(buf, start, end, HEAD);
   if (i < 0) return false;
   // Header flags: "name":true, comma-separated (names of ASCII letters).
