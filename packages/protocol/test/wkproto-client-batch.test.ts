@@ -7,43 +7,22 @@
  * resumes once that decoder holds nothing.
  */
 import { once } from 'node:events';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readPumpImplementation } from '../src/net/index.ts';
+import { collector, recv, scriptedServer } from './wkproto-scripted.ts';
 import {
   encodePacket,
-  negotiateVersion,
   PacketType,
-  ReasonCode,
   recvBatchStats,
-  serverKeyExchange,
   setRecvBatchEnabled,
   WkprotoClient,
-  WkprotoDecoder,
   wkcryptoImplementation,
-  type RecvackPacket,
-  type RecvPacket,
   type WkPacket,
 } from '../src/wkproto/index.ts';
 
 const batched = readPumpImplementation.reason === 'built' && wkcryptoImplementation.name === 'native';
 
 afterEach(() => setRecvBatchEnabled(true));
-
-/** Resolves once `n` payloads arrived through `onPayload` (copied to text). */
-function collector(n: number): { got: string[]; done: Promise<void>; onPayload: (buf: Buffer, start: number, end: number) => void } {
-  const got: string[] = [];
-  let resolve: () => void = () => undefined;
-  const done = new Promise<void>((r) => (resolve = r));
-  return {
-    got,
-    done,
-    onPayload: (buf, start, end) => {
-      got.push(buf.toString('utf8', start, end));
-      if (got.length === n) resolve();
-    },
-  };
-}
 
 describe.runIf(batched)('WkprotoClient: RECVs opened in batches', () => {
   for (const on of [true, false]) {
@@ -173,59 +152,3 @@ describe.runIf(batched)('WkprotoClient: RECVs opened in batches', () => {
 });
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** A one-connection server that answers CONNECT, then on the first SEND runs `script` on the socket. */
-async function scriptedServer(
-  script: (seal: (p: RecvPacket) => RecvPacket, version: number, s: Socket, firstPayload: string) => Promise<void>,
-): Promise<{ url: string; recvacks: RecvackPacket[]; close(): Promise<void> }> {
-  const recvacks: RecvackPacket[] = [];
-  const sockets = new Set<Socket>();
-  const srv = createServer((s) => {
-    sockets.add(s);
-    s.setNoDelay(true);
-    const decoder = new WkprotoDecoder();
-    let seal: ((p: RecvPacket) => RecvPacket) | undefined;
-    let kx: ReturnType<typeof serverKeyExchange> | undefined;
-    let started = false;
-    const onPacket = (p: WkPacket): void => {
-      if (p.type === PacketType.CONNECT) {
-        kx = serverKeyExchange(p.clientKey);
-        const session = kx.session;
-        seal = (r) => session.sealRecv(r);
-        decoder.version = negotiateVersion(p.version);
-        const connack = { type: PacketType.CONNACK, serverVersion: decoder.version, timeDiff: 0n, reasonCode: ReasonCode.Success };
-        s.write(encodePacket({ ...connack, serverKey: kx.serverKey, salt: kx.salt, nodeId: 1n }, decoder.version));
-      } else if (p.type === PacketType.SEND && seal && !started) {
-        started = true;
-        void script(seal, decoder.version, s, Buffer.from(kx!.session.openSend(p)).toString());
-      } else if (p.type === PacketType.RECVACK) recvacks.push(p);
-      else if (p.type === PacketType.PING) s.write(encodePacket({ type: PacketType.PONG }, decoder.version));
-    };
-    s.on('data', (d: Buffer) => decoder.push(d, onPacket));
-    s.on('error', () => undefined);
-  });
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  return {
-    url: `tcp://127.0.0.1:${(srv.address() as AddressInfo).port}`,
-    recvacks,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => srv.close(r));
-    },
-  };
-}
-
-const recv = (id: bigint, text: string): RecvPacket => ({
-  type: PacketType.RECV,
-  setting: 0,
-  msgKey: '',
-  fromUid: 'pub',
-  channelId: 'g',
-  channelType: 2,
-  clientMsgNo: `no-${id}`,
-  messageId: id,
-  messageSeq: 100n + id,
-  timestamp: 1_764_000_000,
-  payload: Buffer.from(text),
-});

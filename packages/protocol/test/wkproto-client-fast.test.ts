@@ -3,25 +3,18 @@
  * checks and same RECVACKs as the reference path, the RECVACKs of one read
  * in one write.
  */
-import { once } from 'node:events';
-import { createServer, Socket, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   encodePacket,
-  negotiateVersion,
   PacketType,
-  ReasonCode,
-  serverKeyExchange,
   setRecvBatchEnabled,
   Setting,
   WkprotoClient,
   WkprotoCryptoError,
   WkprotoDecoder,
-  type RecvackPacket,
-  type RecvPacket,
-  type WkPacket,
 } from '../src/wkproto/index.ts';
 import { startMiniServer, type MiniServer } from './wkproto-mini-server.ts';
+import { collector, recv, scriptedServer } from './wkproto-scripted.ts';
 import { DirectWriter } from '../src/net/direct-write.ts';
 
 let server: MiniServer;
@@ -31,21 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-/** Resolves once `n` payloads arrived through `onPayload` (copied to text). */
-function collector(n: number): { got: string[]; done: Promise<void>; onPayload: (buf: Buffer, start: number, end: number) => void } {
-  const got: string[] = [];
-  let resolve: () => void = () => undefined;
-  const done = new Promise<void>((r) => (resolve = r));
-  return {
-    got,
-    done,
-    onPayload: (buf, start, end) => {
-      got.push(buf.toString('utf8', start, end));
-      if (got.length === n) resolve();
-    },
-  };
-}
 
 describe('WkprotoClient onPayload against a library-built server', () => {
   for (const c of [
@@ -108,84 +86,22 @@ describe('WkprotoClient onPayload: the shared TCP read buffer', () => {
   });
 });
 
-/** A one-connection server that answers CONNECT, then on the first SEND writes `frames(session)` in one write. */
-async function scriptedServer(
-  frames: (seal: (p: RecvPacket) => RecvPacket, version: number) => Buffer[],
-): Promise<{ url: string; recvacks: RecvackPacket[]; close(): Promise<void> }> {
-  const recvacks: RecvackPacket[] = [];
-  const sockets = new Set<Socket>();
-  const srv = createServer((s) => {
-    sockets.add(s);
-    const decoder = new WkprotoDecoder();
-    let seal: ((p: RecvPacket) => RecvPacket) | undefined;
-    const onPacket = (p: WkPacket): void => {
-      if (p.type === PacketType.CONNECT) {
-        const kx = serverKeyExchange(p.clientKey);
-        seal = (r) => kx.session.sealRecv(r);
-        decoder.version = negotiateVersion(p.version);
-        s.write(
-          encodePacket(
-            {
-              type: PacketType.CONNACK,
-              serverVersion: decoder.version,
-              timeDiff: 0n,
-              reasonCode: ReasonCode.Success,
-              serverKey: kx.serverKey,
-              salt: kx.salt,
-              nodeId: 1n,
-            },
-            decoder.version,
-          ),
-        );
-      } else if (p.type === PacketType.SEND && seal) {
-        s.write(Buffer.concat(frames(seal, decoder.version)));
-      } else if (p.type === PacketType.RECVACK) recvacks.push(p);
-      else if (p.type === PacketType.PING) s.write(encodePacket({ type: PacketType.PONG }, decoder.version));
-    };
-    s.on('data', (d: Buffer) => decoder.push(d, onPacket));
-    s.on('error', () => undefined);
-  });
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  return {
-    url: `tcp://127.0.0.1:${(srv.address() as AddressInfo).port}`,
-    recvacks,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => srv.close(r));
-    },
-  };
-}
-
-const recv = (id: bigint, text: string, over: Partial<RecvPacket> = {}): RecvPacket => ({
-  type: PacketType.RECV,
-  setting: 0,
-  msgKey: '',
-  fromUid: 'pub',
-  channelId: 'g',
-  channelType: 2,
-  clientMsgNo: `no-${id}`,
-  messageId: id,
-  messageSeq: 100n + (id & 0xffffn),
-  timestamp: 1_764_000_000,
-  payload: Buffer.from(text),
-  ...over,
-});
-
 describe('WkprotoClient onPayload: failures, other shapes, RECVACK batching', () => {
   it('drops a RECV with a bad msg_key (recv-error, no RECVACK), delivers plain, topic and non-ASCII RECVs, acks in stream order', async () => {
     const big = 2n ** 63n - 5n;
-    const srv = await scriptedServer((seal, v) => {
+    const srv = await scriptedServer((seal, v, s) => {
       const tampered = seal(recv(2n, 'B'));
       tampered.msgKey = `${tampered.msgKey.slice(0, 31)}${tampered.msgKey.endsWith('0') ? '1' : '0'}`;
-      return [
-        encodePacket(seal(recv(big, 'A')), v),
-        encodePacket(tampered, v),
-        encodePacket(recv(3n, 'C', { setting: Setting.NO_ENCRYPT }), v),
-        encodePacket(seal(recv(4n, 'D', { setting: Setting.TOPIC, topic: 'news' })), v),
-        encodePacket(seal(recv(5n, 'E', { fromUid: 'jörg' })), v),
-        encodePacket(seal(recv(-6n, 'F')), v),
-      ];
+      s.write(
+        Buffer.concat([
+          encodePacket(seal(recv(big, 'A')), v),
+          encodePacket(tampered, v),
+          encodePacket(recv(3n, 'C', { setting: Setting.NO_ENCRYPT }), v),
+          encodePacket(seal(recv(4n, 'D', { setting: Setting.TOPIC, topic: 'news' })), v),
+          encodePacket(seal(recv(5n, 'E', { fromUid: 'jörg' })), v),
+          encodePacket(seal(recv(-6n, 'F')), v),
+        ]),
+      );
     });
     const sink = collector(5);
     const errors: Error[] = [];
@@ -210,8 +126,9 @@ describe('WkprotoClient onPayload: failures, other shapes, RECVACK batching', ()
   it('writes the RECVACKs of one read in one write', async () => {
     // The in-place path's own writes (in batches, the native call writes them: recv-batch.test.ts).
     setRecvBatchEnabled(false);
-    const srv = await scriptedServer((seal, v) =>
-      Array.from({ length: 20 }, (_, i) => encodePacket(seal(recv(BigInt(i + 1), `m${i}`)), v)),
+    const srv = await scriptedServer(
+      (seal, v, s) =>
+        void s.write(Buffer.concat(Array.from({ length: 20 }, (_, i) => encodePacket(seal(recv(BigInt(i + 1), `m${i}`)), v)))),
     );
     const sink = collector(20);
     const client = new WkprotoClient({ url: srv.url, uid: 'u', token: 't', version: 6, onPayload: sink.onPayload });
