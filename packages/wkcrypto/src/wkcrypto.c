@@ -854,11 +854,12 @@ static size_t open_read(slot_t *e, const unsigned char *b, size_t n, unsigned ch
  * its RECVACKs written to the slot's socket here (all of them, or the first
  * ones the kernel took: the rest are the caller's to write; 0 without a
  * socket), then per frame its plaintext's length, its RECVACK frame (padded
- * to 4) and its plaintext (padded to 4). A count of 0 (and nothing more) declines the read:
- * it is not all whole, encrypted RECVs of the common shape that verify and
- * decrypt, its slot is empty, or `out` had no room; the caller reads it on
- * its reference path. Returns the bytes of `out` written. Throws a RangeError
- * when a read lies outside the batch.
+ * to 4) and its plaintext (padded to 4). A count of 0 (and nothing more)
+ * declines the read: it is not all whole, encrypted RECVs of the common
+ * shape that verify and decrypt, its slot is empty, or `out` had no room;
+ * the caller reads it on its reference path. Returns the bytes of `out`
+ * written. Throws a RangeError when a read lies outside the batch, `k` reads
+ * exceed `reads`, or `out` overlaps the batch or cannot hold a count a read.
  */
 static napi_value js_open_recv_reads(napi_env env, napi_callback_info info) {
   size_t argc = 4;

@@ -125,8 +125,6 @@ export class WkprotoClient extends EventEmitter {
   /** The group whose native call opens this client's RECVs (recv-batch.ts), and its slot there. */
   private batchGroup: RecvBatchGroup | undefined;
   private batchSlot = -1;
-  /** Whether the group's native call writes this client's RECVACKs to the socket itself (until a write of ours is held). */
-  private batchWrites = false;
 
   constructor(readonly options: WkprotoClientOptions) {
     super();
@@ -265,7 +263,6 @@ export class WkprotoClient extends EventEmitter {
     if (!transport.joinReadGroup(group, slot)) return group.leave(slot);
     this.batchGroup = group;
     this.batchSlot = slot;
-    this.batchWrites = fd >= 0;
   }
 
   /**
@@ -275,21 +272,24 @@ export class WkprotoClient extends EventEmitter {
    */
   private put(bytes: Uint8Array): boolean {
     const done = this.transport!.write(bytes);
-    if (!done && this.batchWrites) {
-      this.batchWrites = false;
-      this.batchGroup?.stopWrites(this.batchSlot);
-    }
+    if (!done) this.batchGroup?.stopWrites(this.batchSlot);
     return done;
+  }
+
+  /** The RECVACK queue with room for `size` more bytes after `ackBytes`. */
+  private ackRoom(size: number): Buffer {
+    if (this.acks.length < this.ackBytes + size) {
+      // Sized for this RECVACK alone at first (most reads bring one RECV; a full queue is written without a view).
+      const grown = Buffer.allocUnsafe(this.ackBytes === 0 ? size : 2 * (this.ackBytes + size));
+      if (this.ackBytes > 0) this.acks.copy(grown, 0, 0, this.ackBytes);
+      this.acks = grown;
+    }
+    return this.acks;
   }
 
   /** One RECV the group opened: its RECVACK queued (written after the read's last), its payload handed on. */
   private onOpened(out: Buffer, ackAt: number, ackLen: number, at: number, len: number): void {
-    if (this.acks.length < this.ackBytes + ackLen) {
-      const grown = Buffer.allocUnsafe(this.ackBytes === 0 ? ackLen : 2 * (this.ackBytes + ackLen));
-      if (this.ackBytes > 0) this.acks.copy(grown, 0, 0, this.ackBytes);
-      this.acks = grown;
-    }
-    const acks = this.acks;
+    const acks = this.ackRoom(ackLen);
     let w = this.ackBytes;
     for (let i = ackAt; i < ackAt + ackLen; i++) acks[w++] = out[i]!;
     this.ackBytes = w;
@@ -391,14 +391,7 @@ export class WkprotoClient extends EventEmitter {
     }
     if (this.options.autoRecvAck !== false) {
       if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
-      const size = recvackFrameBytes(this.version);
-      if (this.acks.length < this.ackBytes + size) {
-        // Sized for this RECVACK alone at first (most reads bring one RECV; a full queue is written without a view).
-        const grown = Buffer.allocUnsafe(this.ackBytes === 0 ? size : 2 * (this.ackBytes + size));
-        if (this.ackBytes > 0) this.acks.copy(grown, 0, 0, this.ackBytes);
-        this.acks = grown;
-      }
-      this.ackBytes = writeRecvack(this.acks, this.ackBytes, v);
+      this.ackBytes = writeRecvack(this.ackRoom(recvackFrameBytes(this.version)), this.ackBytes, v);
     }
     this.options.onPayload!(out, from, to);
   }
@@ -455,7 +448,6 @@ export class WkprotoClient extends EventEmitter {
       this.transport?.leaveReadGroup?.();
       this.batchGroup.leave(this.batchSlot);
       this.batchGroup = undefined;
-      this.batchWrites = false;
     }
     this.connack?.reject(error);
     for (const s of this.pendingSends.values()) s.reject(error);
