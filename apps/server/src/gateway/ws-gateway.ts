@@ -238,9 +238,11 @@ class WsLink implements LiveConnection, Deadlines, OverflowListener, PacketSink 
       session.onAuthenticated = () => {
         this.loggedIn();
         // A chunk of only ASCII text frames (a send, a few) is read before ws; a chunk of only
-        // compact recvacks before that (installed last, so it sees each chunk first).
-        takeTextBeforeWs(this.ws, (text) => session.onMessage(text));
-        takeRecvacksBeforeWs(this.ws, (slot) => session.onCompactRecvack(slot));
+        // compact recvacks before that (installed last, so it sees each chunk first). A read of
+        // the socket that is either is taken before Node's stream.
+        const onText = (text: string): void => session.onMessage(text);
+        takeTextBeforeWs(this.ws, onText);
+        takeRecvacksBeforeWs(this.ws, (slot) => session.onCompactRecvack(slot), onText);
       };
       this.deadlines = session;
       session.onMessage(buf.toString('utf8'));

@@ -248,7 +248,12 @@ describe('takeRecvacksBeforeWs', () => {
     c.close();
   });
 
-  it("takes a read of only recvacks before Node's stream and ws see it; other reads still reach ws", async () => {
+  /**
+   * A connection taking recvacks (and, with `texts`, text frames) before the stream, whose log
+   * records what the session got and what ws emitted, and which counts the chunks that still
+   * reached ws's receiver (through the socket's Readable and ws's data listener).
+   */
+  async function counted(texts: boolean) {
     const log: string[] = [];
     const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
     const client = new WebSocket(url, { perMessageDeflate: false });
@@ -259,27 +264,85 @@ describe('takeRecvacksBeforeWs', () => {
       log.push(s);
       waiter?.();
     };
-    const until = async (entry: string) => {
-      while (!log.includes(entry)) await new Promise<void>((r) => (waiter = r));
-    };
-    expect(takeRecvacksBeforeWs(server, (slot) => note(`ack:${ackIdText(slot)}`))).toBe(true);
+    const onText = texts ? (text: string) => note(`text:${text}`) : undefined;
+    expect(takeRecvacksBeforeWs(server, (slot) => note(`ack:${ackIdText(slot)}`), onText)).toBe(true);
     server.on('message', (data) => note(`msg:${String(data)}`));
-    // Counts what still reaches ws's receiver (through the socket's Readable and ws's data listener).
     const receiver = (server as unknown as { _receiver: { write(chunk: Buffer): boolean } })._receiver;
     const write = receiver.write.bind(receiver);
-    let reachedWs = 0;
-    receiver.write = (chunk) => (reachedWs++, write(chunk));
-    const raw = (client as unknown as { _socket: Socket })._socket;
-    raw.write(Buffer.concat([clientFrame(recvack('21')), clientFrame(recvack('22'))]));
-    await until('ack:22');
-    expect(reachedWs).toBe(0);
-    raw.write(clientFrame('{"ping":1}'));
-    await until('msg:{"ping":1}');
-    expect(reachedWs).toBe(1);
-    raw.write(clientFrame(recvack('23')));
-    await until('ack:23');
-    expect(reachedWs).toBe(1);
-    expect(log).toEqual(['ack:21', 'ack:22', 'msg:{"ping":1}', 'ack:23']);
+    const counts = { reachedWs: 0 };
+    receiver.write = (chunk) => (counts.reachedWs++, write(chunk));
+    return {
+      log,
+      counts,
+      raw: (client as unknown as { _socket: Socket })._socket,
+      async until(entry: string) {
+        while (!log.includes(entry)) await new Promise<void>((r) => (waiter = r));
+      },
+      close: () => client.terminate(),
+    };
+  }
+
+  it("takes a read of only recvacks before Node's stream and ws see it; other reads still reach ws", async () => {
+    const c = await counted(false);
+    c.raw.write(Buffer.concat([clientFrame(recvack('21')), clientFrame(recvack('22'))]));
+    await c.until('ack:22');
+    expect(c.counts.reachedWs).toBe(0);
+    c.raw.write(clientFrame('{"ping":1}'));
+    await c.until('msg:{"ping":1}');
+    expect(c.counts.reachedWs).toBe(1);
+    c.raw.write(clientFrame(recvack('23')));
+    await c.until('ack:23');
+    expect(c.counts.reachedWs).toBe(1);
+    expect(c.log).toEqual(['ack:21', 'ack:22', 'msg:{"ping":1}', 'ack:23']);
+    c.close();
+  });
+
+  it("with onText, takes a read of only ASCII text frames before Node's stream too, in order; others reach ws", async () => {
+    const c = await counted(true);
+    c.raw.write(Buffer.concat([clientFrame('{"send":1}'), clientFrame(recvack('31')), clientFrame('{"send":2}')]));
+    await c.until('text:{"send":2}');
+    c.raw.write(clientFrame(recvack('32')));
+    await c.until('ack:32');
+    expect(c.counts.reachedWs).toBe(0);
+    c.raw.write(Buffer.concat([clientFrame('{"send":3}'), clientFrame('{"b":"ü"}')]));
+    await c.until('msg:{"b":"ü"}');
+    expect(c.counts.reachedWs).toBe(1);
+    c.raw.write(clientFrame('{"send":4}'));
+    await c.until('text:{"send":4}');
+    expect(c.counts.reachedWs).toBe(1);
+    expect(c.log).toEqual([
+      'text:{"send":1}',
+      `text:${recvack('31')}`,
+      'text:{"send":2}',
+      'ack:32',
+      'msg:{"send":3}',
+      'msg:{"b":"ü"}',
+      'text:{"send":4}',
+    ]);
+    c.close();
+  });
+
+  it('drops the rest of a read once a text handler closed the connection', async () => {
+    const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
+    const client = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((r) => client.once('open', r));
+    const server = await accepted;
+    const seen: string[] = [];
+    const messages: string[] = [];
+    const closed = new Promise((r) => server.once('close', r));
+    takeRecvacksBeforeWs(
+      server,
+      () => seen.push('ack'),
+      (text) => {
+        seen.push(text);
+        server.close(1008, 'bye');
+      },
+    );
+    server.on('message', (data) => messages.push(String(data)));
+    (client as unknown as { _socket: Socket })._socket.write(Buffer.concat([clientFrame('{"a":1}'), clientFrame('{"a":2}')]));
+    await closed;
+    expect(seen).toEqual(['{"a":1}']);
+    expect(messages).toEqual([]);
     client.terminate();
   });
 

@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import { takeReads } from '@parley/protocol/net';
+import { asciiTextFramesOf } from './ws-text.ts';
 
 /**
  * What this module reads of a ws `Receiver` (ws 8): a Writable whose
@@ -247,10 +248,14 @@ export type RecvackSlot = (slot: number) => void;
  * they came. A compact recvack is ASCII (valid UTF-8) and below any frame
  * limit, so ws would have accepted it and emitted the same text.
  *
+ * With `onText`, a read of the socket that is only whole ASCII text frames
+ * (see `asciiTextFramesOf`: a send, a few) is taken before Node's stream too,
+ * each text handed to `onText` in order while the connection is open.
+ *
  * Relies on ws 8's receiver internals; when they are not as expected the
  * connection simply keeps the ordinary path.
  */
-export function takeRecvacksBeforeWs(ws: WebSocket, onAck: RecvackSlot): boolean {
+export function takeRecvacksBeforeWs(ws: WebSocket, onAck: RecvackSlot, onText?: (text: string) => void): boolean {
   const receiver = (ws as unknown as { _receiver?: WsReceiver })._receiver;
   if (
     !receiver ||
@@ -280,23 +285,37 @@ export function takeRecvacksBeforeWs(ws: WebSocket, onAck: RecvackSlot): boolean
     }
     return write(chunk);
   };
-  takeReadsBeforeStream(ws, idle, receiver._maxPayload, onAck);
+  takeReadsBeforeStream(ws, idle, receiver._maxPayload, onAck, onText);
   return true;
 }
 
 /**
  * One step earlier still (see `takeReads`): a read of the socket that is only
- * whole compact recvacks is taken before Node's Readable machinery and ws's
- * `data` listener see it, when ws is between two messages.
+ * whole compact recvacks (or, with `onText`, only whole ASCII text frames) is
+ * taken before Node's Readable machinery and ws's `data` listener see it, when
+ * ws is between two messages. Once the connection stops being open, the rest
+ * of a read's texts are dropped, as the session would ignore them.
  */
-function takeReadsBeforeStream(ws: WebSocket, idle: () => boolean, maxPayload: number, onAck: RecvackSlot): void {
+function takeReadsBeforeStream(
+  ws: WebSocket,
+  idle: () => boolean,
+  maxPayload: number,
+  onAck: RecvackSlot,
+  onText: ((text: string) => void) | undefined,
+): void {
   const socket = (ws as unknown as { _socket?: Socket })._socket;
   if (!socket) return;
   takeReads(socket, (buf, start, n, shared) => {
     if (!idle()) return false;
     const count = compactRecvacksOf(buf, start, start + n, maxPayload, shared);
-    if (count === 0) return false;
-    ackEach(count, onAck);
+    if (count > 0) {
+      ackEach(count, onAck);
+      return true;
+    }
+    if (onText === undefined) return false;
+    const texts = asciiTextFramesOf(buf, maxPayload, start, start + n, shared);
+    if (texts === undefined) return false;
+    for (let i = 0; i < texts.length && ws.readyState === ws.OPEN; i++) onText(texts[i]!);
     return true;
   });
 }

@@ -63,7 +63,31 @@ describe('asciiTextFramesOf', () => {
       const chunk = Buffer.concat(frames);
       const texts = asciiTextFramesOf(chunk, 0);
       expect(texts?.map((t) => `text:${t}`)).toEqual(wsMessages(chunk));
+      // The same frames at an odd offset of a larger buffer, read through its DataView (from
+      // `frames`: ws's receiver above unmasked `chunk` in place).
+      const at = 1 + 2 * rand(8);
+      const big = Buffer.concat([Buffer.alloc(at, 0xff), ...frames, Buffer.alloc(3, 0xee)]);
+      const view = new DataView(big.buffer, big.byteOffset, big.length);
+      expect(asciiTextFramesOf(big, 0, at, at + chunk.length, view)).toEqual(texts);
     }
+  });
+
+  it('reads only its range of a larger buffer, whatever lies around it', () => {
+    const frames = Buffer.concat([clientFrame(send(1)), clientFrame(send(140), 1, true, [1, 2, 3, 4])]);
+    const around = Buffer.concat([clientFrame('\u00e9'), Buffer.from([0x81, 0xff]), frames, Buffer.from([0x82, 0x80, 0xff])]);
+    const start = around.length - frames.length - 3;
+    expect(asciiTextFramesOf(around, 0, start, start + frames.length)).toEqual([send(1), send(140)]);
+    const view = new DataView(around.buffer, around.byteOffset, around.length);
+    expect(asciiTextFramesOf(around, 0, start, start + frames.length, view)).toEqual([send(1), send(140)]);
+    // Not ASCII in any byte of a word or of the tail, read either way.
+    for (const text of ['{"b":"\u00e9"}', 'é234567', '1234567é', '\u0080']) {
+      const f = clientFrame(text, 1, true, [9, 8, 7, 6]);
+      expect(asciiTextFramesOf(f, 0)).toBeUndefined();
+      expect(asciiTextFramesOf(f, 0, 0, f.length, new DataView(f.buffer, f.byteOffset, f.length))).toBeUndefined();
+    }
+    // A range that cuts the last frame takes nothing, though the bytes after it would complete it.
+    expect(asciiTextFramesOf(around, 0, start, start + frames.length - 1)).toBeUndefined();
+    expect(asciiTextFramesOf(around, 0)).toBeUndefined();
   });
 
   it('takes nothing from a chunk with anything else in it', () => {

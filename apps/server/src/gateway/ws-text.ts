@@ -29,6 +29,8 @@ const MAX_FRAMES = 64;
 const scratch = Buffer.alloc(MAX_TEXT_BYTES);
 /** The same bytes as 32-bit words (`Buffer.alloc` of this size is not pooled: offset 0). */
 const scratch32 = new Uint32Array(scratch.buffer, scratch.byteOffset, MAX_TEXT_BYTES / 4);
+/** The same bytes through a DataView (words written little-endian whatever the platform's order). */
+const scratchView = new DataView(scratch.buffer, scratch.byteOffset, MAX_TEXT_BYTES);
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** `x` with its four bytes reversed. */
@@ -37,17 +39,25 @@ function swap32(x: number): number {
 }
 
 /**
- * The texts of `chunk` when it is nothing but whole, masked, unfragmented,
- * non-empty text frames whose payloads are ASCII, each within `maxPayload`
- * (0: no limit) and `MAX_TEXT_BYTES`; else undefined, and `chunk` is left
- * untouched for ws to parse. ASCII is valid UTF-8 that decodes to the same
- * characters, so for such a chunk ws would emit exactly these texts, in this
- * order.
+ * The texts of `chunk[start, stop)` when those bytes are nothing but whole,
+ * masked, unfragmented, non-empty text frames whose payloads are ASCII, each
+ * within `maxPayload` (0: no limit) and `MAX_TEXT_BYTES`; else undefined, and
+ * `chunk` is left untouched for ws to parse. ASCII is valid UTF-8 that decodes
+ * to the same characters, so for such bytes ws would emit exactly these
+ * texts, in this order. `view`, when the caller has one (a shared read
+ * buffer's), is a DataView whose offsets are `chunk`'s: payloads are then
+ * unmasked from it a word at a time, without a copy of each first.
  */
-export function asciiTextFramesOf(chunk: Buffer, maxPayload: number): string[] | undefined {
+export function asciiTextFramesOf(
+  chunk: Buffer,
+  maxPayload: number,
+  start = 0,
+  stop = chunk.length,
+  view?: DataView,
+): string[] | undefined {
   const texts: string[] = [];
-  const n = chunk.length;
-  let at = 0;
+  const n = stop;
+  let at = start;
   while (at < n) {
     if (texts.length === MAX_FRAMES || n - at < 6 || chunk[at] !== FIN_TEXT) return undefined;
     const b1 = chunk[at + 1]!;
@@ -65,21 +75,31 @@ export function asciiTextFramesOf(chunk: Buffer, maxPayload: number): string[] |
     if (len === 0 || len > MAX_TEXT_BYTES || (maxPayload > 0 && len > maxPayload)) return undefined;
     const data = mask + 4;
     if (n - data < len) return undefined;
-    // The payload is copied (memcpy) and unmasked in place four bytes at a time through a
-    // 32-bit view (the scratch buffer owns its memory from offset 0, so the view is aligned);
-    // `high` collects every byte's top bit (non-zero: not ASCII).
-    chunk.copy(scratch, 0, data, data + len);
+    // The payload is unmasked into the scratch buffer four bytes at a time: read as words from
+    // `view`, or copied (memcpy) first and unmasked in place through a 32-bit view (the scratch
+    // buffer owns its memory from offset 0, so the view is aligned). `high` collects every byte's
+    // top bit (non-zero: not ASCII).
     const key = (chunk[mask]! | (chunk[mask + 1]! << 8) | (chunk[mask + 2]! << 16) | (chunk[mask + 3]! << 24)) >>> 0;
-    const key32 = LITTLE_ENDIAN ? key : swap32(key);
     let high = 0;
     const words = len >>> 2;
-    for (let w = 0; w < words; w++) {
-      const v = scratch32[w]! ^ key32;
-      scratch32[w] = v;
-      high |= v;
+    if (view !== undefined) {
+      // Little-endian words on both sides: the key as it stands.
+      for (let w = 0; w < words; w++) {
+        const v = view.getInt32(data + 4 * w, true) ^ key;
+        scratchView.setInt32(4 * w, v, true);
+        high |= v;
+      }
+    } else {
+      chunk.copy(scratch, 0, data, data + len);
+      const key32 = LITTLE_ENDIAN ? key : swap32(key);
+      for (let w = 0; w < words; w++) {
+        const v = scratch32[w]! ^ key32;
+        scratch32[w] = v;
+        high |= v;
+      }
     }
     for (let i = words << 2; i < len; i++) {
-      const a = scratch[i]! ^ chunk[mask + (i & 3)]!;
+      const a = chunk[data + i]! ^ chunk[mask + (i & 3)]!;
       scratch[i] = a;
       high |= a;
     }
