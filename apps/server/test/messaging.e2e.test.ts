@@ -83,6 +83,18 @@ describe.each(STORE_DRIVERS)('the real server over JSON-RPC and HTTP (store: %s)
     expect((await aliceWeb2.nextNotification('recv')).params.messageId).toBe(reply.messageId);
   });
 
+  it('delivers text outside ASCII (payload, clientMsgNo, uid) as the same characters in valid UTF-8', async () => {
+    const content = 'héllo 中文 😀';
+    const sent = await send(alice, { clientMsgNo: 'ü-1', channelId: 'bob', channelType: 1, payload: payloadOf(content) });
+    const atBob = await bob.nextNotification('recv');
+    expect(atBob.params).toMatchObject({ messageId: sent.messageId, clientMsgNo: 'ü-1', payload: payloadOf(content) });
+    await aliceWeb2.nextNotification('recv');
+    // Plain ASCII right after: the next frame is read whole, so the one before ended where its length said.
+    const plain = await send(alice, { clientMsgNo: 'a-1', channelId: 'bob', channelType: 1, payload: payloadOf('plain') });
+    expect((await bob.nextNotification('recv')).params).toMatchObject({ messageId: plain.messageId, payload: payloadOf('plain') });
+    await aliceWeb2.nextNotification('recv');
+  });
+
   it('answers a repeated clientMsgNo with the first id and seq and delivers nothing new', async () => {
     const params = { clientMsgNo: 'dup-1', channelId: 'bob', channelType: 1, payload: payloadOf('once') };
     const first = await send(alice, params);
