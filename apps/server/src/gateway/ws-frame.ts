@@ -27,7 +27,8 @@ function framed(text: string, length: number, encoding: 'utf8' | 'latin1'): Buff
     frame[1] = length;
   } else if (header === 4) {
     frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
+    frame[2] = length >>> 8;
+    frame[3] = length & 0xff;
   } else {
     frame[1] = 127;
     frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);

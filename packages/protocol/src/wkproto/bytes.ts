@@ -65,6 +65,15 @@ export function putUint32BE(b: Uint8Array, at: number, value: number): number {
   return at + 4;
 }
 
+/** Writes `value`, an integer in [0, 2^32) (the caller checked), little-endian at `b[at]`; the position after it. */
+export function putUint32LE(b: Uint8Array, at: number, value: number): number {
+  b[at] = value;
+  b[at + 1] = value >>> 8;
+  b[at + 2] = value >>> 16;
+  b[at + 3] = value >>> 24;
+  return at + 4;
+}
+
 /** Throws unless `value` is an int64. */
 export function checkI64(value: bigint, field: string): void {
   if (value < I64_MIN || value > I64_MAX) throw new WkprotoEncodeError(`${field}: ${value} is not an int64`);

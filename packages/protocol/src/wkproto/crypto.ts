@@ -20,7 +20,7 @@ import {
 import { loadOptionalNative } from '../optional-native.ts';
 import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
 import { MAX_REMAINING_LENGTH, MAX_STRING_BYTES, PacketType, Setting } from './constants.ts';
-import { I64_MAX, I64_MIN, putAsciiField, putInt64BE, putUint32BE, U64_MAX } from './bytes.ts';
+import { I64_MAX, I64_MIN, putAsciiField, putInt64BE, putUint32BE, putUint32LE, U64_MAX } from './bytes.ts';
 import { encodePacket, flagBits, hasStreamFields, seqSize, U32_MAX_BIG } from './encode.ts';
 import { WkprotoCryptoError } from './errors.ts';
 import { writeI32Decimal, writeI64Decimal, writeUDecimal, writeUintDecimal, type RecvView } from './recv-view.ts';
@@ -708,12 +708,14 @@ function packRecvTemplate(t: RecvTemplate, plain: Uint8Array): Buffer {
   const head = t.payloadAt;
   const prefix = t.signPrefixBytes;
   const b = Buffer.allocUnsafe(16 + head + prefix.length + plain.length);
-  b.writeUInt32LE(t.msgKeyAt, 0);
-  b.writeUInt32LE(head, 4);
-  b.writeUInt32LE(prefix.length, 8);
-  b.writeUInt32LE(plain.length, 12);
+  // The lengths byte by byte: Buffer#writeUInt32LE went through a generic property look-up (every
+  // kind of buffer reaches it) and argument checks, four times a template.
+  putUint32LE(b, 0, t.msgKeyAt);
+  putUint32LE(b, 4, head);
+  putUint32LE(b, 8, prefix.length);
+  putUint32LE(b, 12, plain.length);
   t.frame.copy(b, 16, 0, head);
-  prefix.copy(b, 16 + head);
+  b.set(prefix, 16 + head);
   b.set(plain, 16 + head + prefix.length);
   return b;
 }
