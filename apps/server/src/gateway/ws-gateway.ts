@@ -11,8 +11,7 @@ import { SessionErrorClass } from './metrics.ts';
 import type { GatewayServices } from './services.ts';
 import { MAX_CONNECT_BYTES } from './session-base.ts';
 import { WkprotoSession, type PacketSink } from './wkproto-session.ts';
-import { takeRecvacksBeforeWs } from './ws-recvack.ts';
-import { takeTextBeforeWs } from './ws-text.ts';
+import { takeJsonRpcReadsBeforeWs } from './ws-reads.ts';
 import { boundRequestTime } from '../http/request-timeout.ts';
 
 export interface WsGatewayOptions {
@@ -237,12 +236,13 @@ class WsLink implements LiveConnection, Deadlines, OverflowListener, PacketSink 
       this.jsonrpc = session;
       session.onAuthenticated = () => {
         this.loggedIn();
-        // A chunk of only ASCII text frames (a send, a few) is read before ws; a chunk of only
-        // compact recvacks before that (installed last, so it sees each chunk first). A read of
-        // the socket that is either is taken before Node's stream.
-        const onText = (text: string): void => session.onMessage(text);
-        takeTextBeforeWs(this.ws, onText);
-        takeRecvacksBeforeWs(this.ws, (slot) => session.onCompactRecvack(slot), onText);
+        // A read of only compact recvacks, or of only ASCII text frames (a send, a few), is taken
+        // before Node's stream and ws's parser (ws-reads.ts).
+        takeJsonRpcReadsBeforeWs(
+          this.ws,
+          (slot) => session.onCompactRecvack(slot),
+          (text) => session.onMessage(text),
+        );
       };
       this.deadlines = session;
       session.onMessage(buf.toString('utf8'));

@@ -1,26 +1,5 @@
 import { Buffer } from 'node:buffer';
-import type { Socket } from 'node:net';
-import type { WebSocket } from 'ws';
-import { takeReads } from '@parley/protocol/net';
-import { asciiTextFramesOf } from './ws-text.ts';
 
-/**
- * What this module reads of a ws `Receiver` (ws 8): a Writable whose
- * `write` the socket's `data` listener calls with every chunk, and the
- * parse state that says whether it is between two messages.
- */
-interface WsReceiver {
-  write(chunk: Buffer): boolean;
-  writableLength: number;
-  _state: number;
-  _bufferedBytes: number;
-  _fragmented: number;
-  _errored: boolean;
-  _maxPayload: number;
-}
-
-/** The receiver's state between two frames (`GET_INFO`). */
-const GET_INFO = 0;
 /** First byte of an unfragmented text frame: FIN, no RSV bits, opcode 1. */
 const FIN_TEXT = 0x81;
 /** Largest payload of a compact recvack (see `compactRecvackMessageId`), bytes. */
@@ -230,92 +209,5 @@ export function compactRecvacksOf(chunk: Buffer, start: number, stop: number, ma
   return count;
 }
 
-/** Hands each ack `compactRecvacksOf` read (`count` of them) to `onAck`, in order. */
-function ackEach(count: number, onAck: RecvackSlot): void {
-  for (let k = 0; k < count; k++) onAck(k);
-}
-
 /** Receives one compact recvack: its slot, read with `ackIdMatches` / `ackIdText` during the call only. */
 export type RecvackSlot = (slot: number) => void;
-
-/**
- * Lets an authenticated JSON-RPC connection take its `recvack`s without ws's
- * frame parser, message events and UTF-8 decoding: a socket chunk that is
- * only whole compact recvacks (the usual case: one per delivered message)
- * and arrives between two messages is read here, each id handed to `onAck`
- * in order. Any other chunk, and every chunk while ws holds part of a
- * message, goes to ws unchanged, so frames are still handled in the order
- * they came. A compact recvack is ASCII (valid UTF-8) and below any frame
- * limit, so ws would have accepted it and emitted the same text.
- *
- * With `onText`, a read of the socket that is only whole ASCII text frames
- * (see `asciiTextFramesOf`: a send, a few) is taken before Node's stream too,
- * each text handed to `onText` in order while the connection is open.
- *
- * Relies on ws 8's receiver internals; when they are not as expected the
- * connection simply keeps the ordinary path.
- */
-export function takeRecvacksBeforeWs(ws: WebSocket, onAck: RecvackSlot, onText?: (text: string) => void): boolean {
-  const receiver = (ws as unknown as { _receiver?: WsReceiver })._receiver;
-  if (
-    !receiver ||
-    typeof receiver.write !== 'function' ||
-    receiver._state !== GET_INFO ||
-    typeof receiver._bufferedBytes !== 'number' ||
-    typeof receiver._fragmented !== 'number' ||
-    typeof receiver._maxPayload !== 'number'
-  ) {
-    return false;
-  }
-  const idle = (): boolean =>
-    receiver._state === GET_INFO &&
-    receiver._bufferedBytes === 0 &&
-    receiver._fragmented === 0 &&
-    !receiver._errored &&
-    receiver.writableLength === 0 &&
-    ws.readyState === ws.OPEN;
-  const write = receiver.write.bind(receiver);
-  receiver.write = (chunk: Buffer): boolean => {
-    if (idle()) {
-      const count = compactRecvacksOf(chunk, 0, chunk.length, receiver._maxPayload);
-      if (count > 0) {
-        ackEach(count, onAck);
-        return true;
-      }
-    }
-    return write(chunk);
-  };
-  takeReadsBeforeStream(ws, idle, receiver._maxPayload, onAck, onText);
-  return true;
-}
-
-/**
- * One step earlier still (see `takeReads`): a read of the socket that is only
- * whole compact recvacks (or, with `onText`, only whole ASCII text frames) is
- * taken before Node's Readable machinery and ws's `data` listener see it, when
- * ws is between two messages. Once the connection stops being open, the rest
- * of a read's texts are dropped, as the session would ignore them.
- */
-function takeReadsBeforeStream(
-  ws: WebSocket,
-  idle: () => boolean,
-  maxPayload: number,
-  onAck: RecvackSlot,
-  onText: ((text: string) => void) | undefined,
-): void {
-  const socket = (ws as unknown as { _socket?: Socket })._socket;
-  if (!socket) return;
-  takeReads(socket, (buf, start, n, shared) => {
-    if (!idle()) return false;
-    const count = compactRecvacksOf(buf, start, start + n, maxPayload, shared);
-    if (count > 0) {
-      ackEach(count, onAck);
-      return true;
-    }
-    if (onText === undefined) return false;
-    const texts = asciiTextFramesOf(buf, maxPayload, start, start + n, shared);
-    if (texts === undefined) return false;
-    for (let i = 0; i < texts.length && ws.readyState === ws.OPEN; i++) onText(texts[i]!);
-    return true;
-  });
-}

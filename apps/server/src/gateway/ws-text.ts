@@ -1,23 +1,5 @@
 import { Buffer } from 'node:buffer';
-import type { WebSocket } from 'ws';
 
-/**
- * What this module reads of a ws `Receiver` (ws 8): a Writable whose
- * `write` the socket's `data` listener calls with every chunk, and the
- * parse state that says whether it is between two messages.
- */
-interface WsReceiver {
-  write(chunk: Buffer): boolean;
-  writableLength: number;
-  _state: number;
-  _bufferedBytes: number;
-  _fragmented: number;
-  _errored: boolean;
-  _maxPayload: number;
-}
-
-/** The receiver's state between two frames (`GET_INFO`). */
-const GET_INFO = 0;
 /** First byte of an unfragmented text frame: FIN, no RSV bits, opcode 1. */
 const FIN_TEXT = 0x81;
 /** Largest frame payload read on this path, bytes (a send of a few KiB; longer ones go to ws). */
@@ -110,52 +92,4 @@ export function asciiTextFramesOf(
     at = data + len;
   }
   return texts.length > 0 ? texts : undefined;
-}
-
-/**
- * Lets an authenticated JSON-RPC connection take its inbound messages
- * without ws's frame parser, message events, buffer views and UTF-8
- * decoding: a socket chunk that is only whole ASCII text frames (the usual
- * case: one `send` or a few, or a burst of `recvack`s) and arrives between
- * two messages is read here, each text handed to `onText` in order. Any other
- * chunk (a control frame, a fragment, binary, non-ASCII text, a frame cut
- * across chunks), and every chunk while ws holds part of a message, goes to
- * ws unchanged, so frames are still handled in the order they came and ws
- * still answers pings and closes. Once the connection stops being open, the
- * rest of a chunk is dropped, as the session would ignore it.
- *
- * Relies on ws 8's receiver internals; when they are not as expected the
- * connection simply keeps the ordinary path (false).
- */
-export function takeTextBeforeWs(ws: WebSocket, onText: (text: string) => void): boolean {
-  const receiver = (ws as unknown as { _receiver?: WsReceiver })._receiver;
-  if (
-    !receiver ||
-    typeof receiver.write !== 'function' ||
-    receiver._state !== GET_INFO ||
-    typeof receiver._bufferedBytes !== 'number' ||
-    typeof receiver._fragmented !== 'number' ||
-    typeof receiver._maxPayload !== 'number'
-  ) {
-    return false;
-  }
-  const write = receiver.write.bind(receiver);
-  receiver.write = (chunk: Buffer): boolean => {
-    if (
-      receiver._state === GET_INFO &&
-      receiver._bufferedBytes === 0 &&
-      receiver._fragmented === 0 &&
-      !receiver._errored &&
-      receiver.writableLength === 0 &&
-      ws.readyState === ws.OPEN
-    ) {
-      const frames = asciiTextFramesOf(chunk, receiver._maxPayload);
-      if (frames) {
-        for (let i = 0; i < frames.length && ws.readyState === ws.OPEN; i++) onText(frames[i]!);
-        return true;
-      }
-    }
-    return write(chunk);
-  };
-  return true;
 }
