@@ -345,7 +345,13 @@ export class JsonRpcSession extends SessionBase implements SessionHandle {
   private answerSend(id: JsonRpcId, outcome: SendOutcome): void {
     if (this.state !== 'open') return;
     try {
-      const text = encodeSendResult(id, outcome.messageId.toString(), outcome.messageSeq, outcome.reason);
+      const d = outcome.delivery;
+      const text = encodeSendResult(
+        id,
+        d !== undefined ? d.messageIdText : outcome.messageId.toString(),
+        outcome.messageSeq,
+        outcome.reason,
+      );
       // With a numeric id every character of the result is ASCII.
       this.conn.sendTextFrame(typeof id === 'number' ? wsAsciiTextFrame(text) : wsTextFrame(text));
     } catch (err) {

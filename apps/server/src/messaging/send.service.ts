@@ -54,6 +54,11 @@ export interface SendOutcome {
   messageId: bigint;
   messageSeq: number;
   refusal?: Refusal;
+  /**
+   * The message's delivery, when this send appended it: its id as decimal text (`messageIdText`,
+   * made once) is what the fan-out already wrote, so a JSON-RPC SENDACK does not convert the id again.
+   */
+  delivery?: Delivery;
 }
 
 /** The request-shape problems of a send, as the HTTP API reports them. */
@@ -284,6 +289,7 @@ export class SendService {
       const d = this.delivery(cmd, messageId, result.messageSeq, channelId, cmd.channelType, now, syncOnce, participants);
       this.deps.events?.messageCommitted?.(d);
       this.fanout(d, cmd);
+      return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq, delivery: d };
     }
     return { reason: ReasonCode.Success, messageId: result.messageId, messageSeq: result.messageSeq };
   }
