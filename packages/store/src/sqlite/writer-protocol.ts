@@ -3,8 +3,10 @@
  * (`writer-thread.ts`). Rows travel as one flat array per batch (one
  * structured clone, no object per row): `MESSAGE_FIELDS` values per message,
  * `MARK_FIELDS` per latest-send mark, in the order of the statements'
- * placeholders. A batch's payloads are views into one buffer of the batch's
- * own, in the request's transfer list: moved to the thread, not copied.
+ * placeholders. A batch's payloads lie one after another in one buffer of the
+ * batch's own, in the request's transfer list (moved to the thread, not
+ * copied); each message's payload value is its length in bytes, which the
+ * thread turns into a view of that buffer.
  */
 
 /** What the thread is started with. */
@@ -52,7 +54,8 @@ export const CHECKPOINTED = 0;
 
 /**
  * Values per message: channel_id, channel_type, message_seq, message_id, client_msg_no, from_uid, setting, flags, expire, topic,
- * created_at, payload, idem_hash. The main thread sends idem_hash as `null`; the writer thread fills it (`idem-hash.ts`).
+ * created_at, payload, idem_hash. The main thread sends the payload as its byte length (the bytes are in the request's `payloads`)
+ * and idem_hash as `null`; the writer thread puts a view of the bytes and the hash (`idem-hash.ts`) in their places.
  */
 export const MESSAGE_FIELDS = 13;
 /** Values per mark: channel_id, channel_type, uid, seq (the columns of `pending_marks`). */
@@ -91,7 +94,7 @@ export const STORED_EVENT_FIELDS = 9;
  * participants with its first message).
  */
 export type WriterRequest =
-  | { kind: 'append'; id: number; messages: unknown[]; marks: unknown[]; members: unknown[]; check: boolean }
+  | { kind: 'append'; id: number; messages: unknown[]; payloads: ArrayBuffer; marks: unknown[]; members: unknown[]; check: boolean }
   /** Stream events (`EVENT_FIELDS` values each), appended in order in one transaction. */
   | { kind: 'events'; id: number; events: unknown[] }
   | { kind: 'close' };

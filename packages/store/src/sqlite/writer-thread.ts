@@ -185,9 +185,17 @@ function runWriter(db: SqliteDatabase.Database): void {
   const anyUnderHash = db
     .prepare(`select 1 from messages indexed by messages_by_idem_hash where idem_hash = ? and client_msg_no <> ''`)
     .pluck();
-  /** Fills the idempotency hash (the last field) of every message that has a client_msg_no. */
-  const fillHashes = (messages: unknown[]) => {
+  /**
+   * Puts in each message's place the view of its payload (its length was sent; the payloads lie one
+   * after another in `payloads`) and, when it has a client_msg_no, its idempotency hash (the last field).
+   */
+  const fillRows = (messages: unknown[], payloads: ArrayBuffer) => {
+    const bytes = new Uint8Array(payloads);
+    let at = 0;
     for (let i = 0; i < messages.length; i += MESSAGE_FIELDS) {
+      const n = messages[i + MESSAGE_FIELDS - 2] as number;
+      messages[i + MESSAGE_FIELDS - 2] = bytes.subarray(at, at + n);
+      at += n;
       const clientMsgNo = messages[i + 4] as string;
       if (clientMsgNo !== '') {
         messages[i + MESSAGE_FIELDS - 1] = idemHash(
@@ -334,8 +342,8 @@ function runWriter(db: SqliteDatabase.Database): void {
   function appendMessages(m: Extract<WriterRequest, { kind: 'append' }>): void {
     const started = performance.now();
     try {
-      // Before the transaction: the hashes need no lock.
-      fillHashes(m.messages);
+      // Before the transaction: the views and hashes need no lock.
+      fillRows(m.messages, m.payloads);
       const overdue = marksPending && started - pendingSince >= overdueMs;
       const hits = append.immediate(m.messages, m.marks, m.members, m.check, overdue);
       if (hits) reply({ kind: 'hits', id: m.id, hits });

@@ -310,7 +310,9 @@ export class SqliteWriter {
   ): Promise<unknown[] | undefined> {
     // The payloads are copied into one buffer of the batch's own, transferred: a payload that is a
     // view (Node's shared allocation pool, a packet's bytes) would otherwise have its whole backing
-    // ArrayBuffer copied by the structured clone, once per distinct buffer and batch.
+    // ArrayBuffer copied by the structured clone, once per distinct buffer and batch. Each message
+    // carries its payload's length, not a view: a view is a host object to the structured clone
+    // (its buffer, offset and length looked up through V8's API, a new view made on the other side).
     let bytes = 0;
     for (const m of rows) bytes += m.payload.byteLength;
     const payloads = new Uint8Array(bytes);
@@ -331,7 +333,7 @@ export class SqliteWriter {
         m.expire,
         m.topic,
         m.createdAt,
-        payloads.subarray(at, at + n),
+        n, // payload: the writer thread makes the view of payloads[at, at + n)
         null, // idem_hash: filled by the writer thread
       );
       at += n;
@@ -345,7 +347,7 @@ export class SqliteWriter {
     }
     const id = this.nextId++;
     const hits = await this.request(
-      { kind: 'append', id, messages, marks: flat, members: ensured, check },
+      { kind: 'append', id, messages, payloads: payloads.buffer, marks: flat, members: ensured, check },
       marks.length > 0 ? marks : undefined,
       [payloads.buffer],
     );
