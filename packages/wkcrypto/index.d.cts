@@ -65,12 +65,6 @@ export interface WkcryptoNative {
    * public key) goes to `out[32, 64)`: 0, or -1 when the peer's key is a low-order point.
    */
   x25519Exchange(peer: Uint8Array, out: Uint8Array): number;
-  /**
-   * The client's side: the shared secret of `scalar` (a private scalar from `x25519KeyPair`)
-   * and `peer` (the server's raw 32-byte public key) into `out` (32 bytes): 0, or -1 (and `out`
-   * zeroed) when the peer's key is a low-order point.
-   */
-  x25519Derive(scalar: Uint8Array, peer: Uint8Array, out: Uint8Array): number;
 }
 
 export const native: WkcryptoNative | undefined;

@@ -991,44 +991,6 @@ static napi_value js_x25519_exchange(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/*
- * x25519Derive(scalar: Uint8Array(32), peer: Uint8Array(32), out: Uint8Array(32)) -> 0 | -1
- * The client's side of a CONNECT's key exchange: the shared secret of the
- * private scalar `x25519KeyPair` made and `peer` (the server's raw public
- * key) into `out`, without a key object in JavaScript. -1 when OpenSSL
- * refuses the peer's key (a low-order point); `out` is then zeroed.
- */
-static napi_value js_x25519_derive(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  unsigned char *scalar, *peer, *out;
-  size_t scalar_len, peer_len, out_len;
-  if (argc != 3 || bytes_of(env, argv[0], &scalar, &scalar_len) || bytes_of(env, argv[1], &peer, &peer_len) ||
-      bytes_of(env, argv[2], &out, &out_len) || scalar_len != 32 || peer_len != 32 || out_len != 32) {
-    napi_throw_type_error(env, NULL, "wkcrypto: x25519Derive(scalar, peer, out) takes three 32-byte Uint8Arrays");
-    return NULL;
-  }
-  int status = -1;
-  size_t secret_len = 32;
-  EVP_PKEY *mine = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, scalar, 32);
-  EVP_PKEY *theirs = mine == NULL ? NULL : EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer, 32);
-  EVP_PKEY_CTX *derive = theirs == NULL ? NULL : EVP_PKEY_CTX_new(mine, NULL);
-  if (derive != NULL && EVP_PKEY_derive_init(derive) == 1 && EVP_PKEY_derive_set_peer(derive, theirs) == 1 &&
-      EVP_PKEY_derive(derive, out, &secret_len) == 1 && secret_len == 32)
-    status = 0;
-  EVP_PKEY_CTX_free(derive);
-  EVP_PKEY_free(theirs);
-  EVP_PKEY_free(mine);
-  if (status != 0) {
-    OPENSSL_cleanse(out, 32);
-    ERR_clear_error();
-  }
-  napi_value result;
-  CHECK(napi_create_int32(env, status, &result));
-  return result;
-}
-
 static napi_value init(napi_env env, napi_value exports) {
   for (int v = 0; v < 4096; v++) {
     B64_PAIRS[v][0] = (unsigned char)B64[v >> 6];
@@ -1050,7 +1012,6 @@ static napi_value init(napi_env env, napi_value exports) {
       {"openRecvReads", NULL, js_open_recv_reads, NULL, NULL, NULL, napi_enumerable, NULL},
       {"x25519KeyPair", NULL, js_x25519_key_pair, NULL, NULL, NULL, napi_enumerable, NULL},
       {"x25519Exchange", NULL, js_x25519_exchange, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"x25519Derive", NULL, js_x25519_derive, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

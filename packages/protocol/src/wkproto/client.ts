@@ -182,7 +182,7 @@ export class WkprotoClient extends EventEmitter {
       if (ack.serverVersion !== undefined) this.version = ack.serverVersion;
       this.decoder.version = this.version;
       // A server key that is not a key fails the read: the connection closes and connect() rejects with why.
-      if (keys && ack.serverKey) this.crypto = clientKeyExchange(keys, ack.serverKey, ack.salt);
+      if (keys && ack.serverKey) this.crypto = clientKeyExchange(keys.privateKey, ack.serverKey, ack.salt);
       this.joinRecvBatch();
     }
     this.connack?.resolve(ack);

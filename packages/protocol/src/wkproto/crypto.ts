@@ -12,10 +12,10 @@ import {
   createPublicKey,
   diffieHellman,
   generateKeyPairSync,
-  KeyObject,
   randomInt,
   type Cipher,
   type Decipher,
+  type KeyObject,
 } from 'node:crypto';
 import { loadOptionalNative } from '../optional-native.ts';
 import type { NativeSession, WkcryptoNative } from '@parley/wkcrypto';
@@ -57,32 +57,18 @@ function publicKeyOf(privateKey: KeyObject): string {
 }
 
 /**
- * A key pair the native crypto made, its private scalar kept as bytes: `clientKeyExchange` derives
- * the shared secret from them in one native call (`x25519Derive`), without the key objects Node's
- * `diffieHellman` needs (a JWK import of each key). The key object is made only when asked for.
- */
-class RawKeyPair implements WkKeyPair {
-  private key: KeyObject | undefined;
-  constructor(
-    readonly scalar: Buffer,
-    readonly publicKey: string,
-  ) {}
-
-  get privateKey(): KeyObject {
-    this.key ??= createPrivateKey({ key: Buffer.concat([PKCS8_X25519_PREFIX, this.scalar]), format: 'der', type: 'pkcs8' });
-    return this.key;
-  }
-}
-
-/**
  * Creates a fresh X25519 key pair: made by the native crypto when that is in use (both halves in
- * one call; its private key object only made if asked for), else by Node.
+ * one call, then one JWK import: 98–135 µs against ~170 on a slow host), else by Node.
  */
 export function generateKeyPair(): WkKeyPair {
   if (wkcrypto !== undefined) {
     const both = Buffer.alloc(64);
     wkcrypto.x25519KeyPair(both);
-    return new RawKeyPair(both.subarray(0, 32), both.toString('base64', 32, 64));
+    const d = both.toString('base64url', 0, 32);
+    const x = both.toString('base64url', 32, 64);
+    const publicKey = both.toString('base64', 32, 64);
+    both.fill(0);
+    return { privateKey: createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d, x }, format: 'jwk' }), publicKey };
   }
   const { privateKey } = generateKeyPairSync('x25519');
   return { privateKey, publicKey: publicKeyOf(privateKey) };
@@ -685,23 +671,9 @@ export function serverKeyExchange(clientKey: string, keyPair?: WkKeyPair): Serve
   return { session: new WkSessionCrypto(deriveAesKey(shared), salt), serverKey, salt };
 }
 
-/**
- * Client side of CONNACK: IV = salt[0:16]. With the key pair `generateKeyPair` made through the
- * native crypto, the shared secret comes from its raw scalar in one native call (a connect of the
- * bench's generator: ~270 µs of key-object imports and `diffieHellman` less); else from the
- * private key object. A server key that is not one ⇒ BAD_PUBLIC_KEY either way.
- */
-export function clientKeyExchange(keys: KeyObject | WkKeyPair, serverKey: string, salt: string): WkSessionCrypto {
-  let shared: Buffer;
-  if (keys instanceof RawKeyPair && wkcrypto !== undefined) {
-    shared = Buffer.alloc(32);
-    if (wkcrypto.x25519Derive(keys.scalar, peerKeyBytes(serverKey), shared) !== 0) {
-      throw new WkprotoCryptoError('BAD_PUBLIC_KEY', 'X25519 failed: the server key is a low-order point');
-    }
-  } else {
-    shared = sharedSecret(keys instanceof KeyObject ? keys : keys.privateKey, serverKey);
-  }
-  return new WkSessionCrypto(deriveAesKey(shared), salt.slice(0, 16));
+/** Client side of CONNACK: IV = salt[0:16]. */
+export function clientKeyExchange(privateKey: KeyObject, serverKey: string, salt: string): WkSessionCrypto {
+  return new WkSessionCrypto(deriveAesKey(sharedSecret(privateKey, serverKey)), salt.slice(0, 16));
 }
 
 /** Bytes of the wire payload (Base64 of AES-CBC/PKCS#7) of `plainBytes` plaintext bytes. */
