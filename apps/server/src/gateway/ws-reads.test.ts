@@ -148,7 +148,8 @@ describe('takeJsonRpcReadsBeforeWs', () => {
   });
 
   it('refuses a socket whose ws receiver is not the one it knows, and leaves it as it was', () => {
-    const fake = { _receiver: { write: () => true, _state: 0 } } as unknown as WebSocket;
+    const write = () => true;
+    const fake = { _receiver: { write, _state: 0 } } as unknown as WebSocket;
     expect(
       takeJsonRpcReadsBeforeWs(
         fake,
@@ -156,6 +157,7 @@ describe('takeJsonRpcReadsBeforeWs', () => {
         () => undefined,
       ),
     ).toBe(false);
+    expect((fake as unknown as { _receiver: { write: unknown } })._receiver.write).toBe(write);
     expect(
       takeJsonRpcReadsBeforeWs(
         {} as WebSocket,

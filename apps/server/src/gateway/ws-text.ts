@@ -9,16 +9,8 @@ const MAX_FRAMES = 64;
 
 /** Unmasked bytes of one frame (reused: one JavaScript thread, no re-entry). */
 const scratch = Buffer.alloc(MAX_TEXT_BYTES);
-/** The same bytes as 32-bit words (`Buffer.alloc` of this size is not pooled: offset 0). */
-const scratch32 = new Uint32Array(scratch.buffer, scratch.byteOffset, MAX_TEXT_BYTES / 4);
 /** The same bytes through a DataView (words written little-endian whatever the platform's order). */
 const scratchView = new DataView(scratch.buffer, scratch.byteOffset, MAX_TEXT_BYTES);
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-
-/** `x` with its four bytes reversed. */
-function swap32(x: number): number {
-  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
-}
 
 /**
  * The texts of `chunk[start, stop)` when those bytes are nothing but whole,
@@ -27,8 +19,8 @@ function swap32(x: number): number {
  * `chunk` is left untouched for ws to parse. ASCII is valid UTF-8 that decodes
  * to the same characters, so for such bytes ws would emit exactly these
  * texts, in this order. `view`, when the caller has one (a shared read
- * buffer's), is a DataView whose offsets are `chunk`'s: payloads are then
- * unmasked from it a word at a time, without a copy of each first.
+ * buffer's), is a DataView whose offsets are `chunk`'s; else one is made.
+ * Payloads are unmasked from it a word at a time, without a copy first.
  */
 export function asciiTextFramesOf(
   chunk: Buffer,
@@ -57,28 +49,16 @@ export function asciiTextFramesOf(
     if (len === 0 || len > MAX_TEXT_BYTES || (maxPayload > 0 && len > maxPayload)) return undefined;
     const data = mask + 4;
     if (n - data < len) return undefined;
-    // The payload is unmasked into the scratch buffer four bytes at a time: read as words from
-    // `view`, or copied (memcpy) first and unmasked in place through a 32-bit view (the scratch
-    // buffer owns its memory from offset 0, so the view is aligned). `high` collects every byte's
-    // top bit (non-zero: not ASCII).
+    // The payload is unmasked into the scratch buffer four bytes at a time, read as little-endian
+    // words (the key as it stands); `high` collects every byte's top bit (non-zero: not ASCII).
     const key = (chunk[mask]! | (chunk[mask + 1]! << 8) | (chunk[mask + 2]! << 16) | (chunk[mask + 3]! << 24)) >>> 0;
     let high = 0;
     const words = len >>> 2;
-    if (view !== undefined) {
-      // Little-endian words on both sides: the key as it stands.
-      for (let w = 0; w < words; w++) {
-        const v = view.getInt32(data + 4 * w, true) ^ key;
-        scratchView.setInt32(4 * w, v, true);
-        high |= v;
-      }
-    } else {
-      chunk.copy(scratch, 0, data, data + len);
-      const key32 = LITTLE_ENDIAN ? key : swap32(key);
-      for (let w = 0; w < words; w++) {
-        const v = scratch32[w]! ^ key32;
-        scratch32[w] = v;
-        high |= v;
-      }
+    view ??= new DataView(chunk.buffer, chunk.byteOffset, stop);
+    for (let w = 0; w < words; w++) {
+      const v = view.getInt32(data + 4 * w, true) ^ key;
+      scratchView.setInt32(4 * w, v, true);
+      high |= v;
     }
     for (let i = words << 2; i < len; i++) {
       const a = chunk[data + i]! ^ chunk[mask + (i & 3)]!;
