@@ -9,7 +9,8 @@ import { connectRpc, startTestServer, storeToken, type TestServer } from './help
 let t: TestServer;
 beforeAll(async () => {
   t = await startTestServer();
-  for (const uid of ['o-alice', 'o-bob', 'o-wk', 's-alice', 's-bob', 's-carol']) await storeToken(t.api, uid, `tok-${uid}`);
+  for (const uid of ['o-alice', 'o-bob', 'o-wk', 's-alice', 's-bob', 's-carol', 'e-alice', 'e-bob', 'e-carol'])
+    await storeToken(t.api, uid, `tok-${uid}`);
 });
 afterAll(() => t.close());
 
@@ -79,28 +80,35 @@ describe('RECVACK matching', { timeout: 20_000 }, () => {
 });
 
 describe('reads into one shared buffer', { timeout: 20_000 }, () => {
-  it("keeps an unencrypted SEND's payload intact while other connections' reads land in the buffer it was read into", async () => {
-    const open = (uid: string) =>
-      new WkprotoClient({ url: t.tcp, uid, token: `tok-${uid}`, deviceFlag: 1, version: 6, autoRecvAck: false });
-    const alice = open('s-alice');
-    const bob = open('s-bob');
-    const carol = open('s-carol');
-    await Promise.all([alice.connect(), bob.connect(), carol.connect()]);
-    const transport = (carol as unknown as { transport: { write(b: Uint8Array): void } }).transport;
-    const acks = Buffer.concat(Array.from({ length: 8 }, (_, i) => encodeRecvack(BigInt(i + 1), 1n, 6)));
-    const sent: string[] = [];
-    const acked: Promise<unknown>[] = [];
-    for (let n = 0; n < 30; n++) {
-      const payload = `payload ${n} ${'x'.repeat(n * 7)}`;
-      sent.push(payload);
-      acked.push(alice.send({ channelId: 's-bob', channelType: 1, payload, setting: Setting.NO_ENCRYPT, clientMsgNo: `s-${n}` }));
-      // Carol's acks (of nothing) are read while Alice's SEND waits for its commit.
-      for (let k = 0; k < 4; k++) transport.write(acks);
-    }
-    await Promise.all(acked);
-    const got: string[] = [];
-    for (let n = 0; n < sent.length; n++) got.push((await bob.nextMessage()).payload.toString('utf8'));
-    expect(got).toEqual(sent);
-    for (const c of [alice, bob, carol]) c.close();
-  });
+  // Reads are decoded where they lie: a SEND's payload must reach the store and the recipient as
+  // a buffer of its own (decrypted, or copied when unencrypted), not a view of the read.
+  for (const [which, prefix, setting] of [
+    ['an unencrypted', 's', Setting.NO_ENCRYPT],
+    ['an encrypted', 'e', 0],
+  ] as const) {
+    it(`keeps ${which} SEND's payload intact while other connections' reads land in the buffer it was read into`, async () => {
+      const open = (uid: string) =>
+        new WkprotoClient({ url: t.tcp, uid, token: `tok-${uid}`, deviceFlag: 1, version: 6, autoRecvAck: false });
+      const alice = open(`${prefix}-alice`);
+      const bob = open(`${prefix}-bob`);
+      const carol = open(`${prefix}-carol`);
+      await Promise.all([alice.connect(), bob.connect(), carol.connect()]);
+      const transport = (carol as unknown as { transport: { write(b: Uint8Array): void } }).transport;
+      const acks = Buffer.concat(Array.from({ length: 8 }, (_, i) => encodeRecvack(BigInt(i + 1), 1n, 6)));
+      const sent: string[] = [];
+      const acked: Promise<unknown>[] = [];
+      for (let n = 0; n < 30; n++) {
+        const payload = `payload ${n} ${'x'.repeat(n * 7)}`;
+        sent.push(payload);
+        acked.push(alice.send({ channelId: `${prefix}-bob`, channelType: 1, payload, setting, clientMsgNo: `${prefix}-${n}` }));
+        // Carol's acks (of nothing) are read while Alice's SEND waits for its commit.
+        for (let k = 0; k < 4; k++) transport.write(acks);
+      }
+      await Promise.all(acked);
+      const got: string[] = [];
+      for (let n = 0; n < sent.length; n++) got.push((await bob.nextMessage()).payload.toString('utf8'));
+      expect(got).toEqual(sent);
+      for (const c of [alice, bob, carol]) c.close();
+    });
+  }
 });

@@ -1,4 +1,4 @@
-import { Buffer } from 'node:buffer';
+import type { Buffer } from 'node:buffer';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ConnectionRegistry, LiveConnection, RegisteredSession } from './registry.ts';
@@ -48,17 +48,12 @@ export async function startTcpGateway(
     const link = new TcpLink(socket, gateway);
     registry.add(link);
     socket.on('data', (chunk: Buffer) => link.wk.onData(chunk));
-    // Reads go straight from the handle to the session while nothing is buffered (see @parley/protocol/net).
-    takeReads(socket, (buf, start, n, shared) => {
-      // The decoder hands on views of what it decodes (a SEND's payload): only a read of nothing
-      // but RECVACKs (read where they lie, kept by nothing) is decoded from a shared buffer.
-      if (shared === undefined || link.wk.readsInPlace(buf, start, n)) {
-        link.wk.onData(buf, n, start);
-      } else {
-        const copy = Buffer.allocUnsafe(n);
-        buf.copy(copy, 0, start, start + n);
-        link.wk.onData(copy);
-      }
+    // Reads go straight from the handle to the session while nothing is buffered (see
+    // @parley/protocol/net), decoded where they lie in the shared read buffer: nothing the session
+    // keeps is a view of a read (the decoder copies a packet split across reads, a SEND's payload
+    // is decrypted into a buffer of its own or copied when unencrypted).
+    takeReads(socket, (buf, start, n) => {
+      link.wk.onData(buf, n, start);
       return true;
     });
     socket.on('error', onSocketError);

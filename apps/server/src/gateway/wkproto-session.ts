@@ -3,7 +3,6 @@ import {
   encodePacket,
   encodeSendack,
   negotiateVersion,
-  onlyRecvacks,
   PacketType,
   recvackMessageIdText,
   recvTemplate,
@@ -40,9 +39,14 @@ interface AckOutcome {
   messageSeq: number;
 }
 
-/** A SEND awaiting its SENDACK: `outcome` once its send is settled. */
+/**
+ * A SEND awaiting its SENDACK: what the SENDACK echoes, and `outcome` once the
+ * send is settled. Not the decoded packet: its payload is a view of the read,
+ * which a later read overwrites.
+ */
 interface AckSlot {
-  packet: SendPacket;
+  clientSeq: number;
+  clientMsgNo: string;
   outcome: AckOutcome | undefined;
 }
 
@@ -87,7 +91,9 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
 
   /**
    * Feeds bytes as they arrive (`length` bytes of `chunk` from `start` on);
-   * packets may span chunks and chunks may hold many packets.
+   * packets may span chunks and chunks may hold many packets. Nothing is kept
+   * of `chunk` past the call, so it may be a read buffer that the next read
+   * overwrites.
    */
   onData(chunk: Uint8Array, length = chunk.length, start = 0): void {
     this.inbound = (this.inbound + 1) | 0;
@@ -105,15 +111,6 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       this.log.debug({ err: (err as Error).message, session: this.id }, 'wkproto decode failed');
       this.closeWith('protocol error', ['decode_error', SessionErrorClass.protocol]);
     }
-  }
-
-  /**
-   * Whether the `n` bytes of `buf` from `start` on may be fed from a buffer a
-   * later read overwrites: they are nothing but whole RECVACKs and the decoder
-   * holds no part of a packet, so nothing decoded from them keeps a view of them.
-   */
-  readsInPlace(buf: Buffer, start: number, n: number): boolean {
-    return this.decoder.bufferedBytes === 0 && onlyRecvacks(buf, start, start + n);
   }
 
   onClose(): void {
@@ -338,10 +335,11 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
   }
 
   private send(p: SendPacket): void {
-    const slot: AckSlot = { packet: p, outcome: undefined };
+    const slot: AckSlot = { clientSeq: p.clientSeq, clientMsgNo: p.clientMsgNo, outcome: undefined };
     this.acks.push(slot);
     let payload: Uint8Array;
     try {
+      // A buffer of its own (the packet's payload is a view of the read).
       payload = this.crypto!.openSend(p);
     } catch (err) {
       if (!(err instanceof WkprotoCryptoError)) throw err;
@@ -385,8 +383,8 @@ export class WkprotoSession extends SessionBase implements SessionHandle {
       const o = acks[n]!.outcome;
       if (o === undefined) break;
       if (this.state !== 'open') continue;
-      const p = acks[n]!.packet;
-      this.sink.send(encodeSendack(o.messageId, p.clientSeq, BigInt(o.messageSeq), o.reason, p.clientMsgNo, this.version));
+      const a = acks[n]!;
+      this.sink.send(encodeSendack(o.messageId, a.clientSeq, BigInt(o.messageSeq), o.reason, a.clientMsgNo, this.version));
     }
     if (n === acks.length) acks.length = 0;
     else acks.splice(0, n);

@@ -226,7 +226,7 @@ describe('payload crypto and msg_key', () => {
     expect(cryptoCode(() => s.openRecv({ ...sealedRecv, messageSeq: 43n }))).toBe('MSG_KEY_MISMATCH');
   });
 
-  it('leaves noEncrypt packets untouched', () => {
+  it('leaves noEncrypt packets unencrypted, and opens one into a copy', () => {
     const send: SendPacket = {
       type: PacketType.SEND,
       setting: Setting.NO_ENCRYPT,
@@ -239,6 +239,11 @@ describe('payload crypto and msg_key', () => {
     };
     expect(s.sealSend(send)).toBe(send);
     expect(s.openSend(send).equals(plain)).toBe(true);
+    // The plaintext is a copy: the read it was decoded from may be overwritten.
+    const read = Buffer.from(plain);
+    const opened = s.openSend({ ...send, payload: read });
+    read.fill(0);
+    expect(opened.equals(plain)).toBe(true);
   });
 
   it('rejects keys and IVs that are not 16 ASCII characters', () => {

@@ -429,9 +429,14 @@ export class WkSessionCrypto {
     return sealed;
   }
 
-  /** Server side: verifies a SEND's msg_key and returns its plaintext payload (MSG_KEY_MISMATCH / DECRYPT_FAILED). */
+  /**
+   * Server side: verifies a SEND's msg_key and returns its plaintext payload
+   * (MSG_KEY_MISMATCH / DECRYPT_FAILED) in a buffer of its own, never a view
+   * of `p.payload` (an unencrypted payload is copied), so the SEND may have been
+   * decoded from a read buffer that is reused.
+   */
   openSend(p: SendPacket): Buffer {
-    if (p.setting & Setting.NO_ENCRYPT) return Buffer.from(p.payload.buffer, p.payload.byteOffset, p.payload.byteLength);
+    if (p.setting & Setting.NO_ENCRYPT) return Buffer.from(p.payload);
     const wk = this.wk;
     if (wk !== undefined) {
       const wire = p.payload;

@@ -9,7 +9,7 @@ export { encodePacket, encodeRecvack, encodeSendack, flagBits } from './encode.t
 export { decodeBody, decodePacket, flagsOf } from './decode.ts';
 export { readFrameHeader, varintSize, writeVarint, type FrameHeader } from './varint.ts';
 export { WkprotoDecoder, type PacketHandler, type RawBodyHandler, type WkprotoDecoderOptions } from './stream-decoder.ts';
-export { checkRecvackBody, onlyRecvacks, recvackMessageIdText } from './recvack-view.ts';
+export { checkRecvackBody, recvackMessageIdText } from './recvack-view.ts';
 export {
   clientKeyExchange,
   deriveAesKey,

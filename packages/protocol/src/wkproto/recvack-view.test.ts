@@ -3,7 +3,7 @@ import { PacketType } from './constants.ts';
 import { decodeBody } from './decode.ts';
 import { encodePacket, encodeRecvack } from './encode.ts';
 import { WkprotoDecodeError } from './errors.ts';
-import { checkRecvackBody, onlyRecvacks, recvackMessageIdText } from './recvack-view.ts';
+import { checkRecvackBody, recvackMessageIdText } from './recvack-view.ts';
 import { WkprotoDecoder } from './stream-decoder.ts';
 import type { WkPacket } from './types.ts';
 
@@ -102,28 +102,5 @@ describe('checkRecvackBody', () => {
         else expect(() => checkRecvackBody(1, 1 + n, version)).toThrow((ref as Error).message);
       }
     }
-  });
-});
-
-describe('onlyRecvacks', () => {
-  const ack5 = encodeRecvack(11n, 1n, 5);
-  const ack6 = encodeRecvack(-12n, 2n, 6);
-  const ping = encodePacket({ type: PacketType.PING }, 6);
-
-  it('is true for nothing but whole RECVACKs, of any version and count', () => {
-    for (const chunk of [ack5, ack6, Buffer.concat([ack5, ack6, ack5]), Buffer.concat(Array.from({ length: 50 }, () => ack6))]) {
-      expect(onlyRecvacks(chunk, 0, chunk.length)).toBe(true);
-    }
-  });
-
-  it('is false for anything else: another packet, a RECVACK cut short, a long length, nothing', () => {
-    const ackLong = Buffer.concat([Buffer.from([PacketType.RECVACK << 4, 0x80, 0x01]), Buffer.alloc(128)]);
-    for (const chunk of [ping, Buffer.concat([ack6, ping]), Buffer.concat([ping, ack6]), ackLong, Buffer.alloc(0)]) {
-      expect(onlyRecvacks(chunk, 0, chunk.length)).toBe(false);
-    }
-    const two = Buffer.concat([ack6, ack6]);
-    for (let n = 1; n < two.length; n++) if (n !== ack6.length) expect(onlyRecvacks(two, 0, n), `${n}`).toBe(false);
-    // Only the first n bytes count, whatever follows them.
-    expect(onlyRecvacks(Buffer.concat([ack6, ping]), 0, ack6.length)).toBe(true);
   });
 });

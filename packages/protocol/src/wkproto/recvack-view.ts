@@ -4,7 +4,6 @@
  * packet object, flag object and BigInts {@link decodeBody} makes.
  */
 import { Buffer } from 'node:buffer';
-import { PacketType } from './constants.ts';
 import { WkprotoDecodeError } from './errors.ts';
 import { writeI64Decimal } from './recv-view.ts';
 
@@ -32,24 +31,4 @@ export function checkRecvackBody(start: number, end: number, version: number): v
   if (n < 8) throw new WkprotoDecodeError('TRUNCATED', `messageId needs 8 bytes, ${n} left in the body`);
   const seqBytes = version <= 5 ? 4 : 8;
   if (n < 8 + seqBytes) throw new WkprotoDecodeError('TRUNCATED', `messageSeq needs ${seqBytes} bytes, ${n - 8} left in the body`);
-}
-
-/** First byte of a RECVACK packet, flags aside. */
-const RECVACK_TYPE = PacketType.RECVACK;
-
-/**
- * Whether `buf[start, end)` (not empty) is nothing but whole RECVACK packets,
- * each with a one-byte remaining length (a RECVACK's body is 12 or 16 bytes):
- * a read a server may decode in place, since a RECVACK leaves nothing that
- * points into it.
- */
-export function onlyRecvacks(buf: Uint8Array, start: number, end: number): boolean {
-  let at = start;
-  while (at < end) {
-    if (buf[at]! >> 4 !== RECVACK_TYPE || at + 1 >= end) return false;
-    const len = buf[at + 1]!;
-    if (len >= 0x80) return false;
-    at += 2 + len;
-  }
-  return at === end && end > start;
 }
