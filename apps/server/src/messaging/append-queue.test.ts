@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openEmbeddedStore, StaleEpochError, type EnsuredMember, type Store, type StoredMessage } from '@parley/store';
-import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type NewMessage } from './append-queue.ts';
+import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type AppendResult, type NewMessage } from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -105,6 +105,37 @@ describe('AppendQueue', () => {
     expect((await store.memberships.get('g', 2, 'u'))?.lastSendSeq).toBe(3);
     expect((await store.memberships.get('g', 2, 'v'))?.lastSendSeq).toBe(2);
     expect((await store.memberships.get('h', 2, 'u'))?.lastSendSeq).toBe(1);
+  });
+
+  it('in one busy channel (more senders and keys than it compares one by one), tells repeats and marks each sender at its last send', async () => {
+    const senders = Array.from({ length: 12 }, (_, i) => `s${i}`);
+    await store.memberships.addMembers('busy', 2, senders, 1);
+    const send = (fromUid: string, clientMsgNo: string, payload = Buffer.from('p')) =>
+      queue.append(msg({ channelId: 'busy', fromUid, clientMsgNo, payload }), true);
+    const id = (r: AppendResult | undefined) => (r as { messageId: bigint }).messageId;
+    const seqs = (rs: AppendResult[]) => rs.map((r) => (r.kind === 'appended' ? r.messageSeq : -1));
+    const lastSends = () => Promise.all(senders.map(async (uid) => (await store.memberships.get('busy', 2, uid))?.lastSendSeq));
+
+    // One batch: keys a and b from every sender, a again from every sender, b reused by s3 with another payload.
+    const first = await Promise.all([
+      ...senders.map((uid) => send(uid, 'a')),
+      ...senders.map((uid) => send(uid, 'b')),
+      ...senders.map((uid) => send(uid, 'a')),
+      send('s3', 'b', Buffer.from('other')),
+    ]);
+    expect(queue.stats.batches).toBe(1);
+    expect(seqs(first.slice(0, 24))).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    expect(first.slice(24, 36)).toEqual(senders.map((_, i) => ({ kind: 'duplicate', messageId: id(first[i]), messageSeq: i + 1 })));
+    expect(first[36]).toEqual({ kind: 'conflict' });
+    expect(await lastSends()).toEqual(senders.map((_, i) => 13 + i));
+
+    // The next batch: b again from every sender (durable now: planned again once the store finds them), and a new key c.
+    const second = await Promise.all([...senders.map((uid) => send(uid, 'b')), ...senders.map((uid) => send(uid, 'c'))]);
+    expect(queue.stats.batches).toBe(2);
+    expect(second.slice(0, 12)).toEqual(senders.map((_, i) => ({ kind: 'duplicate', messageId: id(first[12 + i]), messageSeq: 13 + i })));
+    expect(seqs(second.slice(12))).toEqual(Array.from({ length: 12 }, (_, i) => 25 + i));
+    expect(await lastSends()).toEqual(senders.map((_, i) => 25 + i));
+    expect(await store.messages.loadTail('busy', 2)).toBe(36);
   });
 
   it('refuses a reused client_msg_no with a different payload and writes nothing for it', async () => {

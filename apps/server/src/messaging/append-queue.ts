@@ -87,6 +87,8 @@ function rethrowLater(err: unknown): void {
 class Pending {
   /** Set by `plan`: the result, or the earlier send of the same batch this one repeats. */
   outcome: AppendResult | Pending | undefined = undefined;
+  /** Set by `commit`: the send's channel in its batch. */
+  batchChannel: BatchChannel | undefined = undefined;
   /** Resolved or rejected (callbacks, unlike a promise's, must not run twice). */
   private done = false;
   private channelKey: string | undefined = undefined;
@@ -151,6 +153,97 @@ class Pending {
       this.idemKey = m.clientMsgNo !== '' && m.fromUid !== '' ? idemKeyIn(this.channel, m.fromUid, m.clientMsgNo) : '';
     }
     return this.idemKey;
+  }
+}
+
+/** A channel's committed tail as this node holds it. */
+interface ChannelTail {
+  /** The last durable seq (0 for an empty channel). */
+  tail: number;
+  /** The channel in the batch being committed, while one is. */
+  planning: BatchChannel | undefined;
+}
+
+/** A send's idempotency key within its channel. */
+function senderMsgKey(m: NewMessage): string {
+  return `${m.fromUid}\u0000${m.clientMsgNo}`;
+}
+
+/** Keyed sends or marks of one channel in one batch are looked up in a list up to this many, by a map past it. */
+const LINEAR_LOOKUPS = 8;
+
+/**
+ * One channel of the batch being committed: its tail when the batch started,
+ * the seq `plan` has reached, and the sends and marks `plan` has taken in it.
+ * Every send of the batch points at its channel's, so `plan` reaches each
+ * send's state without a map: a map keyed per message would hash a new string
+ * per message (its idempotency key, its mark's key). A repeat of an
+ * idempotency key or a mark's sender is looked for among this channel's sends
+ * alone, of which a 1:1 channel's batch usually has one.
+ */
+class BatchChannel {
+  /** The last seq `plan` gave in this channel. */
+  next: number;
+  /** Sends of this channel in this batch with an idempotency key that `plan` appends. */
+  private readonly keyed: Pending[] = [];
+  /** `keyed` by sender and client_msg_no, once it is longer than `LINEAR_LOOKUPS`. */
+  private keyedBy: Map<string, Pending> | undefined = undefined;
+  /** The latest-send mark of each sender of this channel in this batch. */
+  readonly marks: LastSendMark[] = [];
+  /** `marks` by sender, once it is longer than `LINEAR_LOOKUPS`. */
+  private marksBy: Map<string, LastSendMark> | undefined = undefined;
+
+  constructor(
+    readonly key: string,
+    /** The channel's tail when the batch started (set once loaded, for a channel this node did not hold). */
+    public start: number,
+    /** Where this node holds the channel's tail; undefined for a channel it did not hold. */
+    readonly held: ChannelTail | undefined,
+    /** A send of the batch in this channel (its id and type, to load the tail). */
+    readonly first: NewMessage,
+  ) {
+    this.next = start;
+  }
+
+  /** Forgets what a previous `plan` of the batch took. */
+  reset(): void {
+    this.next = this.start;
+    this.keyed.length = 0;
+    this.keyedBy = undefined;
+    this.marks.length = 0;
+    this.marksBy = undefined;
+  }
+
+  /** The send this batch appends under `m`'s idempotency key in this channel, if any. */
+  keyedSend(m: NewMessage): Pending | undefined {
+    if (this.keyedBy !== undefined) return this.keyedBy.get(senderMsgKey(m));
+    for (const q of this.keyed) if (q.message.clientMsgNo === m.clientMsgNo && q.message.fromUid === m.fromUid) return q;
+    return undefined;
+  }
+
+  /** Records `p` (with an idempotency key) as appended. */
+  addKeyed(p: Pending): void {
+    this.keyed.push(p);
+    if (this.keyedBy !== undefined) this.keyedBy.set(senderMsgKey(p.message), p);
+    else if (this.keyed.length > LINEAR_LOOKUPS) {
+      this.keyedBy = new Map();
+      for (const q of this.keyed) this.keyedBy.set(senderMsgKey(q.message), q);
+    }
+  }
+
+  /** Marks `m`'s sender's latest send in this channel at `seq`. */
+  mark(m: NewMessage, seq: number): void {
+    const uid = m.fromUid;
+    let known = this.marksBy?.get(uid);
+    if (this.marksBy === undefined) for (const k of this.marks) if (k.uid === uid) known = k;
+    if (known !== undefined) {
+      known.seq = seq;
+      return;
+    }
+    const mark: LastSendMark = { channelId: m.channelId, channelType: m.channelType, uid, seq };
+    this.marks.push(mark);
+    if (this.marksBy !== undefined) this.marksBy.set(uid, mark);
+    else if (this.marks.length > LINEAR_LOOKUPS) this.marksBy = new Map(this.marks.map((k) => [k.uid, k]));
   }
 }
 
@@ -285,7 +378,7 @@ export class AppendQueue {
   private queue: Pending[] = [];
   private flushing = false;
   private scheduled = false;
-  private readonly tails = new Map<string, number>();
+  private readonly tails = new Map<string, ChannelTail>();
   private peakDepth = 0;
   private lastCommitStart = -Infinity;
   /** Arrivals per ms, smoothed over recent commits. */
@@ -384,9 +477,9 @@ export class AppendQueue {
   async tail(channelId: string, channelType: number): Promise<number> {
     const key = channelKey(channelId, channelType);
     const known = this.tails.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) return known.tail;
     const loaded = await this.messages.loadTail(channelId, channelType);
-    return this.tails.get(key) ?? loaded;
+    return this.tails.get(key)?.tail ?? loaded;
   }
 
   /**
@@ -484,51 +577,15 @@ export class AppendQueue {
 
   private async commit(batch: Pending[], fence: AppendFence[] | undefined): Promise<void> {
     const started = performance.now();
-    const tailAtStart = new Map<string, number>();
-    let unknown: Pending[] | undefined;
-    for (const p of batch) {
-      const key = p.channel;
-      if (tailAtStart.has(key)) continue;
-      const known = this.tails.get(key);
-      tailAtStart.set(key, known ?? -1);
-      if (known === undefined) (unknown ??= []).push(p);
+    const channels: BatchChannel[] = [];
+    let rowCount: number;
+    try {
+      rowCount = await this.sequence(batch, fence, channels);
+    } finally {
+      for (const c of channels) if (c.held !== undefined) c.held.planning = undefined;
     }
-    // Channels this node sequences for the first time (after a start, or new ones): their tails in
-    // one statement, not one round trip each (a lone one by `loadTail`'s statement, compiled once).
-    if (unknown) {
-      const loaded =
-        unknown.length === 1
-          ? [await this.messages.loadTail(unknown[0]!.message.channelId, unknown[0]!.message.channelType)]
-          : await this.messages.loadTails(unknown.map((p) => p.message));
-      for (let i = 0; i < unknown.length; i++) tailAtStart.set(unknown[i]!.channel, loaded[i]!);
-    }
-
-    // The embedded store's writer looks the batch's idempotency keys up itself, in the commit's
-    // transaction on its own connection (whose page cache holds the index pages it writes): the
-    // common batch, with no earlier message under any of its keys, is one round trip. When it
-    // finds some it writes nothing and the batch is planned again with them, as below.
-    const checked = fence === undefined ? this.messages.appendChecked : undefined;
-    const earlier = checked ? new Map<string, EarlierMessage>() : await this.findEarlier(batch);
-    const members = membersOf(batch);
-    let plan = this.plan(batch, tailAtStart, earlier);
-    if (plan.rows.length > 0) {
-      if (!checked) {
-        await this.messages.appendBatch(plan.rows, plan.marks, fence, members);
-      } else {
-        // Each round adds at least one of the batch's keys to `earlier`, so this ends.
-        for (let hits = await checked(plan.rows, plan.marks, members); hits.length > 0;) {
-          for (const hit of hits) earlier.set(idemKey(hit), hit);
-          plan = this.plan(batch, tailAtStart, earlier);
-          hits = plan.rows.length > 0 ? await checked(plan.rows, plan.marks, members) : [];
-        }
-      }
-    }
-    const { nextTail, rows } = plan;
-    for (const [key, tail] of nextTail) this.tails.set(key, tail);
-    this.trimTails();
-
     this.stats.batches++;
-    this.stats.rows += rows.length;
+    this.stats.rows += rowCount;
     const settled = performance.now();
     this.stats.lastCommitMs = settled - started;
     const records: CommitRecord[] | undefined = this.onCommit ? [] : undefined;
@@ -549,44 +606,98 @@ export class AppendQueue {
   }
 
   /**
-   * Each send's outcome given the earlier durable messages under the batch's
-   * idempotency keys: the rows to append (seqs from `tailAtStart` on), the
-   * latest-send marks, and every channel's tail after them.
+   * Sequences and writes the batch: each send's channel (in `channels`, each
+   * once, in the order the batch first names them), the tails of channels this
+   * node did not hold, the earlier messages under the batch's idempotency
+   * keys, the rows; then the new tails. Returns how many rows it wrote.
    */
-  private plan(batch: Pending[], tailAtStart: ReadonlyMap<string, number>, earlier: ReadonlyMap<string, EarlierMessage>) {
-    const nextTail = new Map(tailAtStart);
-    const firstInBatch = new Map<string, Pending>();
-    const rows: StoredMessage[] = [];
-    const marks = new Map<string, LastSendMark>();
+  private async sequence(batch: Pending[], fence: AppendFence[] | undefined, channels: BatchChannel[]): Promise<number> {
+    let unknown: Map<string, BatchChannel> | undefined;
+    for (const p of batch) {
+      const key = p.channel;
+      const held = this.tails.get(key);
+      let c = held !== undefined ? held.planning : unknown?.get(key);
+      if (c === undefined) {
+        c = new BatchChannel(key, held !== undefined ? held.tail : -1, held, p.message);
+        channels.push(c);
+        if (held !== undefined) held.planning = c;
+        else (unknown ??= new Map()).set(key, c);
+      }
+      p.batchChannel = c;
+    }
+    // Channels this node sequences for the first time (after a start, or new ones): their tails in
+    // one statement, not one round trip each (a lone one by `loadTail`'s statement, compiled once).
+    if (unknown) {
+      const load = [...unknown.values()];
+      const loaded =
+        load.length === 1
+          ? [await this.messages.loadTail(load[0]!.first.channelId, load[0]!.first.channelType)]
+          : await this.messages.loadTails(load.map((c) => c.first));
+      for (let i = 0; i < load.length; i++) load[i]!.start = loaded[i]!;
+    }
 
+    // The embedded store's writer looks the batch's idempotency keys up itself, in the commit's
+    // transaction on its own connection (whose page cache holds the index pages it writes): the
+    // common batch, with no earlier message under any of its keys, is one round trip. When it
+    // finds some it writes nothing and the batch is planned again with them, as below.
+    const checked = fence === undefined ? this.messages.appendChecked : undefined;
+    const earlier = checked ? new Map<string, EarlierMessage>() : await this.findEarlier(batch);
+    const members = membersOf(batch);
+    let plan = this.plan(batch, channels, earlier);
+    if (plan.rows.length > 0) {
+      if (!checked) {
+        await this.messages.appendBatch(plan.rows, plan.marks, fence, members);
+      } else {
+        // Each round adds at least one of the batch's keys to `earlier`, so this ends.
+        for (let hits = await checked(plan.rows, plan.marks, members); hits.length > 0;) {
+          for (const hit of hits) earlier.set(idemKey(hit), hit);
+          plan = this.plan(batch, channels, earlier);
+          hits = plan.rows.length > 0 ? await checked(plan.rows, plan.marks, members) : [];
+        }
+      }
+    }
+    for (const c of channels) {
+      if (c.held !== undefined) c.held.tail = c.next;
+      else this.tails.set(c.key, { tail: c.next, planning: undefined });
+    }
+    this.trimTails();
+    return plan.rows.length;
+  }
+
+  /**
+   * Each send's outcome given the earlier durable messages under the batch's
+   * idempotency keys: the rows to append (each channel's seqs from its start
+   * on) and the latest-send marks; each channel's `next` is its tail after them.
+   */
+  private plan(batch: Pending[], channels: readonly BatchChannel[], earlier: ReadonlyMap<string, EarlierMessage>) {
+    for (const c of channels) c.reset();
+    const rows: StoredMessage[] = [];
     for (const p of batch) {
       const m = p.message;
-      const key = p.idem;
-      if (key !== '') {
-        const hit = earlier.get(key);
+      const c = p.batchChannel!;
+      if (m.clientMsgNo !== '' && m.fromUid !== '') {
+        const hit = earlier.size > 0 ? earlier.get(p.idem) : undefined;
         if (hit) {
           p.outcome = sameBytes(hit.payload, m.payload)
             ? { kind: 'duplicate', messageId: hit.messageId, messageSeq: hit.messageSeq }
             : { kind: 'conflict' };
           continue;
         }
-        const first = firstInBatch.get(key);
+        const first = c.keyedSend(m);
         if (first) {
           p.outcome = sameBytes(first.message.payload, m.payload) ? first : { kind: 'conflict' };
           continue;
         }
-        firstInBatch.set(key, p);
+        c.addKeyed(p);
       }
-      const ck = p.channel;
-      const seq = nextTail.get(ck)! + 1;
-      nextTail.set(ck, seq);
+      const seq = ++c.next;
       rows.push(storedRow(m, seq));
       p.outcome = { kind: 'appended', messageId: m.messageId, messageSeq: seq };
-      if (p.markSend) {
-        marks.set(`${ck}\u0000${m.fromUid}`, { channelId: m.channelId, channelType: m.channelType, uid: m.fromUid, seq });
-      }
+      if (p.markSend) c.mark(m, seq);
     }
-    return { nextTail, rows, marks: [...marks.values()] };
+    const marks: LastSendMark[] = [];
+    for (const c of channels) for (const k of c.marks) marks.push(k);
+    return { rows, marks };
   }
 
   /** Earlier durable messages under the batch's idempotency keys, in one look-up. */
