@@ -138,6 +138,26 @@ describe('AppendQueue', () => {
     expect(await store.messages.loadTail('busy', 2)).toBe(36);
   });
 
+  it('holds at most maxTails tails, the oldest dropped first; a dropped or forgotten channel reads its tail again', async () => {
+    const small = new AppendQueue(store.messages, 64, 3);
+    const other = new AppendQueue(store.messages, 64);
+    for (const id of ['a', 'b', 'c', 'd']) await small.append(msg({ channelId: id }), true);
+    expect(small.activeChannels).toBe(3);
+    // 'a' was dropped (the oldest): another writer's append to it is seen.
+    await other.append(msg({ channelId: 'a' }), true);
+    expect(await small.append(msg({ channelId: 'a' }), true)).toMatchObject({ kind: 'appended', messageSeq: 3 });
+    expect(small.activeChannels).toBe(3);
+    // A forgotten channel (cluster mode: its slot changed owner) likewise.
+    small.forgetTails((id) => id === 'd');
+    expect(small.activeChannels).toBe(2);
+    await other.append(msg({ channelId: 'd' }), true);
+    expect(await small.append(msg({ channelId: 'd' }), true)).toMatchObject({ kind: 'appended', messageSeq: 3 });
+    // 'c' stayed held.
+    expect(await small.append(msg({ channelId: 'c' }), true)).toMatchObject({ kind: 'appended', messageSeq: 2 });
+    expect(await small.tail('c', 2)).toBe(2);
+    expect(small.activeChannels).toBe(3);
+  });
+
   it('refuses a reused client_msg_no with a different payload and writes nothing for it', async () => {
     await queue.append(msg({ clientMsgNo: 'x' }), true);
     expect(await queue.append(msg({ clientMsgNo: 'x', payload: Buffer.from('other') }), true)).toEqual({ kind: 'conflict' });

@@ -158,6 +158,8 @@ class Pending {
 
 /** A channel's committed tail as this node holds it. */
 interface ChannelTail {
+  readonly channelId: string;
+  readonly channelType: number;
   /** The last durable seq (0 for an empty channel). */
   tail: number;
   /** The channel in the batch being committed, while one is. */
@@ -194,7 +196,6 @@ class BatchChannel {
   private marksBy: Map<string, LastSendMark> | undefined = undefined;
 
   constructor(
-    readonly key: string,
     /** The channel's tail when the batch started (set once loaded, for a channel this node did not hold). */
     public start: number,
     /** Where this node holds the channel's tail; undefined for a channel it did not hold. */
@@ -378,7 +379,14 @@ export class AppendQueue {
   private queue: Pending[] = [];
   private flushing = false;
   private scheduled = false;
-  private readonly tails = new Map<string, ChannelTail>();
+  /**
+   * The channel tails this node holds, by channel type, then id: a send's
+   * look-up hashes no key string of its own (its channel id's hash is already
+   * known from the permission check's look-up of the same string).
+   */
+  private readonly tails = new Map<number, Map<string, ChannelTail>>();
+  /** The same tails in the order they were first held (the oldest is dropped first past `maxTails`). */
+  private readonly tailOrder = new Set<ChannelTail>();
   private peakDepth = 0;
   private lastCommitStart = -Infinity;
   /** Arrivals per ms, smoothed over recent commits. */
@@ -426,7 +434,7 @@ export class AppendQueue {
 
   /** Channels whose tail this node holds in memory (the channels it is actively sequencing). */
   get activeChannels(): number {
-    return this.tails.size;
+    return this.tailOrder.size;
   }
 
   /**
@@ -475,11 +483,10 @@ export class AppendQueue {
 
   /** The committed tail of a channel (0 for an empty one). */
   async tail(channelId: string, channelType: number): Promise<number> {
-    const key = channelKey(channelId, channelType);
-    const known = this.tails.get(key);
+    const known = this.heldTail(channelId, channelType);
     if (known !== undefined) return known.tail;
     const loaded = await this.messages.loadTail(channelId, channelType);
-    return this.tails.get(key)?.tail ?? loaded;
+    return this.heldTail(channelId, channelType)?.tail ?? loaded;
   }
 
   /**
@@ -487,10 +494,7 @@ export class AppendQueue {
    * append reads the tail from the store (cluster mode: a slot changed owner).
    */
   forgetTails(which: (channelId: string, channelType: number) => boolean): void {
-    for (const key of [...this.tails.keys()]) {
-      const colon = key.indexOf(':');
-      if (which(key.slice(colon + 1), Number(key.slice(0, colon)))) this.tails.delete(key);
-    }
+    for (const t of [...this.tailOrder]) if (which(t.channelId, t.channelType)) this.dropTail(t);
   }
 
   /** Resolves once everything queued so far is committed or failed. */
@@ -555,7 +559,10 @@ export class AppendQueue {
       await this.commit(batch, this.fencesOf(batch));
     } catch (err) {
       // A failed batch wrote nothing; its channels' tails are read again, in case another writer moved them.
-      for (const p of batch) this.tails.delete(p.channel);
+      for (const p of batch) {
+        const held = this.heldTail(p.message.channelId, p.message.channelType);
+        if (held !== undefined) this.dropTail(held);
+      }
       for (const p of batch) p.reject(err);
     } finally {
       this.flushing = false;
@@ -614,14 +621,13 @@ export class AppendQueue {
   private async sequence(batch: Pending[], fence: AppendFence[] | undefined, channels: BatchChannel[]): Promise<number> {
     let unknown: Map<string, BatchChannel> | undefined;
     for (const p of batch) {
-      const key = p.channel;
-      const held = this.tails.get(key);
-      let c = held !== undefined ? held.planning : unknown?.get(key);
+      const held = this.heldTail(p.message.channelId, p.message.channelType);
+      let c = held !== undefined ? held.planning : unknown?.get(p.channel);
       if (c === undefined) {
-        c = new BatchChannel(key, held !== undefined ? held.tail : -1, held, p.message);
+        c = new BatchChannel(held !== undefined ? held.tail : -1, held, p.message);
         channels.push(c);
         if (held !== undefined) held.planning = c;
-        else (unknown ??= new Map()).set(key, c);
+        else (unknown ??= new Map()).set(p.channel, c);
       }
       p.batchChannel = c;
     }
@@ -658,7 +664,7 @@ export class AppendQueue {
     }
     for (const c of channels) {
       if (c.held !== undefined) c.held.tail = c.next;
-      else this.tails.set(c.key, { tail: c.next, planning: undefined });
+      else this.holdTail(c.first.channelId, c.first.channelType, c.next);
     }
     this.trimTails();
     return plan.rows.length;
@@ -710,11 +716,34 @@ export class AppendQueue {
     return found;
   }
 
+  /** The tail this node holds for a channel, if any. */
+  private heldTail(channelId: string, channelType: number): ChannelTail | undefined {
+    return this.tails.get(channelType)?.get(channelId);
+  }
+
+  /** Holds a channel's tail from now on (one this node did not hold). */
+  private holdTail(channelId: string, channelType: number, tail: number): void {
+    let byId = this.tails.get(channelType);
+    if (byId === undefined) this.tails.set(channelType, (byId = new Map()));
+    const known = byId.get(channelId);
+    if (known !== undefined) {
+      known.tail = tail;
+      return;
+    }
+    const held: ChannelTail = { channelId, channelType, tail, planning: undefined };
+    byId.set(channelId, held);
+    this.tailOrder.add(held);
+  }
+
+  private dropTail(t: ChannelTail): void {
+    this.tails.get(t.channelType)?.delete(t.channelId);
+    this.tailOrder.delete(t);
+  }
+
   private trimTails(): void {
-    while (this.tails.size > this.maxTails) {
-      const oldest = this.tails.keys().next().value;
-      if (oldest === undefined) break;
-      this.tails.delete(oldest);
+    for (const oldest of this.tailOrder) {
+      if (this.tailOrder.size <= this.maxTails) break;
+      this.dropTail(oldest);
     }
   }
 }
