@@ -1,7 +1,7 @@
 import { ChannelType, normalizePersonChannel, personParticipants, ReasonCode } from '@parley/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { messagingKit, recordingSession, type MessagingKit } from '../../test/messaging-kit.ts';
-import { personPair, SEND_REFUSALS, type SendOutcome } from './send.service.ts';
+import { PERSON_TARGETS_MAX, personPair, SEND_REFUSALS, type SendOutcome } from './send.service.ts';
 
 let k: MessagingKit;
 beforeEach(async () => {
@@ -42,6 +42,31 @@ describe('SendService: person channels', () => {
     for (const uid of ['alice', 'bob'])
       expect(await k.store.memberships.get(AB, ChannelType.Person, uid)).toMatchObject({ joinSeq: 1, removed: false });
     expect((await k.store.memberships.get(AB, ChannelType.Person, 'bob'))?.lastSendSeq).toBe(1);
+  });
+
+  it('resolves a person channel once per sender and id given, in either form, keeping at most PERSON_TARGETS_MAX', async () => {
+    const seqs = [];
+    for (const [from, given] of [
+      ['alice', 'bob'],
+      ['alice', 'bob'],
+      ['alice', 'alice@bob'],
+      ['alice', 'bob@alice'],
+      ['bob', 'alice'],
+    ] as const) {
+      seqs.push((await k.sendText(from, given, ChannelType.Person, 'hi')).messageSeq);
+    }
+    expect(seqs).toEqual([1, 2, 3, 4, 5]);
+    expect((await stored(AB, ChannelType.Person)).map((m) => m.fromUid)).toEqual(['alice', 'alice', 'alice', 'alice', 'bob']);
+    expect(k.send.personTargetsHeld).toBe(4);
+    // An invalid id is refused and not kept.
+    expect((await k.sendText('alice', 'x@y', ChannelType.Person, 'hi')).reason).toBe(ReasonCode.PayloadDecodeError);
+    expect(k.send.personTargetsHeld).toBe(4);
+    // Past the bound the cache starts over; sends resolve as before.
+    const resolve = (k.send as unknown as { personTarget(from: string, given: string): unknown }).personTarget.bind(k.send);
+    for (let i = 0; i < PERSON_TARGETS_MAX; i++) resolve('carol', `peer${i}`);
+    expect(k.send.personTargetsHeld).toBe(4);
+    expect((await k.sendText('bob', 'alice', ChannelType.Person, 'hi')).messageSeq).toBe(6);
+    expect(k.send.personTargetsHeld).toBe(5);
   });
 
   it('refuses a malformed person id with reason 9 and the invalid-channel-id refusal', async () => {

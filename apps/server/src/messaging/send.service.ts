@@ -90,6 +90,16 @@ interface SendTarget {
   participants: readonly [string, string] | undefined;
 }
 
+/** A person channel as one sender names it: its canonical id, the receiver and both participants. */
+interface PersonTarget {
+  readonly channelId: string;
+  readonly receiverUid: string;
+  readonly participants: readonly [string, string];
+}
+
+/** Most person channels `SendService` keeps resolved (senders × the ids they gave) before it starts over. */
+export const PERSON_TARGETS_MAX = 50_000;
+
 /** Header bits stored with a message. */
 export const FLAG_NO_PERSIST = 1;
 export const FLAG_RED_DOT = 2;
@@ -114,6 +124,15 @@ export interface SendStats {
  */
 export class SendService {
   private readonly personDirectory = new Set<string>();
+  /**
+   * Person channels resolved by sender, then the id the sender gave (a peer's
+   * uid or `x@y`), up to `PERSON_TARGETS_MAX`: a 1:1 sender names the same
+   * peers again and again, and the resolution (two CRC-32s and a new id string,
+   * which every later look-up by that id would hash and compare afresh) depends
+   * on nothing else.
+   */
+  private readonly personTargets = new Map<string, Map<string, PersonTarget>>();
+  private personTargetCount = 0;
   readonly stats: SendStats = { sends: 0, acks: 0, ackErrors: 0, fanoutErrors: 0 };
   /** Set in cluster mode. */
   router: SendRouter | undefined;
@@ -245,16 +264,35 @@ export class SendService {
       syncOnce = true;
       if (channelId === '') return undefined;
     }
-    let receiverUid: string | undefined;
-    let participants: readonly [string, string] | undefined;
-    if (cmd.channelType === ChannelType.Person) {
-      const canonical = normalizePersonChannel(cmd.fromUid, channelId);
-      if (!canonical) return 0;
-      participants = personPair(cmd.fromUid, channelId, canonical);
-      receiverUid = participants[0] === cmd.fromUid ? participants[1] : participants[0];
-      channelId = canonical;
+    if (cmd.channelType !== ChannelType.Person) return { channelId, syncOnce, receiverUid: undefined, participants: undefined };
+    const person = this.personTarget(cmd.fromUid, channelId);
+    if (person === undefined) return 0;
+    return { channelId: person.channelId, syncOnce, receiverUid: person.receiverUid, participants: person.participants };
+  }
+
+  /** The person channel `fromUid` names by `given`; undefined for an invalid one. */
+  private personTarget(fromUid: string, given: string): PersonTarget | undefined {
+    let byGiven = this.personTargets.get(fromUid);
+    const known = byGiven?.get(given);
+    if (known !== undefined) return known;
+    const channelId = normalizePersonChannel(fromUid, given);
+    if (!channelId) return undefined;
+    const participants = personPair(fromUid, given, channelId);
+    const target: PersonTarget = { channelId, receiverUid: participants[0] === fromUid ? participants[1] : participants[0], participants };
+    if (this.personTargetCount >= PERSON_TARGETS_MAX) {
+      this.personTargets.clear();
+      this.personTargetCount = 0;
+      byGiven = undefined;
     }
-    return { channelId, syncOnce, receiverUid, participants };
+    if (byGiven === undefined) this.personTargets.set(fromUid, (byGiven = new Map()));
+    byGiven.set(given, target);
+    this.personTargetCount++;
+    return target;
+  }
+
+  /** Person channels resolved and kept (at most `PERSON_TARGETS_MAX`). */
+  get personTargetsHeld(): number {
+    return this.personTargetCount;
   }
 
   /** The row of a persisted send (`channelId` canonical, without a command suffix). */
