@@ -1,7 +1,7 @@
 import { ChannelType, normalizePersonChannel, personParticipants, ReasonCode } from '@parley/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { messagingKit, recordingSession, type MessagingKit } from '../../test/messaging-kit.ts';
-import { PERSON_TARGETS_MAX, personPair, SEND_REFUSALS, type SendOutcome } from './send.service.ts';
+import { PERSON_TARGET_CHARS_MAX, PERSON_TARGETS_MAX, personPair, SEND_REFUSALS, type SendOutcome } from './send.service.ts';
 
 let k: MessagingKit;
 beforeEach(async () => {
@@ -57,16 +57,24 @@ describe('SendService: person channels', () => {
     }
     expect(seqs).toEqual([1, 2, 3, 4, 5]);
     expect((await stored(AB, ChannelType.Person)).map((m) => m.fromUid)).toEqual(['alice', 'alice', 'alice', 'alice', 'bob']);
-    expect(k.send.personTargetsHeld).toBe(4);
+    expect(k.send.personTargetsHeld.count).toBe(4);
     // An invalid id is refused and not kept.
     expect((await k.sendText('alice', 'x@y', ChannelType.Person, 'hi')).reason).toBe(ReasonCode.PayloadDecodeError);
-    expect(k.send.personTargetsHeld).toBe(4);
+    expect(k.send.personTargetsHeld.count).toBe(4);
     // Past the bound the cache starts over; sends resolve as before.
     const resolve = (k.send as unknown as { personTarget(from: string, given: string): unknown }).personTarget.bind(k.send);
     for (let i = 0; i < PERSON_TARGETS_MAX; i++) resolve('carol', `peer${i}`);
-    expect(k.send.personTargetsHeld).toBe(4);
+    expect(k.send.personTargetsHeld.count).toBe(4);
     expect((await k.sendText('bob', 'alice', ChannelType.Person, 'hi')).messageSeq).toBe(6);
-    expect(k.send.personTargetsHeld).toBe(5);
+    expect(k.send.personTargetsHeld.count).toBe(5);
+    // Long ids (a WKProto client may send 32,767 bytes) start it over by their characters, well before the count.
+    const long = (i: number) => `${'p'.repeat(30_000)}${i}`;
+    for (let i = 0; i < 200; i++) resolve('dave', long(i));
+    const held = k.send.personTargetsHeld;
+    expect(held.chars).toBeLessThanOrEqual(PERSON_TARGET_CHARS_MAX);
+    expect(held.count).toBeLessThan(200);
+    expect(held.count).toBeGreaterThan(0);
+    expect((await k.sendText('alice', 'bob', ChannelType.Person, 'hi')).messageSeq).toBe(7);
   });
 
   it('refuses a malformed person id with reason 9 and the invalid-channel-id refusal', async () => {

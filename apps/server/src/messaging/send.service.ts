@@ -99,6 +99,11 @@ interface PersonTarget {
 
 /** Most person channels `SendService` keeps resolved (senders × the ids they gave) before it starts over. */
 export const PERSON_TARGETS_MAX = 50_000;
+/**
+ * Most characters those entries may hold (the ids given and the canonical ids) before it starts
+ * over: a WKProto client may name ids of up to 32,767 bytes, so the count alone bounds nothing.
+ */
+export const PERSON_TARGET_CHARS_MAX = 4_000_000;
 
 /** Header bits stored with a message. */
 export const FLAG_NO_PERSIST = 1;
@@ -133,6 +138,7 @@ export class SendService {
    */
   private readonly personTargets = new Map<string, Map<string, PersonTarget>>();
   private personTargetCount = 0;
+  private personTargetChars = 0;
   readonly stats: SendStats = { sends: 0, acks: 0, ackErrors: 0, fanoutErrors: 0 };
   /** Set in cluster mode. */
   router: SendRouter | undefined;
@@ -279,20 +285,23 @@ export class SendService {
     if (!channelId) return undefined;
     const participants = personPair(fromUid, given, channelId);
     const target: PersonTarget = { channelId, receiverUid: participants[0] === fromUid ? participants[1] : participants[0], participants };
-    if (this.personTargetCount >= PERSON_TARGETS_MAX) {
+    const chars = given.length + channelId.length + (byGiven === undefined ? fromUid.length : 0);
+    if (this.personTargetCount >= PERSON_TARGETS_MAX || this.personTargetChars + chars > PERSON_TARGET_CHARS_MAX) {
       this.personTargets.clear();
       this.personTargetCount = 0;
+      this.personTargetChars = 0;
       byGiven = undefined;
     }
     if (byGiven === undefined) this.personTargets.set(fromUid, (byGiven = new Map()));
     byGiven.set(given, target);
     this.personTargetCount++;
+    this.personTargetChars += given.length + channelId.length + (byGiven.size === 1 ? fromUid.length : 0);
     return target;
   }
 
-  /** Person channels resolved and kept (at most `PERSON_TARGETS_MAX`). */
-  get personTargetsHeld(): number {
-    return this.personTargetCount;
+  /** Person channels resolved and kept (at most `PERSON_TARGETS_MAX`), and the characters they hold. */
+  get personTargetsHeld(): { count: number; chars: number } {
+    return { count: this.personTargetCount, chars: this.personTargetChars };
   }
 
   /** The row of a persisted send (`channelId` canonical, without a command suffix). */
