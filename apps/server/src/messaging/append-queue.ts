@@ -721,15 +721,13 @@ export class AppendQueue {
     return this.tails.get(channelType)?.get(channelId);
   }
 
-  /** Holds a channel's tail from now on (one this node did not hold). */
+  /**
+   * Holds a channel's tail from now on: one this node did not hold when its batch started (only
+   * `sequence` adds tails, one batch at a time, so none was added since).
+   */
   private holdTail(channelId: string, channelType: number, tail: number): void {
     let byId = this.tails.get(channelType);
     if (byId === undefined) this.tails.set(channelType, (byId = new Map()));
-    const known = byId.get(channelId);
-    if (known !== undefined) {
-      known.tail = tail;
-      return;
-    }
     const held: ChannelTail = { channelId, channelType, tail, planning: undefined };
     byId.set(channelId, held);
     this.tailOrder.add(held);
