@@ -23,6 +23,8 @@ export class ChannelCache {
    * string is built per look-up.
    */
   private readonly ready = new Map<number, Map<string, ChannelState>>();
+  /** Entries removed so far (see `generation`). */
+  private removals = 0;
   /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
   onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
 
@@ -67,6 +69,15 @@ export class ChannelCache {
     return state;
   }
 
+  /**
+   * Counts every state this cache removed (an invalidation, another node's change, an eviction).
+   * A state `peek` returns changes only by being removed (a later read loads a new one), so a
+   * decision made from states read while this count stayed the same holds until it moves.
+   */
+  get generation(): number {
+    return this.removals;
+  }
+
   /** The entry under `key`, moved to the most recently used end (eviction takes the oldest). */
   private touch(key: string): Promise<ChannelState> | undefined {
     const entry = this.entries.get(key);
@@ -87,6 +98,7 @@ export class ChannelCache {
   }
 
   private remove(key: string): void {
+    this.removals++;
     this.entries.delete(key);
     const colon = key.indexOf(':');
     this.ready.get(Number(key.slice(0, colon)))?.delete(key.slice(colon + 1));

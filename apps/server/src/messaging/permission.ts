@@ -13,8 +13,11 @@ export interface PermissionInput {
 }
 
 export interface PermissionDeps {
-  /** Channel state as the send path caches it (only reads); `peek` lets a send with every state cached skip the promises. */
-  cache: Pick<ChannelCache, 'get'> & Partial<Pick<ChannelCache, 'peek'>>;
+  /**
+   * Channel state as the send path caches it (only reads); `peek` lets a send with every state
+   * cached skip the promises, `generation` lets the send path keep a person channel's permission.
+   */
+  cache: Pick<ChannelCache, 'get'> & Partial<Pick<ChannelCache, 'peek' | 'generation'>>;
   isSystemUid(uid: string): boolean;
   systemDeviceId: string;
   personWhitelistEnabled: boolean;

@@ -249,6 +249,66 @@ describe("SendService.submit (the gateways' entry)", () => {
   });
 });
 
+describe('SendService: a person channel keeps its permission while the channel states stay', () => {
+  /** Counts the channel-state look-ups of the permission check (`ChannelCache.peek`). */
+  function countPeeks(): { n: number } {
+    const count = { n: 0 };
+    const peek = k.cache.peek.bind(k.cache);
+    k.cache.peek = (id, type) => {
+      count.n++;
+      return peek(id, type);
+    };
+    return count;
+  }
+  const reasonOf = (r: { settled: SendOutcome } | { failed: unknown }) => ('settled' in r ? r.settled.reason : r);
+
+  it('looks nothing up once allowed, and answers every change of the three states (deny list, send ban, disband)', async () => {
+    const peeks = countPeeks();
+    expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'load'))).toBe(ReasonCode.Success);
+    expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'check'))).toBe(ReasonCode.Success);
+    peeks.n = 0;
+    expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'kept'))).toBe(ReasonCode.Success);
+    expect(reasonOf(await k.submitText('alice', 'alice@bob', ChannelType.Person, 'another id: its own check'))).toBe(ReasonCode.Success);
+    expect(peeks.n).toBe(3);
+
+    const expectReason = async (reason: number) => {
+      // Twice: the first may load the changed state (async), the second takes the common path.
+      for (let i = 0; i < 2; i++) expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'x'))).toBe(reason);
+    };
+    await k.channels.addToList('bob', ChannelType.Person, 'deny', ['alice']);
+    await expectReason(ReasonCode.InBlacklist);
+    await k.channels.removeFromList('bob', ChannelType.Person, 'deny', ['alice']);
+    await expectReason(ReasonCode.Success);
+    await k.channels.upsert('alice', ChannelType.Person, { sendBan: 1 });
+    await expectReason(ReasonCode.SendBan);
+    await k.channels.upsert('alice', ChannelType.Person, { sendBan: 0 });
+    await expectReason(ReasonCode.Success);
+    // A change to another channel moves the generation too: the next send checks again, and still may.
+    await k.channels.upsert('carol', ChannelType.Person, {});
+    peeks.n = 0;
+    await expectReason(ReasonCode.Success);
+    expect(peeks.n).toBe(3);
+    // Disbanding is for good (an upsert does not undo it).
+    await k.channels.upsert(AB, ChannelType.Person, { disband: 1 });
+    await expectReason(ReasonCode.Disband);
+  });
+
+  it('keeps no answer that a system uid or the system device gave', async () => {
+    await k.close();
+    const systemUids = ['bob'];
+    k = await messagingKit({ systemUids });
+    await k.channels.addToList('bob', ChannelType.Person, 'deny', ['alice']);
+    for (let i = 0; i < 2; i++)
+      expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'to a system uid'))).toBe(ReasonCode.Success);
+    systemUids.length = 0;
+    expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'bob is a user again'))).toBe(ReasonCode.InBlacklist);
+    const device = { deviceId: '____device' };
+    for (let i = 0; i < 2; i++)
+      expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'system device', device))).toBe(ReasonCode.Success);
+    expect(reasonOf(await k.submitText('alice', 'bob', ChannelType.Person, 'a user device'))).toBe(ReasonCode.InBlacklist);
+  });
+});
+
 describe('personPair', () => {
   it('names the participants as personParticipants splits the canonical id, whichever way the send named them', () => {
     const cases: Array<[string, string]> = [

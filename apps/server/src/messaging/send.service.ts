@@ -88,6 +88,8 @@ interface SendTarget {
   syncOnce: boolean;
   receiverUid: string | undefined;
   participants: readonly [string, string] | undefined;
+  /** The person channel as the sender named it (undefined for any other channel). */
+  person: PersonTarget | undefined;
 }
 
 /** A person channel as one sender names it: its canonical id, the receiver and both participants. */
@@ -95,6 +97,12 @@ interface PersonTarget {
   readonly channelId: string;
   readonly receiverUid: string;
   readonly participants: readonly [string, string];
+  /**
+   * The channel cache's generation at which the permission rules last allowed this sender to
+   * send here on the channel's, the sender's and the receiver's states alone (-1: never). While
+   * the generation is the same none of those states changed, so the answer is the same.
+   */
+  allowedAt: number;
 }
 
 /** Most person channels `SendService` keeps resolved (senders × the ids they gave) before it starts over. */
@@ -172,11 +180,8 @@ export class SendService {
   private submitCommon(cmd: SendCommand, settled: (outcome: SendOutcome) => void, failed: (err: unknown) => void): boolean {
     const target = this.target(cmd);
     if (target === undefined || typeof target === 'number') return false;
-    const { channelId, syncOnce, receiverUid, participants } = target;
-    const checked = checkSendPermission(
-      { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
-      this.deps,
-    );
+    const { channelId, syncOnce, participants } = target;
+    const checked = this.permission(cmd, target);
     if (checked !== ReasonCode.Success) {
       // `send` checks again (a load in progress is shared through the channel cache, so its failure reaches `send`).
       if (typeof checked !== 'number') checked.catch(() => undefined);
@@ -231,12 +236,9 @@ export class SendService {
     const target = this.target(cmd);
     if (target === undefined) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidRequest);
     if (target === 0) return rejected(ReasonCode.PayloadDecodeError, SEND_REFUSALS.invalidChannelId);
-    const { channelId, syncOnce, receiverUid, participants } = target;
+    const { channelId, syncOnce, participants } = target;
 
-    const checked = checkSendPermission(
-      { fromUid: cmd.fromUid, deviceId: cmd.deviceId, channelId, channelType: cmd.channelType, receiverUid },
-      this.deps,
-    );
+    const checked = this.permission(cmd, target);
     const reason = typeof checked === 'number' ? checked : await checked;
     if (reason !== ReasonCode.Success) return rejected(reason);
     if (cmd.noPersist && !syncOnce) return { reason: ReasonCode.Success, messageId: 0n, messageSeq: 0 };
@@ -256,6 +258,41 @@ export class SendService {
   }
 
   /**
+   * The send-permission check (`checkSendPermission`) of a send to `target`. A person channel
+   * keeps an allowing answer reached on the three channel states alone (no system uid or system
+   * device, whose answers do not depend on them): the next send of the same sender to the same
+   * id takes it while the channel cache's generation has not moved, with no look-up. Any
+   * change to one of those states removes it from the cache first, which moves the generation.
+   */
+  private permission(cmd: SendCommand, target: SendTarget): number | Promise<number> {
+    const { person } = target;
+    const generation = this.deps.cache.generation;
+    if (person !== undefined && person.allowedAt === generation) return ReasonCode.Success;
+    const checked = checkSendPermission(
+      {
+        fromUid: cmd.fromUid,
+        deviceId: cmd.deviceId,
+        channelId: target.channelId,
+        channelType: cmd.channelType,
+        receiverUid: target.receiverUid,
+      },
+      this.deps,
+    );
+    if (checked === ReasonCode.Success && person !== undefined && generation !== undefined && this.onStatesAlone(cmd, person)) {
+      person.allowedAt = generation;
+    }
+    return checked;
+  }
+
+  /** Whether the permission rules decide `cmd` to `person` by the channel states alone (no system sender, receiver or device). */
+  private onStatesAlone(cmd: SendCommand, person: PersonTarget): boolean {
+    const { deps } = this;
+    if (cmd.deviceId !== '' && cmd.deviceId === deps.systemDeviceId) return false;
+    for (const uid of [cmd.fromUid, person.receiverUid]) if (uid === SYSTEM_UID || deps.isSystemUid(uid)) return false;
+    return true;
+  }
+
+  /**
    * Where a (non-scoped) send goes: its canonical channel id without a command
    * suffix, whether it is a command, and a person channel's two participants
    * and receiver. undefined for an empty sender, channel or payload (or a bare
@@ -270,10 +307,11 @@ export class SendService {
       syncOnce = true;
       if (channelId === '') return undefined;
     }
-    if (cmd.channelType !== ChannelType.Person) return { channelId, syncOnce, receiverUid: undefined, participants: undefined };
+    if (cmd.channelType !== ChannelType.Person)
+      return { channelId, syncOnce, receiverUid: undefined, participants: undefined, person: undefined };
     const person = this.personTarget(cmd.fromUid, channelId);
     if (person === undefined) return 0;
-    return { channelId: person.channelId, syncOnce, receiverUid: person.receiverUid, participants: person.participants };
+    return { channelId: person.channelId, syncOnce, receiverUid: person.receiverUid, participants: person.participants, person };
   }
 
   /** The person channel `fromUid` names by `given`; undefined for an invalid one. */
@@ -284,7 +322,12 @@ export class SendService {
     const channelId = normalizePersonChannel(fromUid, given);
     if (!channelId) return undefined;
     const participants = personPair(fromUid, given, channelId);
-    const target: PersonTarget = { channelId, receiverUid: participants[0] === fromUid ? participants[1] : participants[0], participants };
+    const target: PersonTarget = {
+      channelId,
+      receiverUid: participants[0] === fromUid ? participants[1] : participants[0],
+      participants,
+      allowedAt: -1,
+    };
     const chars = given.length + channelId.length + (byGiven === undefined ? fromUid.length : 0);
     if (this.personTargetCount >= PERSON_TARGETS_MAX || this.personTargetChars + chars > PERSON_TARGET_CHARS_MAX) {
       this.personTargets.clear();
