@@ -222,6 +222,17 @@ export class ByteReader {
     return s;
   }
 
+  /**
+   * The rest of the body as a plain `Uint8Array` view (no copy): made by the typed array's own
+   * constructor, not `Buffer#subarray` (a JavaScript function of Node's that builds a Buffer
+   * through its species look-up, ~700 instructions against ~200).
+   */
+  restView(): Uint8Array {
+    const v = new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.pos, this.end - this.pos);
+    this.pos = this.end;
+    return v;
+  }
+
   /** The rest of the body as a view (no copy). */
   rest(): Buffer {
     const v = this.buf.subarray(this.pos, this.end);

@@ -31,9 +31,13 @@ function decodeSend(r: ByteReader, flags: number, v: number): SendPacket {
   const expire = v >= 3 ? r.u32('expire') : 0;
   const msgKey = r.str('msgKey');
   const topic = setting & Setting.TOPIC ? r.str('topic') : '';
+  // The flags written out, not spread from `flagsOf`: a spread copies them through a generic builtin per packet.
   return {
     type: PacketType.SEND,
-    ...flagsOf(flags),
+    noPersist: (flags & HeaderFlag.NO_PERSIST) !== 0,
+    redDot: (flags & HeaderFlag.RED_DOT) !== 0,
+    syncOnce: (flags & HeaderFlag.SYNC_ONCE) !== 0,
+    dup: (flags & HeaderFlag.DUP) !== 0,
     setting,
     clientSeq,
     clientMsgNo,
@@ -43,7 +47,7 @@ function decodeSend(r: ByteReader, flags: number, v: number): SendPacket {
     expire,
     msgKey,
     topic,
-    payload: r.rest(),
+    payload: r.restView(),
   };
 }
 

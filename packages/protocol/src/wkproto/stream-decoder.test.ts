@@ -159,7 +159,7 @@ describe('WkprotoDecoder hot path and bounds', () => {
       out.push(p);
       if (p.type === PacketType.CONNECT) d.version = p.version;
     });
-    expect(out[1]).toMatchObject({ type: PacketType.SEND, expire: 9, payload: Buffer.from('x') });
+    expect(out[1]).toMatchObject({ type: PacketType.SEND, expire: 9, payload: new Uint8Array(Buffer.from('x')) });
   });
 
   it('propagates a handler error and fails the decoder', () => {
