@@ -18,22 +18,28 @@ export function stringFieldSize(value: string, field: string): number {
   return 2 + n;
 }
 
+/** Eight bytes the 64-bit writes below go through (one JavaScript thread, no re-entry). */
+const int64Scratch = new DataView(new ArrayBuffer(8));
+const int64Bytes = new Uint8Array(int64Scratch.buffer);
+
 /**
- * Writes the int64 `value` (in range: the caller checked) big-endian at `b[at]`; the position
- * after it. Without Buffer#writeBigInt64BE's own checks and dispatch (the server writes a
- * message id into every SENDACK and RECV).
+ * Writes the int64 `value` (in range: the caller checked; otherwise its low 64 bits, two's
+ * complement) big-endian at `b[at]`; the position after it. Without Buffer#writeBigInt64BE's own
+ * checks and dispatch (the server writes a message id into every SENDACK and RECV), and through a
+ * DataView rather than BigInt shifts: `>> 32n` and `asIntN`/`asUintN` each make a new BigInt
+ * (about 48 ns a call against 10 here).
  */
 export function putInt64BE(b: Uint8Array, at: number, value: bigint): number {
-  const hi = Number(BigInt.asIntN(32, value >> 32n));
-  const lo = Number(BigInt.asUintN(32, value));
-  b[at] = hi >>> 24;
-  b[at + 1] = hi >>> 16;
-  b[at + 2] = hi >>> 8;
-  b[at + 3] = hi;
-  b[at + 4] = lo >>> 24;
-  b[at + 5] = lo >>> 16;
-  b[at + 6] = lo >>> 8;
-  b[at + 7] = lo;
+  int64Scratch.setBigInt64(0, value);
+  const s = int64Bytes;
+  b[at] = s[0]!;
+  b[at + 1] = s[1]!;
+  b[at + 2] = s[2]!;
+  b[at + 3] = s[3]!;
+  b[at + 4] = s[4]!;
+  b[at + 5] = s[5]!;
+  b[at + 6] = s[6]!;
+  b[at + 7] = s[7]!;
   return at + 8;
 }
 

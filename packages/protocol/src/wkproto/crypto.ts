@@ -804,7 +804,7 @@ function writtenRecvTemplate(p: RecvPacket, plainBytes: number, version: number)
   o = putAsciiField(b, o, clientMsgNo);
   if (o < 0) return undefined;
   o = putInt64BE(b, o, messageId);
-  o = seqBytes === 4 ? putUint32BE(b, o, Number(messageSeq)) : putInt64BE(b, o, BigInt.asIntN(64, messageSeq));
+  o = seqBytes === 4 ? putUint32BE(b, o, Number(messageSeq)) : putInt64BE(b, o, messageSeq);
   o = putUint32BE(b, o, timestamp >>> 0);
   b.fill(0, o, frameBytes);
   // ASCII: its strings were checked as the frame's fields were written.

@@ -288,7 +288,7 @@ function sendackFrame(
   buf[0] = PacketType.SENDACK << 4;
   let o = putInt64BE(buf, writeVarint(buf, 1, body), messageId);
   o = putUint32BE(buf, o, clientSeq);
-  o = seqBytes === 4 ? putUint32BE(buf, o, Number(messageSeq)) : putInt64BE(buf, o, BigInt.asIntN(64, messageSeq));
+  o = seqBytes === 4 ? putUint32BE(buf, o, Number(messageSeq)) : putInt64BE(buf, o, messageSeq);
   buf[o] = reasonCode;
   return buf;
 }
