@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openEmbeddedStore, StaleEpochError, type EnsuredMember, type Store, type StoredMessage } from '@parley/store';
-import { AppendQueue, commitQuietMs, commitWindowMs, storedRow, type AppendResult, type NewMessage } from './append-queue.ts';
+import {
+  AppendQueue,
+  COMMIT_WINDOW_MS,
+  commitQuietMs,
+  commitWindowMs,
+  storedRow,
+  type AppendResult,
+  type NewMessage,
+} from './append-queue.ts';
 
 let store: Store;
 let queue: AppendQueue;
@@ -156,6 +164,20 @@ describe('AppendQueue', () => {
     expect(await small.append(msg({ channelId: 'c' }), true)).toMatchObject({ kind: 'appended', messageSeq: 2 });
     expect(await small.tail('c', 2)).toBe(2);
     expect(small.activeChannels).toBe(3);
+  });
+
+  it('holds tails within maxTailChars of channel ids too, the oldest dropped first', async () => {
+    const small = new AppendQueue(store.messages, 64, 100, COMMIT_WINDOW_MS, 250);
+    const other = new AppendQueue(store.messages, 64);
+    const long = (c: string) => c.repeat(100);
+    for (const c of ['a', 'b', 'c']) await small.append(msg({ channelId: long(c) }), true);
+    // Three ids of 100 characters exceed 250: the oldest went.
+    expect(small.tailsHeld).toEqual({ count: 2, chars: 200 });
+    await other.append(msg({ channelId: long('a') }), true);
+    expect(await small.append(msg({ channelId: long('a') }), true)).toMatchObject({ kind: 'appended', messageSeq: 3 });
+    expect(small.tailsHeld).toEqual({ count: 2, chars: 200 });
+    small.forgetTails(() => true);
+    expect(small.tailsHeld).toEqual({ count: 0, chars: 0 });
   });
 
   it('refuses a reused client_msg_no with a different payload and writes nothing for it', async () => {

@@ -369,6 +369,13 @@ export function commitQuietMs(arrivalsPerMs: number): number {
 export const COMMIT_REFILL_DECAY = 0.9;
 
 /**
+ * Most characters of channel ids the held tails may keep (besides their count, `maxTails`), the
+ * oldest dropped first past it: a WKProto client may name ids of up to 32,767 bytes, so the count
+ * alone bounds nothing.
+ */
+export const TAIL_CHARS_MAX = 8_000_000;
+
+/**
  * The channel sequencer and group committer. Sends are queued and committed
  * together: per batch one idempotency look-up, one transaction for all rows.
  * A send's promise settles only after its row is durable, so an acknowledged
@@ -385,8 +392,10 @@ export class AppendQueue {
    * known from the permission check's look-up of the same string).
    */
   private readonly tails = new Map<number, Map<string, ChannelTail>>();
-  /** The same tails in the order they were first held (the oldest is dropped first past `maxTails`). */
+  /** The same tails in the order they were first held (the oldest is dropped first past `maxTails` or `maxTailChars`). */
   private readonly tailOrder = new Set<ChannelTail>();
+  /** Characters of the held tails' channel ids. */
+  private tailChars = 0;
   private peakDepth = 0;
   private lastCommitStart = -Infinity;
   /** Arrivals per ms, smoothed over recent commits. */
@@ -414,6 +423,7 @@ export class AppendQueue {
     private readonly maxRows: number,
     private readonly maxTails = 100_000,
     private readonly windowMs = COMMIT_WINDOW_MS,
+    private readonly maxTailChars = TAIL_CHARS_MAX,
   ) {}
 
   /** Messages waiting for the next commit. */
@@ -731,17 +741,23 @@ export class AppendQueue {
     const held: ChannelTail = { channelId, channelType, tail, planning: undefined };
     byId.set(channelId, held);
     this.tailOrder.add(held);
+    this.tailChars += channelId.length;
   }
 
   private dropTail(t: ChannelTail): void {
     this.tails.get(t.channelType)?.delete(t.channelId);
-    this.tailOrder.delete(t);
+    if (this.tailOrder.delete(t)) this.tailChars -= t.channelId.length;
   }
 
   private trimTails(): void {
     for (const oldest of this.tailOrder) {
-      if (this.tailOrder.size <= this.maxTails) break;
+      if (this.tailOrder.size <= this.maxTails && this.tailChars <= this.maxTailChars) break;
       this.dropTail(oldest);
     }
+  }
+
+  /** Tails held and the characters of their channel ids (a diagnostic; tests read it). */
+  get tailsHeld(): { count: number; chars: number } {
+    return { count: this.tailOrder.size, chars: this.tailChars };
   }
 }

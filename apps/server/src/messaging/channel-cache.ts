@@ -1,6 +1,9 @@
 import { ChannelType } from '@parley/shared';
 import type { ChannelRow, ChannelRepository, MembershipRepository } from '@parley/store';
 
+/** Most characters of channel ids (with their types) `ChannelCache` keeps by default. */
+export const CHANNEL_CACHE_CHARS_MAX = 4_000_000;
+
 /** What the send path needs to know about one channel, held in memory. */
 export interface ChannelState {
   info: ChannelRow | undefined;
@@ -28,10 +31,18 @@ export class ChannelCache {
   /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
   onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
 
+  /** Characters of the keys in `entries` (each `type:id`). */
+  private keyChars = 0;
+
   constructor(
     private readonly channels: ChannelRepository,
     private readonly memberships: MembershipRepository,
     private readonly maxEntries = 10_000,
+    /**
+     * Most characters the entries' keys may hold, besides their count: a WKProto client may name
+     * ids of up to 32,767 bytes, so the count alone bounds nothing. The oldest go first.
+     */
+    private readonly maxKeyChars = CHANNEL_CACHE_CHARS_MAX,
   ) {}
 
   get(channelId: string, channelType: number): Promise<ChannelState> {
@@ -40,16 +51,20 @@ export class ChannelCache {
     if (hit) return hit;
     const loading = this.load(channelId, channelType);
     this.entries.set(key, loading);
+    this.keyChars += key.length;
     loading.then(
       (state) => {
         // Not when the entry was invalidated (or evicted) while it loaded: that state may be stale.
         if (this.entries.get(key) === loading) this.readyOf(channelType).set(channelId, state);
       },
-      () => this.entries.delete(key),
+      () => {
+        // Only this load's own entry (an invalidation may have started a newer one meanwhile).
+        if (this.entries.get(key) === loading && this.entries.delete(key)) this.keyChars -= key.length;
+      },
     );
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.remove(oldest);
+    for (const oldest of this.entries.keys()) {
+      if ((this.entries.size <= this.maxEntries && this.keyChars <= this.maxKeyChars) || oldest === key) break;
+      this.remove(oldest);
     }
     return loading;
   }
@@ -60,6 +75,11 @@ export class ChannelCache {
    */
   peek(channelId: string, channelType: number): ChannelState | undefined {
     return this.ready.get(channelType)?.get(channelId);
+  }
+
+  /** Entries held and the characters of their keys (a diagnostic; tests read it). */
+  get held(): { count: number; chars: number } {
+    return { count: this.entries.size, chars: this.keyChars };
   }
 
   /** Like `peek`, and a hit counts as a use for eviction like `get` (fan-out reads each group once per message). */
@@ -99,7 +119,7 @@ export class ChannelCache {
 
   private remove(key: string): void {
     this.removals++;
-    this.entries.delete(key);
+    if (this.entries.delete(key)) this.keyChars -= key.length;
     const colon = key.indexOf(':');
     this.ready.get(Number(key.slice(0, colon)))?.delete(key.slice(colon + 1));
   }

@@ -1,7 +1,14 @@
 import { ChannelType, normalizePersonChannel, personParticipants, ReasonCode } from '@parley/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { messagingKit, recordingSession, type MessagingKit } from '../../test/messaging-kit.ts';
-import { PERSON_TARGET_CHARS_MAX, PERSON_TARGETS_MAX, personPair, SEND_REFUSALS, type SendOutcome } from './send.service.ts';
+import {
+  PERSON_DIRECTORY_CHARS_MAX,
+  PERSON_TARGET_CHARS_MAX,
+  PERSON_TARGETS_MAX,
+  personPair,
+  SEND_REFUSALS,
+  type SendOutcome,
+} from './send.service.ts';
 
 let k: MessagingKit;
 beforeEach(async () => {
@@ -75,6 +82,20 @@ describe('SendService: person channels', () => {
     expect(held.count).toBeLessThan(200);
     expect(held.count).toBeGreaterThan(0);
     expect((await k.sendText('alice', 'bob', ChannelType.Person, 'hi')).messageSeq).toBe(7);
+  });
+
+  it('remembers person channels with their members within PERSON_DIRECTORY_CHARS_MAX characters of ids', async () => {
+    await k.sendText('alice', 'bob', ChannelType.Person, 'first');
+    expect(k.send.personDirectoryHeld).toEqual({ count: 1, chars: AB.length });
+    const remember = (k.send as unknown as { rememberPerson(id: string): void }).rememberPerson.bind(k.send);
+    for (let i = 0; i < 200; i++) remember(`${'p'.repeat(30_000)}${i}`);
+    const held = k.send.personDirectoryHeld;
+    expect(held.chars).toBeLessThanOrEqual(PERSON_DIRECTORY_CHARS_MAX);
+    expect(held.count).toBeGreaterThan(0);
+    expect(held.count).toBeLessThan(200);
+    // Starting over forgets alice@bob: its next message makes sure of the members again (both still are).
+    expect((await k.sendText('bob', 'alice', ChannelType.Person, 'again')).messageSeq).toBe(2);
+    for (const uid of ['alice', 'bob']) expect(await k.store.memberships.get(AB, ChannelType.Person, uid)).toMatchObject({ joinSeq: 1 });
   });
 
   it('refuses a malformed person id with reason 9 and the invalid-channel-id refusal', async () => {

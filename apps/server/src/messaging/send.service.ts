@@ -112,6 +112,9 @@ export const PERSON_TARGETS_MAX = 50_000;
  * over: a WKProto client may name ids of up to 32,767 bytes, so the count alone bounds nothing.
  */
 export const PERSON_TARGET_CHARS_MAX = 4_000_000;
+/** Most person channels (and characters of their ids) `SendService` remembers as having their members, before it starts over. */
+export const PERSON_DIRECTORY_MAX = 100_000;
+export const PERSON_DIRECTORY_CHARS_MAX = 4_000_000;
 
 /** Header bits stored with a message. */
 export const FLAG_NO_PERSIST = 1;
@@ -137,6 +140,8 @@ export interface SendStats {
  */
 export class SendService {
   private readonly personDirectory = new Set<string>();
+  /** Characters of the ids in `personDirectory`. */
+  private personDirectoryChars = 0;
   /**
    * Person channels resolved by sender, then the id the sender gave (a peer's
    * uid or `x@y`), up to `PERSON_TARGETS_MAX`: a 1:1 sender names the same
@@ -497,8 +502,18 @@ export class SendService {
 
   /** A person channel whose participants are members (its append committed with them). */
   private rememberPerson(channelId: string): void {
-    if (this.personDirectory.size >= 100_000) this.personDirectory.clear();
+    if (this.personDirectory.has(channelId)) return;
+    if (this.personDirectory.size >= PERSON_DIRECTORY_MAX || this.personDirectoryChars + channelId.length > PERSON_DIRECTORY_CHARS_MAX) {
+      this.personDirectory.clear();
+      this.personDirectoryChars = 0;
+    }
     this.personDirectory.add(channelId);
+    this.personDirectoryChars += channelId.length;
+  }
+
+  /** Person channels remembered as having their members, and the characters of their ids (a diagnostic; tests read it). */
+  get personDirectoryHeld(): { count: number; chars: number } {
+    return { count: this.personDirectory.size, chars: this.personDirectoryChars };
   }
 }
 
