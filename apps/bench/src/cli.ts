@@ -35,6 +35,7 @@ const HELP = `parley-bench [options]   (defaults = the issue's scenario sizes, a
   --perf DIR                sample each Parley server with perf record (kernel and native frames;
                             node --perf-prof and perf inject --jit name the JS ones) into
                             DIR/<target>-<scenario>-*.perf.data, its measured phases in *.perf.data.phases
+  --perf-hz N               perf's samples a second with --perf (499; at most 10000)
   --parley-node-args=ARGS   extra node options for each Parley server, space-separated
                             (e.g. --parley-node-args=--single-threaded-gc); recorded in the JSON options
   --ref-im DIR              the calibration loop's folder (target ref-im; default: tools/ref-im of the shared folder)
@@ -64,6 +65,7 @@ const { values } = parseArgs({
     'body-bytes': { type: 'string', default: '64' },
     'cpu-prof': { type: 'string' },
     perf: { type: 'string' },
+    'perf-hz': { type: 'string' },
     'parley-node-args': { type: 'string' },
     'ref-im': { type: 'string', default: DEFAULT_REF_IM_DIR },
     json: { type: 'string' },
@@ -89,6 +91,13 @@ const wholeOrZero = (name: string, v: string): number => {
   if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number (0 or more), got ${v}`);
   return n;
 };
+/** `--perf-hz`: a whole number of samples a second from 1 to 10,000, and only with `--perf`. */
+function perfHzOf(v: string): number {
+  if (!values.perf) throw new Error('--perf-hz needs --perf DIR (it sets the sampling rate of that recording)');
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error(`--perf-hz must be a whole number from 1 to 10000, got ${v}`);
+  return n;
+}
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const targets = values.targets.split(',') as TargetName[];
 for (const t of targets) if (!ALL_TARGETS.includes(t)) throw new Error(`unknown target ${t}`);
@@ -122,6 +131,7 @@ const options: BenchOptions = {
   parleyGcThreads: process.env.PARLEY_GC_THREADS ?? 'auto',
   refImDir: values['ref-im'],
   perfDir: values.perf,
+  ...(values['perf-hz'] === undefined ? {} : { perfHz: perfHzOf(values['perf-hz']) }),
 };
 if (values.perf) mkdirSync(values.perf, { recursive: true });
 

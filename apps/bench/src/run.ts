@@ -38,6 +38,8 @@ export interface BenchOptions {
   refImDir: string;
   /** `--perf DIR`: Parley servers sampled by `perf record`. */
   perfDir?: string;
+  /** `--perf-hz N`: the sampling rate of `--perf`. */
+  perfHz?: number;
   /** S4 connects started per second (paced, at most `stormConcurrency` in flight). */
   stormRate: number;
   /** S4 connects made and closed before the measured storm (0: the storm meets a fresh server). */
@@ -47,7 +49,7 @@ export interface BenchOptions {
 
 /** What starting a target needs from the options. */
 export function targetOptions(o: BenchOptions, perfTag: string) {
-  return { parleyNodeArgs: o.parleyNodeArgs, refImDir: o.refImDir, perfDir: o.perfDir, perfTag, log: o.log };
+  return { parleyNodeArgs: o.parleyNodeArgs, refImDir: o.refImDir, perfDir: o.perfDir, perfHz: o.perfHz, perfTag, log: o.log };
 }
 
 interface ScenarioSpec {

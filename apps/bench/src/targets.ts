@@ -20,6 +20,8 @@ export interface TargetOptions {
   refImDir: string;
   /** `--perf DIR`: each Parley server is sampled by `perf record` into DIR. */
   perfDir?: string;
+  /** `--perf-hz`: perf's sampling rate (default `PERF_HZ`). */
+  perfHz?: number;
   /** Names the perf file of the next server (scenario). */
   perfTag?: string;
   log: (line: string) => void;
@@ -30,7 +32,7 @@ export function startTarget(name: TargetName, o: TargetOptions): Promise<Driver>
   if (name === 'mosquitto') return startMosquittoDriver(o.log);
   if (name === 'ref-im') return startRefImDriver(o.refImDir);
   const perfFile = o.perfDir ? join(o.perfDir, `${name}-${o.perfTag ?? 'run'}-${Date.now()}.perf.data`) : undefined;
-  return startParleyDriver(name === 'parley-jsonrpc' ? 'jsonrpc' : 'wkproto', o.parleyNodeArgs, perfFile);
+  return startParleyDriver(name === 'parley-jsonrpc' ? 'jsonrpc' : 'wkproto', o.parleyNodeArgs, perfFile, {}, o.perfHz);
 }
 
 /** The targets in run order for the `index`-th scenario: as given for even, reversed for odd (order alternates). */

@@ -27,7 +27,7 @@ describe.skipIf(!perfWorks)('--perf', () => {
   it('names the JavaScript frames and writes the measured phases as perf time windows', async () => {
     installCleanup();
     const file = join(dir, 'parley-jsonrpc-S1-test.perf.data');
-    const driver = await startParleyDriver('jsonrpc', ['--conditions=@parley/source', '--import', tsxLoader], file);
+    const driver = await startParleyDriver('jsonrpc', ['--conditions=@parley/source', '--import', tsxLoader], file, {}, 997);
     try {
       await driver.provisionUsers(oneToOneUsers(20, 'perf'));
       const [r] = await runOneToOne(driver, {
@@ -47,6 +47,9 @@ describe.skipIf(!perfWorks)('--perf', () => {
 
     expect(existsSync(file)).toBe(true);
     expect(existsSync(`${file}.raw`)).toBe(false);
+    // Recorded at the rate asked for (`--perf-hz`), not perf's or the bench's default.
+    const header = execFileSync('perf', ['evlist', '-v', '-i', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    expect(header).toMatch(/sample_freq \}?: 997(?!\d)/);
     const jitDir = join(dir, 'parley-jsonrpc-S1-test.jit');
     const jitted = readdirSync(jitDir);
     expect(jitted.filter((f) => /^jitted-\d+-\d+\.so$/.test(f)).length).toBeGreaterThan(100);

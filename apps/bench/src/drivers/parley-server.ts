@@ -61,6 +61,7 @@ export function startParley(
   perfFile?: string,
   env: Record<string, string> = {},
   pin = true,
+  perfHz = PERF_HZ,
 ): Promise<ParleyServer> {
   const spaced = nodeArgs.find((a) => /\s/.test(a));
   if (spaced !== undefined) throw new Error(`node argument "${spaced}" holds white space (the launcher splits PARLEY_NODE_FLAGS on it)`);
@@ -118,7 +119,7 @@ export function startParley(
       const ev = listeningEventIn(out);
       if (!ev) return;
       clearTimeout(timer);
-      const perf = perfFile ? startPerfRecord(proc.pid!, perfRawFile(perfFile)) : undefined;
+      const perf = perfFile ? startPerfRecord(proc.pid!, perfRawFile(perfFile), perfHz) : undefined;
       resolve({
         proc,
         pid: proc.pid!,
@@ -137,13 +138,16 @@ export function startParley(
   });
 }
 
+/** `perf record`'s sampling rate unless `--perf-hz` says otherwise, samples a second. */
+export const PERF_HZ = 499;
+
 /**
- * `perf record` of `pid` (call graphs, 499 Hz) into `file`, itself on the generator's core 1. Its
+ * `perf record` of `pid` (call graphs, `hz` samples a second) into `file`, itself on the generator's core 1. Its
  * clock is CLOCK_MONOTONIC (`-k mono`): the clock of node's JIT dump, which `perf inject --jit`
  * matches samples against, and of `process.hrtime`, which times the measured phases.
  */
-function startPerfRecord(pid: number, file: string): ChildProcess {
-  const [cmd, args] = pinned(1, 'perf', ['record', '-k', 'mono', '-F', '499', '-g', '-p', String(pid), '-o', file, '--quiet']);
+function startPerfRecord(pid: number, file: string, hz: number): ChildProcess {
+  const [cmd, args] = pinned(1, 'perf', ['record', '-k', 'mono', '-F', String(hz), '-g', '-p', String(pid), '-o', file, '--quiet']);
   return spawnTracked(cmd, args, { stdio: 'ignore' });
 }
 

@@ -3,7 +3,7 @@
  * TCP; users, groups and offline sync go through the HTTP API.
  */
 import { connectJsonRpc } from './jsonrpc-conn.ts';
-import { getJson, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
+import { getJson, PERF_HZ, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
 import { connectWkproto } from './wkproto-conn.ts';
 import type { Connection, Deliveries, Driver } from './types.ts';
 
@@ -13,8 +13,9 @@ export async function startParleyDriver(
   nodeArgs: readonly string[] = [],
   perfFile?: string,
   env: Record<string, string> = {},
+  perfHz = PERF_HZ,
 ): Promise<Driver> {
-  const server = await startParley(nodeArgs, perfFile, env);
+  const server = await startParley(nodeArgs, perfFile, env, true, perfHz);
   return {
     name: protocol === 'jsonrpc' ? 'parley-jsonrpc' : 'parley-wkproto',
     pid: server.pid,
