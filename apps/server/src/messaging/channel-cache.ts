@@ -28,11 +28,10 @@ export class ChannelCache {
   private readonly ready = new Map<number, Map<string, ChannelState>>();
   /** Entries removed so far (see `generation`). */
   private removals = 0;
-  /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
-  onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
-
   /** Characters of the keys in `entries` (each `type:id`). */
   private keyChars = 0;
+  /** Cluster mode: told of every local invalidation, so other nodes drop their copy too. */
+  onInvalidate: ((channelId: string, channelType: number) => void) | undefined;
 
   constructor(
     private readonly channels: ChannelRepository,

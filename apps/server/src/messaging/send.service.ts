@@ -292,9 +292,8 @@ export class SendService {
   /** Whether the permission rules decide `cmd` to `person` by the channel states alone (no system sender, receiver or device). */
   private onStatesAlone(cmd: SendCommand, person: PersonTarget): boolean {
     const { deps } = this;
-    if (cmd.deviceId !== '' && cmd.deviceId === deps.systemDeviceId) return false;
-    for (const uid of [cmd.fromUid, person.receiverUid]) if (uid === SYSTEM_UID || deps.isSystemUid(uid)) return false;
-    return true;
+    const system = (uid: string): boolean => uid === SYSTEM_UID || deps.isSystemUid(uid);
+    return !(cmd.deviceId !== '' && cmd.deviceId === deps.systemDeviceId) && !system(cmd.fromUid) && !system(person.receiverUid);
   }
 
   /**
@@ -333,17 +332,22 @@ export class SendService {
       participants,
       allowedAt: -1,
     };
-    const chars = given.length + channelId.length + (byGiven === undefined ? fromUid.length : 0);
-    if (this.personTargetCount >= PERSON_TARGETS_MAX || this.personTargetChars + chars > PERSON_TARGET_CHARS_MAX) {
+    // The entry's ids, and the sender's uid when it gets a map of its own.
+    const entryChars = given.length + channelId.length;
+    const newSender = byGiven === undefined ? fromUid.length : 0;
+    if (this.personTargetCount >= PERSON_TARGETS_MAX || this.personTargetChars + entryChars + newSender > PERSON_TARGET_CHARS_MAX) {
       this.personTargets.clear();
       this.personTargetCount = 0;
       this.personTargetChars = 0;
       byGiven = undefined;
     }
-    if (byGiven === undefined) this.personTargets.set(fromUid, (byGiven = new Map()));
+    if (byGiven === undefined) {
+      this.personTargets.set(fromUid, (byGiven = new Map()));
+      this.personTargetChars += fromUid.length;
+    }
     byGiven.set(given, target);
     this.personTargetCount++;
-    this.personTargetChars += given.length + channelId.length + (byGiven.size === 1 ? fromUid.length : 0);
+    this.personTargetChars += entryChars;
     return target;
   }
 
