@@ -24,6 +24,52 @@ const holds = (r: ScenarioResult): boolean => {
   return r.valid && p99 !== null && p99 !== undefined && p99 < CAPACITY_P99_MS;
 };
 
+/** What the staircase records of one step: its verdict, and how busy each side's core was. */
+export interface StepSummary {
+  scenario: string;
+  valid: boolean;
+  error: string | undefined;
+  sendackP99Ms: number | null;
+  failedGates: string[];
+  /** Server CPU per 1k messages (1:1 steps) or per 1k deliveries (group steps), ms. */
+  serverCpuMsPer1k: number | null;
+  /** The server's CPU over the phase's wall time: 1 is one core busy all the time (every thread counted). */
+  serverCores: number | null;
+  /** How long the server's main thread was runnable but waited for a core, ms (its own other threads share that core). */
+  serverWaitMs: number | null;
+  /** The generator's CPU over the phase's wall time (the `generator-cpu` gate's share). */
+  generatorCores: number | null;
+}
+
+/** The summary of one step's result. */
+export function stepSummary(r: ScenarioResult): StepSummary {
+  const c = r.counts;
+  const figure = (key: string): number | null => r.figures.find((f) => f.key === key)?.value ?? null;
+  const cores = (ms: number | undefined): number | null =>
+    ms === undefined || !(c.wallMs! > 0) ? null : Math.round((ms / c.wallMs!) * 100) / 100;
+  return {
+    scenario: r.scenario,
+    valid: r.valid,
+    error: r.error,
+    sendackP99Ms: figure('sendack_p99_ms'),
+    failedGates: r.gates.filter((g) => !g.ok).map((g) => `${g.name}: ${g.detail}`),
+    serverCpuMsPer1k: figure('cpu_ms_per_1k_msgs') ?? figure('cpu_ms_per_1k_deliveries'),
+    serverCores: cores(c.serverCpuMs),
+    serverWaitMs: c.serverWaitMs === undefined ? null : Math.round(c.serverWaitMs),
+    generatorCores: cores(c.generatorCpuMs),
+  };
+}
+
+/** One line of the staircase's progress output for a step. */
+export function stepLine(s: StepSummary): string {
+  const n = (v: number | null, digits: number): string => (v === null ? '—' : v.toFixed(digits));
+  return (
+    `  ${s.scenario}: sendack p99 ${n(s.sendackP99Ms, 1)} ms, server ${n(s.serverCpuMsPer1k, 1)} ms per 1k,` +
+    ` ${n(s.serverCores, 2)} of a core (main thread waited ${n(s.serverWaitMs, 0)} ms), generator ${n(s.generatorCores, 2)} of a core` +
+    (s.error !== undefined ? `; error: ${s.error}` : s.failedGates.length > 0 ? `; failed: ${s.failedGates.join('; ')}` : '')
+  );
+}
+
 /** The highest step whose two consecutive runs both held (0 when none did). */
 export function highestHeld(results: readonly ScenarioResult[], steps: readonly number[]): number {
   let best = 0;
@@ -65,7 +111,7 @@ async function withTarget(
 
 /** Runs the staircase for every target; returns a JSON-ready document and prints a summary on stderr. */
 export async function runCapacity(o: BenchOptions): Promise<Record<string, unknown>> {
-  const summary: Record<string, { oneToOne: number; groups: number; steps: unknown[] }> = {};
+  const summary: Record<string, { oneToOne: number; groups: number; steps: StepSummary[] }> = {};
   const twice = (steps: number[]): number[] => steps.flatMap((s) => [s, s]);
   for (const target of o.targets) {
     o.log(`capacity ${target}: 1:1 ${ONE_TO_ONE_STEPS.join(',')} msg/s`);
@@ -78,13 +124,8 @@ export async function runCapacity(o: BenchOptions): Promise<Record<string, unkno
       : await withTarget(target, o, fanoutUsers(o.groups, o.members), (d) =>
           runFanout(d, { ...o, groups: o.groups, members: o.members, rates: twice(GROUP_STEPS), continueWhile: holds }),
         );
-    const steps = [...one, ...groups].map((r) => ({
-      scenario: r.scenario,
-      valid: r.valid,
-      error: r.error,
-      sendackP99Ms: r.figures.find((f) => f.key === 'sendack_p99_ms')?.value ?? null,
-      failedGates: r.gates.filter((g) => !g.ok).map((g) => `${g.name}: ${g.detail}`),
-    }));
+    const steps = [...one, ...groups].map(stepSummary);
+    for (const step of steps) o.log(stepLine(step));
     summary[target] = { oneToOne: highestHeld(one, ONE_TO_ONE_STEPS), groups: highestHeld(groups, GROUP_STEPS), steps };
     o.log(`capacity ${target}: 1:1 holds up to ${summary[target].oneToOne} msg/s, groups up to ${summary[target].groups} msg/s`);
   }
