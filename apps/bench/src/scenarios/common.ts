@@ -7,7 +7,7 @@ export const SETUP_CONCURRENCY = 50;
 
 /** Connects every uid (its deliveries go to `deliveriesOf(uid)`); returns connections by uid. */
 export async function connectAll(
-  driver: Driver,
+  driver: Pick<Driver, 'connect'>,
   uids: readonly string[],
   deliveriesOf: (uid: string) => Deliveries,
 ): Promise<Map<string, Connection>> {
