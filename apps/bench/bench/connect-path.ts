@@ -3,14 +3,15 @@
  * connect under callgrind (not part of the bench run; see
  * bench/callgrind-connect-server.sh, which starts the server under callgrind
  * through `PARLEY_BENCH_SERVER_WRAP`). A fresh Parley, `connects` users given
- * tokens over HTTP, then, after `warm` connects made and closed (0: the
- * connects meet a fresh server, as S4's storm does), callgrind is asked to
- * dump (`callgrind_control -d`), `connects` clients connect and authenticate
- * through the bench's own client (`jsonrpc` or `wkproto`), `SETUP_CONCURRENCY`
- * at a time as S4 does, and callgrind dumps again: each thread's second dump
- * holds the connects alone (the TCP accept, the WebSocket upgrade for
- * JSON-RPC, the key exchange for WKProto, the token check and the CONNECT's
- * answer), the compilation the server's JIT does for them included.
+ * tokens over HTTP, then `warm` connects made and closed (0: the measured
+ * connects meet a fresh server, as S4's storm does). Once the server is idle
+ * callgrind is asked to dump (`callgrind_control -d`), `connects` clients
+ * connect and authenticate through the bench's own client (`jsonrpc` or
+ * `wkproto`), `SETUP_CONCURRENCY` (50) at a time as S4's storm keeps at most
+ * 50 in flight, and callgrind dumps again: each thread's second dump holds the
+ * connects alone (the TCP accept, the WebSocket upgrade for JSON-RPC, the key
+ * exchange for WKProto, the token check and the CONNECT's answer), the
+ * compilation the server's JIT does for them included.
  *
  *   node --conditions=@parley/source --import tsx bench/connect-path.ts jsonrpc [connects] [warm]
  *
@@ -55,10 +56,10 @@ try {
   const phases = new PhaseLedgers();
   phases.open('connects');
   /**
-   * Waits until the server has been idle (under 10% of a core: an idle server under callgrind
-   * takes some 4% for its timers) for a second: under callgrind it
-   * takes many seconds to finish what came before (the token set-up, the warm-up's closes),
-   * which must not fall into the measured phase.
+   * Waits until the server has used under 10% of a core for a whole second (an idle server under
+   * callgrind takes some 4% for its timers). Under callgrind it takes many seconds to finish what
+   * came before (the token set-up, a warm-up round's closes), which must not fall into the
+   * measured phase.
    */
   const quiet = async (): Promise<void> => {
     const busy = (): number => {
