@@ -25,7 +25,7 @@ import { installCleanup } from '../src/children.ts';
 import { connectJsonRpc } from '../src/drivers/jsonrpc-conn.ts';
 import { startParley, storeTokens, tokenOf } from '../src/drivers/parley-server.ts';
 import { connectWkproto } from '../src/drivers/wkproto-conn.ts';
-import { cpuBreakdown } from '../src/proc-stats.ts';
+import { cpuBreakdown, cpuMs } from '../src/proc-stats.ts';
 import { PhaseLedgers } from '../src/ledger.ts';
 import { closeAll, connectAll } from '../src/scenarios/common.ts';
 import type { Connection, Deliveries } from '../src/drivers/types.ts';
@@ -62,13 +62,9 @@ try {
    * measured phase.
    */
   const quiet = async (): Promise<void> => {
-    const busy = (): number => {
-      const c = cpuBreakdown(server.pid);
-      return c.user! + c.sys!;
-    };
-    for (let last = busy(), deadline = Date.now() + 600_000; Date.now() < deadline;) {
+    for (let last = cpuMs(server.pid), deadline = Date.now() + 600_000; Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 1000));
-      const now = busy();
+      const now = cpuMs(server.pid);
       if (now - last < 100) return;
       last = now;
     }
