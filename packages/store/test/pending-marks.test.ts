@@ -77,6 +77,8 @@ describe('embedded latest-send marks', () => {
     await store.messages.appendBatch([message('g1', 5, 'carol')], [mark('g1', 'alice', 1)]);
     expect((await store.memberships.get('g1', 2, 'bob'))?.lastSendSeq).toBe(4);
     expect((await store.memberships.get('g1', 2, 'alice'))?.lastSendSeq).toBe(3);
+    // Commits are not pauses: with marks applied only on close, none was reported.
+    expect(store.writerPauses!.totals.marks).toEqual({ count: 0, totalMs: 0, maxMs: 0 });
     await store.close();
     expect(onDisk(dir, 'g1')).toEqual({ lastSend: { alice: 3, bob: 4 }, pending: 0 });
   });
@@ -84,10 +86,22 @@ describe('embedded latest-send marks', () => {
   it('applies pending marks every markApplyMs while the store is idle', async () => {
     const dir = newDir();
     const store = await open(dir, 150);
+    const seen: [string, number][] = [];
+    store.writerPauses!.onPause((reason, ms) => seen.push([reason, ms]));
     await store.memberships.addMembers('g2', 2, ['alice'], 1);
     await store.messages.appendBatch([message('g2', 1, 'alice'), message('g2', 2, 'alice')], [mark('g2', 'alice', 2)]);
     expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);
     await expect.poll(() => onDisk(dir, 'g2'), { timeout: 5000 }).toEqual({ lastSend: { alice: 2 }, pending: 0 });
+    // The apply's own transaction was a pause of the writer, reported with its duration.
+    await expect.poll(() => seen.filter(([reason]) => reason === 'marks').length, { timeout: 5000 }).toBeGreaterThanOrEqual(1);
+    const marks = store.writerPauses!.totals.marks;
+    expect(marks.count).toBe(seen.length);
+    expect(marks.maxMs).toBeGreaterThan(0);
+    expect(marks.totalMs).toBeCloseTo(
+      seen.reduce((sum, [, ms]) => sum + ms, 0),
+      6,
+    );
+    expect(store.writerPauses!.totals.wal_restart.count).toBe(0);
     expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);
     // A batch that finds its idempotency key committed writes nothing, its marks neither.
     const hits = await store.messages.appendChecked!([{ ...message('g2', 3, 'alice'), clientMsgNo: 'g2-1' }], [mark('g2', 'alice', 3)]);

@@ -86,6 +86,7 @@ async function loaded(payloadBytes: number) {
     dir,
     wal,
     counts,
+    pauses: store.writerPauses!,
     sizes,
     /** The largest the `-wal` file was seen. */
     maxWalBytes: () => (maxWalBytes = Math.max(maxWalBytes, statSync(wal).size)),
@@ -147,6 +148,11 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
     const perSecond = load.walBytesPerSecond();
     expect(perSecond).toBeGreaterThan(0);
     expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, FOLLOW_AFTER + 3 * perSecond!));
+    // Each restart came after the writer's follow-up checkpoint, a pause of its commits it reports.
+    const restarts = load.pauses.totals.wal_restart;
+    expect(restarts.count).toBeGreaterThanOrEqual(1);
+    expect(restarts.maxMs).toBeGreaterThan(0);
+    expect(restarts.totalMs).toBeGreaterThanOrEqual(restarts.maxMs);
 
     // Every acknowledged message is there, read by a connection of its own.
     const reader = new SqliteDatabase(join(load.dir, 'parley.db'), { readonly: true });

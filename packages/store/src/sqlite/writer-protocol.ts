@@ -103,8 +103,13 @@ export type WriterRequest =
 export type WriterReply =
   | { kind: 'ready' }
   | { kind: 'done'; id: number; commitMs: number }
-  /** Every mark of the batches up to `through` (an `append` id) is now in `memberships`. */
-  | { kind: 'applied'; through: number }
+  /**
+   * Every mark of the batches up to `through` (an `append` id) is now in `memberships`; `ms`: how
+   * long the transaction of their own took (absent when a batch's transaction applied them).
+   */
+  | { kind: 'applied'; through: number; ms?: number }
+  /** The follow-up checkpoint after a checkpointer pass (so that the WAL restarts) took `ms`. */
+  | { kind: 'followed'; ms: number }
   | { kind: 'hits'; id: number; hits: unknown[] }
   /** The events of an `events` request, stored (`STORED_EVENT_FIELDS` values each). */
   | { kind: 'events'; id: number; stored: unknown[] }

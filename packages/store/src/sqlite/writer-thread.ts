@@ -163,10 +163,11 @@ function runWriter(db: SqliteDatabase.Database): void {
   /** Applies the pending marks when `markApplyMs` has passed since the last apply (or now, with `force`). */
   const maybeApplyMarks = (force: boolean) => {
     if (!marksPending || (!force && performance.now() - appliedAt < init.markApplyMs)) return;
+    const started = performance.now();
     applyMarks.immediate();
     marksPending = false;
     appliedAt = performance.now();
-    reply({ kind: 'applied', through: lastMarked });
+    reply({ kind: 'applied', through: lastMarked, ms: appliedAt - started });
   };
   /** The same, where a failure (busy, disk full) only means a later call tries again: the rows stay in `pending_marks`. */
   const tryApplyMarks = (force: boolean) => {
@@ -312,7 +313,9 @@ function runWriter(db: SqliteDatabase.Database): void {
   const followCheckpointer = () => {
     if (Atomics.exchange(signal, CHECKPOINTED, 0) === 0) return;
     try {
+      const started = performance.now();
       checkpoint.get();
+      reply({ kind: 'followed', ms: performance.now() - started });
     } catch {
       // Busy or failing: the next pass tries again; commits report storage failures.
     }

@@ -9,6 +9,7 @@ import type { MessageEvent } from '../repositories/message-event.repository.ts';
 import { BUSY_TIMEOUT_MS } from './open.ts';
 import { HIT_FIELDS, STORED_EVENT_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
 import type { WriteHealth } from './write-health.ts';
+import { WriterPauses, type WriterPauseReason } from './writer-pauses.ts';
 
 /**
  * How often the checkpointer copies the WAL back into the database, ms (a
@@ -101,6 +102,8 @@ class Thread {
   onCommitted: (id: number, marks: readonly LastSendMark[]) => void = () => {};
   /** Called as the writer reports every mark of the batches up to `through` applied. */
   onApplied: (through: number) => void = () => {};
+  /** Called as the thread reports a pause beside its commits (`writer-pauses.ts`), ms. */
+  onPause: (reason: WriterPauseReason, ms: number) => void = () => {};
 
   constructor(init: WriterInit) {
     const start = threadEntry();
@@ -113,7 +116,10 @@ class Thread {
           const w = this.settle(m.id);
           if (w?.marks) this.onCommitted(m.id, w.marks);
           w?.resolve(undefined);
-        } else if (m.kind === 'applied') this.onApplied(m.through);
+        } else if (m.kind === 'applied') {
+          if (m.ms !== undefined) this.onPause('marks', m.ms);
+          this.onApplied(m.through);
+        } else if (m.kind === 'followed') this.onPause('wal_restart', m.ms);
         else if (m.kind === 'hits') this.settle(m.id)?.resolve(m.hits);
         else if (m.kind === 'events') this.settle(m.id)?.resolve(m.stored);
         else if (m.kind === 'failed') this.settle(m.id)?.reject(new WriterError(m.code, m.message));
@@ -185,6 +191,8 @@ export class SqliteWriter {
   private unapplied: { batch: number; marks: readonly LastSendMark[] }[] = [];
   /** Raised whenever marks leave `unapplied` (applied to `memberships`): see `readWithMarks`. */
   private applies = 0;
+  /** What the writer thread spent beside its commits, while batches waited. */
+  readonly pauses = new WriterPauses();
 
   /** The events appended since the last hand-over, and who waits for each. */
   private events:
@@ -200,6 +208,7 @@ export class SqliteWriter {
     private readonly health: WriteHealth,
   ) {
     writer.onCommitted = (id, marks) => this.unapplied.push({ batch: id, marks });
+    writer.onPause = (reason, ms) => this.pauses.record(reason, ms);
     writer.onApplied = (through) => {
       this.applies++;
       let n = 0;
