@@ -25,6 +25,33 @@ describe('/metrics', () => {
     }
   });
 
+  it("histograms the embedded writer's pauses beside its commits, by reason", async () => {
+    const t = await startTestServer();
+    try {
+      await storeToken(t.api, 'pause-a', 'tok');
+      const a = await connectRpc(t.ws, 'pause-a', 'tok');
+      // Person-channel sends leave latest-send marks, which the writer applies a second later in a transaction of its own.
+      for (let i = 0; i < 3; i++) await a.request('send', { channelId: 'pause-b', channelType: 1, payload: { i } });
+      // One series of the histogram for `reason` (prom-client orders the labels as it pleases).
+      const series = (text: string, suffix: string, reason: string) =>
+        new RegExp(`^parley_store_writer_pause_seconds_${suffix}\\{([^}]*,)?reason="${reason}"(,[^}]*)?\\} (\\S+)$`, 'm').exec(text)?.[3];
+      const count = (text: string, reason: string) => Number(series(text, 'count', reason));
+      const first = await call(`${t.api}/metrics`);
+      expect(first.text).toContain('# TYPE parley_store_writer_pause_seconds histogram');
+      // Both reasons are listed before they first happen; no WAL restart comes of three sends.
+      expect(count(first.text, 'wal_restart')).toBe(0);
+      expect(count(first.text, 'marks')).toBeGreaterThanOrEqual(0);
+      await expect.poll(async () => count((await call(`${t.api}/metrics`)).text, 'marks'), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      const text = (await call(`${t.api}/metrics`)).text;
+      expect(Number(series(text, 'sum', 'marks'))).toBeGreaterThan(0);
+      expect(text).toMatch(/^parley_store_writer_pause_seconds_bucket\{le="\+Inf",([^}]*,)?reason="marks"(,[^}]*)?\} [1-9]\d*$/m);
+      expect(text).toMatch(/^parley_store_writer_pause_seconds_count\{([^}]*,)?node_id="1"(,[^}]*)?\} /m);
+      a.close();
+    } finally {
+      await t.close();
+    }
+  });
+
   it('answers 404 when observability.metrics_enable is false', async () => {
     const t = await startTestServer({ PARLEY_OBSERVABILITY_METRICS_ENABLE: 'false' });
     try {

@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { WRITER_PAUSE_REASONS } from '@parley/store';
 import type { OpsInputs } from './ops.ts';
 
 /** A cumulative counter the server keeps as a plain number. */
@@ -83,5 +84,20 @@ export function createMetrics(inputs: OpsInputs): Registry {
       this.set(inputs.queue.stats.lastCommitMs);
     },
   });
+  if (inputs.writerPauses) {
+    const pauses = new Histogram({
+      name: 'parley_store_writer_pause_seconds',
+      help: 'Embedded store: times its writer thread stopped committing beside its commits, by reason (wal_restart: the checkpoint that lets the WAL restart; marks: applying latest-send marks). Sends arriving meanwhile wait.',
+      labelNames: ['reason'],
+      buckets: WRITER_PAUSE_BUCKETS_S,
+      registers: [register],
+    });
+    // Every reason is listed from the start, with zero counts until it first happens.
+    for (const reason of WRITER_PAUSE_REASONS) pauses.zero({ reason });
+    inputs.writerPauses.onPause((reason, ms) => pauses.observe({ reason }, ms / 1000));
+  }
   return register;
 }
+
+/** `parley_store_writer_pause_seconds`'s buckets, s: a pause's share of the sends' latency shows from a few ms. */
+export const WRITER_PAUSE_BUCKETS_S = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];
