@@ -39,6 +39,12 @@ export interface StepSummary {
   serverWaitMs: number | null;
   /** The generator's CPU over the phase's wall time (the `generator-cpu` gate's share). */
   generatorCores: number | null;
+  /**
+   * The server's store writer stopping beside its commits during the step, every reason together
+   * (`writerPauses:*` counts; Parley on the embedded store): how often, for how long in all (ms),
+   * and how many of those pauses lasted over 20 ms. Null where the target reports none.
+   */
+  writerPauses: { count: number; ms: number; over20ms: number } | null;
 }
 
 /** The summary of one step's result. */
@@ -57,7 +63,22 @@ export function stepSummary(r: ScenarioResult): StepSummary {
     serverCores: cores(c.serverCpuMs),
     serverWaitMs: c.serverWaitMs === undefined ? null : Math.round(c.serverWaitMs),
     generatorCores: cores(c.generatorCpuMs),
+    writerPauses: writerPausesOf(c),
   };
+}
+
+/** The `writerPauses:*` counts of a result, every reason summed; null when it has none. */
+function writerPausesOf(c: Record<string, number>): StepSummary['writerPauses'] {
+  let found = false;
+  const sum = { count: 0, ms: 0, over20ms: 0 };
+  for (const [key, value] of Object.entries(c)) {
+    if (key.startsWith('writerPauses:')) {
+      found = true;
+      sum.count += value;
+    } else if (key.startsWith('writerPauseMs:')) sum.ms += value;
+    else if (key.startsWith('writerPausesOver20ms:')) sum.over20ms += value;
+  }
+  return found ? { count: sum.count, ms: Math.round(sum.ms), over20ms: sum.over20ms } : null;
 }
 
 /** One line of the staircase's progress output for a step. */
@@ -66,6 +87,9 @@ export function stepLine(s: StepSummary): string {
   return (
     `  ${s.scenario}: sendack p99 ${n(s.sendackP99Ms, 1)} ms, server ${n(s.serverCpuMsPer1k, 1)} ms per 1k,` +
     ` ${n(s.serverCores, 2)} of a core (main thread waited ${n(s.serverWaitMs, 0)} ms), generator ${n(s.generatorCores, 2)} of a core` +
+    (s.writerPauses === null
+      ? ''
+      : `, store writer paused ${s.writerPauses.count}× for ${s.writerPauses.ms} ms (${s.writerPauses.over20ms} over 20 ms)`) +
     (s.error !== undefined ? `; error: ${s.error}` : s.failedGates.length > 0 ? `; failed: ${s.failedGates.join('; ')}` : '')
   );
 }

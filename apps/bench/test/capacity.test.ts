@@ -31,9 +31,28 @@ describe('the staircase', () => {
       serverCores: 0.88,
       serverWaitMs: 606,
       generatorCores: 0.59,
+      writerPauses: null,
     });
     expect(stepLine(s)).toBe(
       '  S1@8000: sendack p99 56.5 ms, server 110.0 ms per 1k, 0.88 of a core (main thread waited 606 ms), generator 0.59 of a core',
+    );
+  });
+
+  it("sums the store writer's pauses of every reason into the step's line", () => {
+    const r = step(10000, 53.9, 2150, 1380, 374);
+    Object.assign(r.counts, {
+      'writerPauses:wal_restart': 2,
+      'writerPauseMs:wal_restart': 41.6,
+      'writerPausesOver20ms:wal_restart': 1,
+      'writerPauses:marks': 3,
+      'writerPauseMs:marks': 22.3,
+      'writerPausesOver20ms:marks': 0,
+    });
+    const s = stepSummary(r);
+    expect(s.writerPauses).toEqual({ count: 5, ms: 64, over20ms: 1 });
+    expect(stepLine(s)).toBe(
+      '  S1@10000: sendack p99 53.9 ms, server 71.7 ms per 1k, 0.72 of a core (main thread waited 374 ms), generator 0.46 of a core,' +
+        ' store writer paused 5× for 64 ms (1 over 20 ms)',
     );
   });
 

@@ -221,8 +221,8 @@ export function postJson(api: string, path: string, body: unknown): Promise<unkn
   });
 }
 
-/** GETs JSON from the Parley HTTP API; throws on a non-200 answer. */
-export function getJson(api: string, path: string): Promise<unknown> {
+/** GETs text from the Parley HTTP API (`/metrics`); throws on a non-200 answer. */
+export function getText(api: string, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(api + path, { agent }, (res) => {
       const chunks: Buffer[] = [];
@@ -231,12 +231,17 @@ export function getJson(api: string, path: string): Promise<unknown> {
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-        else resolve(JSON.parse(text));
+        else resolve(text);
       });
     });
     req.on('error', reject);
     req.end();
   });
+}
+
+/** GETs JSON from the Parley HTTP API; throws on a non-200 answer. */
+export async function getJson(api: string, path: string): Promise<unknown> {
+  return JSON.parse(await getText(api, path));
 }
 
 /** Stores every uid's token (`POST /user/token`, 32 requests in flight). */

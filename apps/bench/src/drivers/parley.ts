@@ -3,7 +3,8 @@
  * TCP; users, groups and offline sync go through the HTTP API.
  */
 import { connectJsonRpc } from './jsonrpc-conn.ts';
-import { getJson, PERF_HZ, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
+import { getJson, getText, PERF_HZ, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
+import { parseWriterPauses } from '../writer-pauses.ts';
 import { connectWkproto } from './wkproto-conn.ts';
 import type { Connection, Deliveries, Driver } from './types.ts';
 
@@ -45,6 +46,7 @@ export async function startParleyDriver(
       }
       return out;
     },
+    writerPauses: async () => parseWriterPauses(await getText(server.api, '/metrics')),
     stop: () => server.stop(),
   };
 }

@@ -2,6 +2,7 @@
  * The one driver interface every target implements, so each scenario runs the
  * same code against mosquitto (MQTT) and Parley (JSON-RPC or WKProto).
  */
+import type { WriterPauseReading } from '../writer-pauses.ts';
 
 /**
  * The targets of a run: the peer, Parley through its two protocols, the calibration loop (S1 only),
@@ -65,6 +66,11 @@ export interface Driver {
    * `/top/v1/snapshot`, active and recent); undefined where it has none.
    */
   alerts?(): Promise<Record<string, number>>;
+  /**
+   * The store writer's pauses beside its commits since the server started, by reason (Parley's
+   * `/metrics` on the embedded store); undefined where there are none to read.
+   */
+  writerPauses?(): Promise<WriterPauseReading | undefined>;
   /** Stops the server and removes its temp files. */
   stop(): Promise<void>;
 }
