@@ -77,7 +77,9 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   let failed = 0;
   let lastAckAt = 0;
   let firstError: string | undefined;
-  const pausesBefore = await o.pauses?.();
+  // A diagnostic: a failed read leaves the phase without it, never fails the phase.
+  const readPauses = () => o.pauses?.().catch(() => undefined);
+  const pausesBefore = await readPauses();
   const meter = startCpuMeter(o.serverPid, o.label ?? `${o.rate} msg/s`);
   const start = performance.now();
   const sendOne = (s: Stream, body: string): void => {
@@ -117,7 +119,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   while (performance.now() < deadline && (acked + failed < sent || o.ledger.receivedDeliveries < o.ledger.expectedDeliveries))
     await sleep(5);
   const cpu = meter.read();
-  const writerPauses = o.pauses ? pausesBetween(pausesBefore, await o.pauses()) : undefined;
+  const writerPauses = o.pauses ? pausesBetween(pausesBefore, await readPauses()) : undefined;
   const windowMs = Math.max(o.seconds * 1000, lastAckAt - start);
   return {
     offered,

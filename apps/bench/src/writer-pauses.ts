@@ -39,12 +39,15 @@ export function parseWriterPauses(text: string): WriterPauseReading | undefined 
   return out;
 }
 
-/** What happened between two readings (`after` − `before`), per reason of `after`. */
+/**
+ * What happened between two readings (`after` − `before`), per reason of `after` (a reason
+ * `before` lacks counts from zero); undefined unless both readings were taken.
+ */
 export function pausesBetween(
   before: WriterPauseReading | undefined,
   after: WriterPauseReading | undefined,
 ): WriterPauseReading | undefined {
-  if (!after) return undefined;
+  if (!before || !after) return undefined;
   const out: WriterPauseReading = {};
   for (const [reason, a] of Object.entries(after)) {
     const b = before?.[reason] ?? { count: 0, ms: 0, over20ms: 0 };

@@ -2,6 +2,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { WRITER_PAUSE_REASONS } from '@parley/store';
 import type { OpsInputs } from './ops.ts';
 
+/** `parley_store_writer_pause_seconds`'s buckets, s: a pause's share of the sends' latency shows from a few ms. */
+export const WRITER_PAUSE_BUCKETS_S = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];
+
 /** A cumulative counter the server keeps as a plain number. */
 interface CounterSource {
   name: string;
@@ -98,6 +101,3 @@ export function createMetrics(inputs: OpsInputs): Registry {
   }
   return register;
 }
-
-/** `parley_store_writer_pause_seconds`'s buckets, s: a pause's share of the sends' latency shows from a few ms. */
-export const WRITER_PAUSE_BUCKETS_S = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];
