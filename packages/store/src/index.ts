@@ -37,13 +37,7 @@ export {
 } from './sqlite/integrity.ts';
 export { DataDirLockedError, lockDataDir, LOCK_FILE, PID_FILE, type DataDirLock } from './sqlite/dir-lock.ts';
 export { diagnoseStoreFiles, failureKind, WriteHealth, type HealthLog, type StoreFailureKind } from './sqlite/write-health.ts';
-export {
-  WriterPauses,
-  WRITER_PAUSE_REASONS,
-  type WriterPauseListener,
-  type WriterPauseReason,
-  type WriterPauseTotals,
-} from './sqlite/writer-pauses.ts';
+export { WriterPauses, WRITER_PAUSE_REASONS, type WriterPauseListener, type WriterPauseReason } from './sqlite/writer-pauses.ts';
 export { contentDigest, type ContentDigest } from './content-digest.ts';
 export { CONTENT_TABLES, type ContentTable } from './tables.ts';
 export type { ImportRepository } from './repositories/import.repository.ts';

@@ -62,6 +62,9 @@ async function loaded(payloadBytes: number) {
   const dir = mkdtempSync(join(tmpdir(), 'parley-wal-'));
   const store = await openEmbeddedStore({ dataDir: dir, sync: 'full' });
   const wal = join(dir, 'parley.db-wal');
+  // The writer's follow-up checkpoints (the pauses that let the WAL restart), in ms.
+  const followUps: number[] = [];
+  store.writerPauses!.onPause((reason, ms) => reason === 'wal_restart' && followUps.push(ms));
   await store.messages.appendBatch([message('first', 1, 1n, payloadBytes)], []);
   const counts = { appended: 1, batches: 0 };
   let stopping = false;
@@ -86,7 +89,7 @@ async function loaded(payloadBytes: number) {
     dir,
     wal,
     counts,
-    pauses: store.writerPauses!,
+    followUps,
     sizes,
     /** The largest the `-wal` file was seen. */
     maxWalBytes: () => (maxWalBytes = Math.max(maxWalBytes, statSync(wal).size)),
@@ -149,10 +152,8 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
     expect(perSecond).toBeGreaterThan(0);
     expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, FOLLOW_AFTER + 3 * perSecond!));
     // Each restart came after the writer's follow-up checkpoint, a pause of its commits it reports.
-    const restarts = load.pauses.totals.wal_restart;
-    expect(restarts.count).toBeGreaterThanOrEqual(1);
-    expect(restarts.maxMs).toBeGreaterThan(0);
-    expect(restarts.totalMs).toBeGreaterThanOrEqual(restarts.maxMs);
+    expect(load.followUps.length).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...load.followUps)).toBeGreaterThan(0);
 
     // Every acknowledged message is there, read by a connection of its own.
     const reader = new SqliteDatabase(join(load.dir, 'parley.db'), { readonly: true });

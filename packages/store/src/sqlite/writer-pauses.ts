@@ -11,31 +11,14 @@ export type WriterPauseReason = 'wal_restart' | 'marks';
 
 export const WRITER_PAUSE_REASONS: readonly WriterPauseReason[] = ['wal_restart', 'marks'];
 
-/** One reason's pauses since the store opened. */
-export interface WriterPauseTotals {
-  count: number;
-  /** Their summed duration, ms. */
-  totalMs: number;
-  /** The longest, ms (0 before the first). */
-  maxMs: number;
-}
-
 /** Called with each pause as the writer thread reports it, its duration in ms. */
 export type WriterPauseListener = (reason: WriterPauseReason, ms: number) => void;
 
-/** The writer thread's pauses, counted as it reports them; listeners (the metrics) see each one. */
+/** The writer thread's pauses as it reports them, handed to each listener (the metrics keep the counts). */
 export class WriterPauses {
-  readonly totals: Record<WriterPauseReason, WriterPauseTotals> = {
-    wal_restart: { count: 0, totalMs: 0, maxMs: 0 },
-    marks: { count: 0, totalMs: 0, maxMs: 0 },
-  };
   private readonly listeners = new Set<WriterPauseListener>();
 
   record(reason: WriterPauseReason, ms: number): void {
-    const t = this.totals[reason];
-    t.count++;
-    t.totalMs += ms;
-    if (ms > t.maxMs) t.maxMs = ms;
     for (const l of this.listeners) l(reason, ms);
   }
 
