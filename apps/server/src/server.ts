@@ -171,7 +171,7 @@ async function startOnStore(config: Config, log: Logger, store: Store, locks: No
     connections: () => registry.counts(),
     readiness,
     pendingAcks: () => registry.pendingAcks(),
-    writerPauses: store.writerPauses,
+    writerTimings: store.writerTimings,
     webhooks,
     routeAddresses,
     cluster,

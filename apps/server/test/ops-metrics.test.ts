@@ -25,7 +25,7 @@ describe('/metrics', () => {
     }
   });
 
-  it("histograms the embedded writer's pauses beside its commits, by reason", async () => {
+  it("histograms the embedded writer's commits, and its pauses beside them by reason", async () => {
     const t = await startTestServer();
     try {
       await storeToken(t.api, 'pause-a', 'tok');
@@ -37,6 +37,11 @@ describe('/metrics', () => {
         new RegExp(`^parley_store_writer_pause_seconds_${suffix}\\{([^}]*,)?reason="${reason}"(,[^}]*)?\\} (\\S+)$`, 'm').exec(text)?.[3];
       const count = (text: string, reason: string) => Number(series(text, 'count', reason));
       const first = await call(`${t.api}/metrics`);
+      // Each send was acknowledged before the next was made: three batches, each committed once.
+      expect(first.text).toContain('# TYPE parley_store_commit_seconds histogram');
+      expect(Number(/^parley_store_commit_seconds_count\{node_id="1"\} (\S+)$/m.exec(first.text)?.[1])).toBeGreaterThanOrEqual(3);
+      expect(Number(/^parley_store_commit_seconds_sum\{node_id="1"\} (\S+)$/m.exec(first.text)?.[1])).toBeGreaterThan(0);
+      expect(first.text).toMatch(/^parley_store_commit_seconds_bucket\{le="0\.02",node_id="1"\} \d+$/m);
       expect(first.text).toContain('# TYPE parley_store_writer_pause_seconds histogram');
       // Both reasons are listed before they first happen; no WAL restart comes of three sends.
       expect(count(first.text, 'wal_restart')).toBe(0);

@@ -37,7 +37,13 @@ export {
 } from './sqlite/integrity.ts';
 export { DataDirLockedError, lockDataDir, LOCK_FILE, PID_FILE, type DataDirLock } from './sqlite/dir-lock.ts';
 export { diagnoseStoreFiles, failureKind, WriteHealth, type HealthLog, type StoreFailureKind } from './sqlite/write-health.ts';
-export { WriterPauses, WRITER_PAUSE_REASONS, type WriterPauseListener, type WriterPauseReason } from './sqlite/writer-pauses.ts';
+export {
+  WriterTimings,
+  WRITER_PAUSE_REASONS,
+  type WriterCommitListener,
+  type WriterPauseListener,
+  type WriterPauseReason,
+} from './sqlite/writer-timings.ts';
 export { contentDigest, type ContentDigest } from './content-digest.ts';
 export { CONTENT_TABLES, type ContentTable } from './tables.ts';
 export type { ImportRepository } from './repositories/import.repository.ts';

@@ -1,6 +1,6 @@
 import type { Repositories } from './repositories/index.ts';
 import type { WriteHealth } from './sqlite/write-health.ts';
-import type { WriterPauses } from './sqlite/writer-pauses.ts';
+import type { WriterTimings } from './sqlite/writer-timings.ts';
 
 /** Every repository over one database connection, with the probes readiness needs. */
 export interface Store extends Repositories {
@@ -18,8 +18,8 @@ export interface Store extends Repositories {
   health: WriteHealth;
   /** The embedded store only: whether its writer thread gathers each commit's WAL frames into one write, and why. */
   walBuffer?: { on: boolean; reason: string };
-  /** The embedded store only: what its writer thread spent beside commits (WAL restarts, marks), while batches waited. */
-  writerPauses?: WriterPauses;
+  /** The embedded store only: its writer thread's commits' durations, and its pauses beside them (WAL restarts, marks) while batches waited. */
+  writerTimings?: WriterTimings;
   /** The embedded store only: whether SQLite is the build with Parley's page-cache change (`@parley/sqlite-build`). */
   sqlitePatched?: boolean;
   close(): Promise<void>;

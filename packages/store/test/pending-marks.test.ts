@@ -64,7 +64,9 @@ describe('embedded latest-send marks', () => {
     const dir = newDir();
     const store = await open(dir, 60_000);
     const paused: string[] = [];
-    store.writerPauses!.onPause((reason) => paused.push(reason));
+    store.writerTimings!.onPause((reason) => paused.push(reason));
+    const commits: number[] = [];
+    store.writerTimings!.onCommit((ms) => commits.push(ms));
     await store.memberships.addMembers('g1', 2, ['alice', 'bob'], 1);
     await store.messages.appendBatch(
       [message('g1', 1, 'alice'), message('g1', 2, 'bob'), message('g1', 3, 'alice')],
@@ -81,6 +83,9 @@ describe('embedded latest-send marks', () => {
     expect((await store.memberships.get('g1', 2, 'alice'))?.lastSendSeq).toBe(3);
     // Commits are not pauses: with marks applied only on close, none was reported.
     expect(paused.filter((reason) => reason === 'marks')).toEqual([]);
+    // Each batch's commit was reported once, with the writer's time on it (its fsync included).
+    expect(commits).toHaveLength(3);
+    for (const ms of commits) expect(ms).toBeGreaterThan(0);
     await store.close();
     expect(onDisk(dir, 'g1')).toEqual({ lastSend: { alice: 3, bob: 4 }, pending: 0 });
   });
@@ -89,7 +94,7 @@ describe('embedded latest-send marks', () => {
     const dir = newDir();
     const store = await open(dir, 150);
     const seen: [string, number][] = [];
-    store.writerPauses!.onPause((reason, ms) => seen.push([reason, ms]));
+    store.writerTimings!.onPause((reason, ms) => seen.push([reason, ms]));
     await store.memberships.addMembers('g2', 2, ['alice'], 1);
     await store.messages.appendBatch([message('g2', 1, 'alice'), message('g2', 2, 'alice')], [mark('g2', 'alice', 2)]);
     expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);

@@ -64,7 +64,7 @@ async function loaded(payloadBytes: number) {
   const wal = join(dir, 'parley.db-wal');
   // The writer's follow-up checkpoints (the pauses that let the WAL restart), in ms.
   const followUps: number[] = [];
-  store.writerPauses!.onPause((reason, ms) => reason === 'wal_restart' && followUps.push(ms));
+  store.writerTimings!.onPause((reason, ms) => reason === 'wal_restart' && followUps.push(ms));
   await store.messages.appendBatch([message('first', 1, 1n, payloadBytes)], []);
   const counts = { appended: 1, batches: 0 };
   let stopping = false;

@@ -2,8 +2,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { WRITER_PAUSE_REASONS } from '@parley/store';
 import type { OpsInputs } from './ops.ts';
 
-/** `parley_store_writer_pause_seconds`'s buckets, s: a pause's share of the sends' latency shows from a few ms. */
-export const WRITER_PAUSE_BUCKETS_S = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];
+/** The buckets of the embedded writer's histograms, s: a commit's or a pause's share of the sends' latency shows from a few ms. */
+export const WRITER_BUCKETS_S = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];
 
 /** A cumulative counter the server keeps as a plain number. */
 interface CounterSource {
@@ -87,17 +87,24 @@ export function createMetrics(inputs: OpsInputs): Registry {
       this.set(inputs.queue.stats.lastCommitMs);
     },
   });
-  if (inputs.writerPauses) {
+  if (inputs.writerTimings) {
+    const commits = new Histogram({
+      name: 'parley_store_commit_seconds',
+      help: "Embedded store: its writer thread's time on each committed batch of messages (the statements, the commit and its fsync). Every send of the batch, and of the batches behind it, waits for it.",
+      buckets: WRITER_BUCKETS_S,
+      registers: [register],
+    });
     const pauses = new Histogram({
       name: 'parley_store_writer_pause_seconds',
       help: 'Embedded store: times its writer thread stopped committing beside its commits, by reason (wal_restart: the checkpoint that lets the WAL restart; marks: applying latest-send marks). Sends arriving meanwhile wait.',
       labelNames: ['reason'],
-      buckets: WRITER_PAUSE_BUCKETS_S,
+      buckets: WRITER_BUCKETS_S,
       registers: [register],
     });
     // Every reason is listed from the start, with zero counts until it first happens.
     for (const reason of WRITER_PAUSE_REASONS) pauses.zero({ reason });
-    inputs.writerPauses.onPause((reason, ms) => pauses.observe({ reason }, ms / 1000));
+    inputs.writerTimings.onCommit((ms) => commits.observe(ms / 1000));
+    inputs.writerTimings.onPause((reason, ms) => pauses.observe({ reason }, ms / 1000));
   }
   return register;
 }

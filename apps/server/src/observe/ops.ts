@@ -11,7 +11,7 @@ import type { Fanout } from '../messaging/fanout.ts';
 import type { SendService } from '../messaging/send.service.ts';
 import { Collector, type ConnectionCounts, type ReadinessReading } from './collector.ts';
 import type { Registry } from 'prom-client';
-import type { WriterPauses } from '@parley/store';
+import type { WriterTimings } from '@parley/store';
 import { DiagnosticsStore } from './diagnostics.ts';
 import { createMetrics } from './metrics.ts';
 import type { SnapshotContext } from './snapshot.ts';
@@ -43,8 +43,8 @@ export interface OpsInputs {
   cache: ChannelCache;
   presence: Presence;
   routeAddresses(host: string | undefined): RouteResponse;
-  /** The embedded store's writer-thread pauses (`/metrics`); absent on PostgreSQL. */
-  writerPauses?: WriterPauses | undefined;
+  /** The embedded store's writer-thread commits and pauses (`/metrics`); absent on PostgreSQL. */
+  writerTimings?: WriterTimings | undefined;
   /** Cluster mode: the snapshot's node figures and `/debug/cluster`. */
   cluster?: { nodeFigures(): ClusterNodeFigures; debug(): Promise<DebugCluster> } | undefined;
 }

@@ -92,7 +92,7 @@ export async function openEmbeddedStore(
     await db.destroy();
     throw err;
   }
-  return { ...storeOn(db, raw, health, writer), walBuffer, sqlitePatched: isPatched(raw), writerPauses: writer.pauses };
+  return { ...storeOn(db, raw, health, writer), walBuffer, sqlitePatched: isPatched(raw), writerTimings: writer.timings };
 }
 
 /**

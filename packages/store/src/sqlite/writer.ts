@@ -9,7 +9,7 @@ import type { MessageEvent } from '../repositories/message-event.repository.ts';
 import { BUSY_TIMEOUT_MS } from './open.ts';
 import { HIT_FIELDS, STORED_EVENT_FIELDS, type WriterInit, type WriterReply, type WriterRequest } from './writer-protocol.ts';
 import type { WriteHealth } from './write-health.ts';
-import { WriterPauses, type WriterPauseReason } from './writer-pauses.ts';
+import { WriterTimings, type WriterPauseReason } from './writer-timings.ts';
 
 /**
  * How often the checkpointer copies the WAL back into the database, ms (a
@@ -102,8 +102,10 @@ class Thread {
   onCommitted: (id: number, marks: readonly LastSendMark[]) => void = () => {};
   /** Called as the writer reports every mark of the batches up to `through` applied. */
   onApplied: (through: number) => void = () => {};
-  /** Called as the thread reports a pause beside its commits (`writer-pauses.ts`), ms. */
+  /** Called as the thread reports a pause beside its commits (`writer-timings.ts`), ms. */
   onPause: (reason: WriterPauseReason, ms: number) => void = () => {};
+  /** Called as the thread reports a batch of messages committed: its time on it, ms. */
+  onCommitMs: (ms: number) => void = () => {};
 
   constructor(init: WriterInit) {
     const start = threadEntry();
@@ -113,6 +115,7 @@ class Thread {
         if (m.kind === 'ready') resolve();
         else if (m.kind === 'open-failed') reject(new WriterError(m.code, m.message));
         else if (m.kind === 'done') {
+          this.onCommitMs(m.commitMs);
           const w = this.settle(m.id);
           if (w?.marks) this.onCommitted(m.id, w.marks);
           w?.resolve(undefined);
@@ -191,8 +194,8 @@ export class SqliteWriter {
   private unapplied: { batch: number; marks: readonly LastSendMark[] }[] = [];
   /** Raised whenever marks leave `unapplied` (applied to `memberships`): see `readWithMarks`. */
   private applies = 0;
-  /** What the writer thread spent beside its commits, while batches waited. */
-  readonly pauses = new WriterPauses();
+  /** What the writer thread reports of its time: each commit's duration, and its pauses beside them while batches waited. */
+  readonly timings = new WriterTimings();
 
   /** The events appended since the last hand-over, and who waits for each. */
   private events:
@@ -208,7 +211,8 @@ export class SqliteWriter {
     private readonly health: WriteHealth,
   ) {
     writer.onCommitted = (id, marks) => this.unapplied.push({ batch: id, marks });
-    writer.onPause = (reason, ms) => this.pauses.record(reason, ms);
+    writer.onPause = (reason, ms) => this.timings.pause(reason, ms);
+    writer.onCommitMs = (ms) => this.timings.commit(ms);
     writer.onApplied = (through) => {
       this.applies++;
       let n = 0;
