@@ -11,6 +11,7 @@ import { runsScenario, startTarget } from './targets.ts';
 import { gitRevision, machine } from './context.ts';
 import { targetOptions, type BenchOptions } from './run.ts';
 import type { Driver, TargetName } from './drivers/types.ts';
+import type { Tally } from './writer-timings.ts';
 
 /** sendack p99 a step must stay under, ms. */
 export const CAPACITY_P99_MS = 50;
@@ -40,11 +41,13 @@ export interface StepSummary {
   /** The generator's CPU over the phase's wall time (the `generator-cpu` gate's share). */
   generatorCores: number | null;
   /**
-   * The server's store writer stopping beside its commits during the step, every reason together
-   * (`writerPauses:*` counts; Parley on the embedded store): how often, for how long in all (ms),
-   * and how many of those pauses lasted over 20 ms. Null where the target reports none.
+   * The server's store writer during the step (Parley on the embedded store; null where the
+   * target reports none): its commits (`storeCommits*` counts: how many, their time in all, ms,
+   * and how many took over 20 ms), and its stops beside them, every reason together
+   * (`writerPauses:*` counts: how often, for how long in all, ms, and how many lasted over 20 ms).
    */
-  writerPauses: { count: number; ms: number; over20ms: number } | null;
+  storeCommits: Tally | null;
+  writerPauses: Tally | null;
 }
 
 /** The summary of one step's result. */
@@ -63,6 +66,10 @@ export function stepSummary(r: ScenarioResult): StepSummary {
     serverCores: cores(c.serverCpuMs),
     serverWaitMs: c.serverWaitMs === undefined ? null : Math.round(c.serverWaitMs),
     generatorCores: cores(c.generatorCpuMs),
+    storeCommits:
+      c.storeCommits === undefined
+        ? null
+        : { count: c.storeCommits, ms: Math.round(c.storeCommitMs ?? 0), over20ms: c.storeCommitsOver20ms ?? 0 },
     writerPauses: writerPausesOf(c),
   };
 }
@@ -87,9 +94,10 @@ export function stepLine(s: StepSummary): string {
   return (
     `  ${s.scenario}: sendack p99 ${n(s.sendackP99Ms, 1)} ms, server ${n(s.serverCpuMsPer1k, 1)} ms per 1k,` +
     ` ${n(s.serverCores, 2)} of a core (main thread waited ${n(s.serverWaitMs, 0)} ms), generator ${n(s.generatorCores, 2)} of a core` +
+    (s.storeCommits === null ? '' : `, store committed ${s.storeCommits.count} batches (${s.storeCommits.over20ms} over 20 ms)`) +
     (s.writerPauses === null
       ? ''
-      : `, store writer paused ${s.writerPauses.count}× for ${s.writerPauses.ms} ms (${s.writerPauses.over20ms} over 20 ms)`) +
+      : `, writer paused ${s.writerPauses.count}× for ${s.writerPauses.ms} ms (${s.writerPauses.over20ms} over 20 ms)`) +
     (s.error !== undefined ? `; error: ${s.error}` : s.failedGates.length > 0 ? `; failed: ${s.failedGates.join('; ')}` : '')
   );
 }

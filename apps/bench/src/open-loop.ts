@@ -10,7 +10,7 @@ import { encodeBody } from './ledger.ts';
 import { startCpuMeter } from './proc-stats.ts';
 import { Samples, sleep } from './stats.ts';
 import type { Connection, Destination } from './drivers/types.ts';
-import { pausesBetween, type WriterPauseReading } from './writer-pauses.ts';
+import { timingsBetween, type WriterReading } from './writer-timings.ts';
 
 /** One stream: a sender connection sending in order to one destination. */
 export interface Stream {
@@ -42,8 +42,8 @@ export interface OpenLoopOptions {
   faults?: Faults;
   /** What the phase is called where `--perf` lists the measured phases (default: the rate, e.g. `5000 msg/s`). */
   label?: string;
-  /** Reads the server's store-writer pauses (`Driver.writerPauses`): read outside the CPU window, before and after. */
-  pauses?: () => Promise<WriterPauseReading | undefined>;
+  /** Reads the server's store writer's commits and pauses (`Driver.writerTimings`): read outside the CPU window, before and after. */
+  timings?: () => Promise<WriterReading | undefined>;
 }
 
 /** What one phase measured. */
@@ -64,8 +64,8 @@ export interface OpenLoopResult {
   serverBreakdownMs: Record<string, number>;
   /** First error of a refused or failed send, if any. */
   firstError?: string;
-  /** The store writer's pauses during the phase and its drain, by reason (with `pauses`). */
-  writerPauses?: WriterPauseReading | undefined;
+  /** The store writer's commits, and its pauses by reason, during the phase and its drain (with `timings`). */
+  writerTimings?: WriterReading | undefined;
 }
 
 /** Runs one phase: sends at `rate` for `seconds`, then waits for acks and deliveries (at most `drainMs`). */
@@ -78,8 +78,8 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   let lastAckAt = 0;
   let firstError: string | undefined;
   // A diagnostic: a failed read leaves the phase without it, never fails the phase.
-  const readPauses = () => o.pauses?.().catch(() => undefined);
-  const pausesBefore = await readPauses();
+  const readTimings = () => o.timings?.().catch(() => undefined);
+  const timingsBefore = await readTimings();
   const meter = startCpuMeter(o.serverPid, o.label ?? `${o.rate} msg/s`);
   const start = performance.now();
   const sendOne = (s: Stream, body: string): void => {
@@ -119,7 +119,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   while (performance.now() < deadline && (acked + failed < sent || o.ledger.receivedDeliveries < o.ledger.expectedDeliveries))
     await sleep(5);
   const cpu = meter.read();
-  const writerPauses = o.pauses ? pausesBetween(pausesBefore, await readPauses()) : undefined;
+  const writerTimings = o.timings ? timingsBetween(timingsBefore, await readTimings()) : undefined;
   const windowMs = Math.max(o.seconds * 1000, lastAckAt - start);
   return {
     offered,
@@ -134,6 +134,6 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     generatorWaitMs: cpu.generatorWaitMs,
     serverBreakdownMs: cpu.serverBreakdownMs,
     firstError,
-    writerPauses,
+    writerTimings,
   };
 }

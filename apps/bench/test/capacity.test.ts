@@ -31,6 +31,7 @@ describe('the staircase', () => {
       serverCores: 0.88,
       serverWaitMs: 606,
       generatorCores: 0.59,
+      storeCommits: null,
       writerPauses: null,
     });
     expect(stepLine(s)).toBe(
@@ -38,9 +39,12 @@ describe('the staircase', () => {
     );
   });
 
-  it("sums the store writer's pauses of every reason into the step's line", () => {
+  it("puts the store writer's commits, and its pauses of every reason summed, into the step's line", () => {
     const r = step(10000, 53.9, 2150, 1380, 374);
     Object.assign(r.counts, {
+      storeCommits: 1102,
+      storeCommitMs: 2203.4,
+      storeCommitsOver20ms: 4,
       'writerPauses:wal_restart': 2,
       'writerPauseMs:wal_restart': 41.6,
       'writerPausesOver20ms:wal_restart': 1,
@@ -49,10 +53,11 @@ describe('the staircase', () => {
       'writerPausesOver20ms:marks': 0,
     });
     const s = stepSummary(r);
+    expect(s.storeCommits).toEqual({ count: 1102, ms: 2203, over20ms: 4 });
     expect(s.writerPauses).toEqual({ count: 5, ms: 64, over20ms: 1 });
     expect(stepLine(s)).toBe(
       '  S1@10000: sendack p99 53.9 ms, server 71.7 ms per 1k, 0.72 of a core (main thread waited 374 ms), generator 0.46 of a core,' +
-        ' store writer paused 5× for 64 ms (1 over 20 ms)',
+        ' store committed 1102 batches (4 over 20 ms), writer paused 5× for 64 ms (1 over 20 ms)',
     );
   });
 

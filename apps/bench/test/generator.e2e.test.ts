@@ -47,7 +47,11 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
   it('passes a clean run with every gate holding', async () => {
     const [r] = await run(driver, 'clean');
     expect(r!.counts).toMatchObject({ offered: 40, acked: 40, deliveries: 40, lost: 0, duplicates: 0, outOfOrder: 0 });
-    // The store writer's pauses over the phase, read from the server's /metrics (both reasons, even at none).
+    // The store writer's commits over the phase, read from the server's /metrics: at least one, none slower than all.
+    expect(r!.counts.storeCommits).toBeGreaterThanOrEqual(1);
+    expect(r!.counts.storeCommitMs).toBeGreaterThan(0);
+    expect(r!.counts.storeCommitsOver20ms).toBeLessThanOrEqual(r!.counts.storeCommits!);
+    // Its pauses over the phase (both reasons, even at none).
     for (const reason of ['wal_restart', 'marks']) {
       expect(r!.counts[`writerPauses:${reason}`]).toBeGreaterThanOrEqual(0);
       expect(r!.counts[`writerPauseMs:${reason}`]).toBeGreaterThanOrEqual(0);

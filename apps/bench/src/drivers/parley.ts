@@ -4,7 +4,7 @@
  */
 import { connectJsonRpc } from './jsonrpc-conn.ts';
 import { getJson, getText, PERF_HZ, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
-import { parseWriterPauses } from '../writer-pauses.ts';
+import { parseWriterTimings } from '../writer-timings.ts';
 import { connectWkproto } from './wkproto-conn.ts';
 import type { Connection, Deliveries, Driver } from './types.ts';
 
@@ -46,7 +46,7 @@ export async function startParleyDriver(
       }
       return out;
     },
-    writerPauses: async () => parseWriterPauses(await getText(server.api, '/metrics')),
+    writerTimings: async () => parseWriterTimings(await getText(server.api, '/metrics')),
     stop: () => server.stop(),
   };
 }

@@ -2,7 +2,7 @@
  * The one driver interface every target implements, so each scenario runs the
  * same code against mosquitto (MQTT) and Parley (JSON-RPC or WKProto).
  */
-import type { WriterPauseReading } from '../writer-pauses.ts';
+import type { WriterReading } from '../writer-timings.ts';
 
 /**
  * The targets of a run: the peer, Parley through its two protocols, the calibration loop (S1 only),
@@ -67,10 +67,10 @@ export interface Driver {
    */
   alerts?(): Promise<Record<string, number>>;
   /**
-   * The store writer's pauses beside its commits since the server started, by reason (Parley's
-   * `/metrics` on the embedded store); undefined where there are none to read.
+   * The store writer's commits, and its pauses beside them by reason, since the server started
+   * (Parley's `/metrics` on the embedded store); undefined where there are none to read.
    */
-  writerPauses?(): Promise<WriterPauseReading | undefined>;
+  writerTimings?(): Promise<WriterReading | undefined>;
   /** Stops the server and removes its temp files. */
   stop(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import { runOpenLoop, type Stream } from '../open-loop.ts';
 import { achievedGate, fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
 import { closeAll, connectAll, serverCpuCounts, type ScenarioOptions } from './common.ts';
 import type { Driver } from '../drivers/types.ts';
-import { pauseCounts } from '../writer-pauses.ts';
+import { timingCounts } from '../writer-timings.ts';
 
 /** Parameters of S2. */
 export interface FanoutOptions extends ScenarioOptions {
@@ -66,7 +66,7 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
         ledger,
         bodyBytes: o.bodyBytes,
         drainMs: 8000,
-        pauses: driver.writerPauses?.bind(driver),
+        timings: driver.writerTimings?.bind(driver),
       });
       const v = ledger.verdict();
       const result = makeResult({
@@ -106,7 +106,7 @@ export async function runFanout(driver: Driver, o: FanoutOptions): Promise<Scena
           serverWaitMs: r.serverWaitMs,
           generatorWaitMs: r.generatorWaitMs,
           ...serverCpuCounts(r.serverBreakdownMs),
-          ...pauseCounts(r.writerPauses),
+          ...timingCounts(r.writerTimings),
         },
       });
       results.push(result);

@@ -8,7 +8,7 @@ import { runOpenLoop, type Faults, type Stream } from '../open-loop.ts';
 import { achievedGate, fig, generatorGate, ledgerGates, makeResult, type ScenarioResult } from '../result.ts';
 import { closeAll, connectAll, serverCpuCounts, type ScenarioOptions } from './common.ts';
 import type { Driver } from '../drivers/types.ts';
-import { pauseCounts } from '../writer-pauses.ts';
+import { timingCounts } from '../writer-timings.ts';
 
 /** Parameters of S1. */
 export interface OneToOneOptions extends ScenarioOptions {
@@ -75,7 +75,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
         bodyBytes: o.bodyBytes,
         drainMs: o.drainMs ?? 5000,
         faults: o.faults,
-        pauses: driver.writerPauses?.bind(driver),
+        timings: driver.writerTimings?.bind(driver),
       });
       o.onPhase?.(rate, 'end');
       const v = ledger.verdict();
@@ -112,7 +112,7 @@ export async function runOneToOne(driver: Driver, o: OneToOneOptions): Promise<S
             serverWaitMs: r.serverWaitMs,
             generatorWaitMs: r.generatorWaitMs,
             ...serverCpuCounts(r.serverBreakdownMs),
-            ...pauseCounts(r.writerPauses),
+            ...timingCounts(r.writerTimings),
           },
         }),
       );
