@@ -393,8 +393,12 @@ function runCheckpointer(db: SqliteDatabase.Database): void {
       const changed = r.log !== last.log || r.checkpointed !== last.checkpointed;
       last = { log: r.log, checkpointed: r.checkpointed };
       if (!changed || r.log === 0) return;
-      // A pass that did not catch up: SQLite left what it copied unsynced; sync it here, off the writer.
-      if (r.checkpointed < r.log) fdatasyncSync(dbFile);
+      // SQLite syncs the database file after a pass only when no frame was left to copy at its end;
+      // under load the writer has always committed more by then, so what the pass copied is left
+      // unsynced. `log` is the WAL as the pass began, so `checkpointed == log` does not tell the two
+      // apart: sync after every pass that copied frames, here, off the writer (after a pass that
+      // did catch up there is nothing left to write).
+      fdatasyncSync(dbFile);
       // A large WAL: let the writer copy what came after this pass, so that the WAL restarts.
       if (r.log >= followAfterFrames) Atomics.store(signal, CHECKPOINTED, 1);
     } catch {
