@@ -52,9 +52,9 @@ const ROWS_PER_BATCH = 10;
 /** Only ends a wait that never ends when the WAL is not restarted (the failure); nothing is asserted on time. */
 const GIVE_UP_AFTER_MS = 45_000;
 /** The store's `journal_size_limit` (`WAL_SIZE_LIMIT_BYTES`). */
-const WAL_LIMIT = 64 * 1024 * 1024;
+const WAL_LIMIT = 256 * 1024 * 1024;
 /** The WAL size at which the writer follows a checkpointer pass so that the WAL restarts (`FOLLOW_AFTER_WAL_BYTES`). */
-const FOLLOW_AFTER = 32 * 1024 * 1024;
+const FOLLOW_AFTER = 128 * 1024 * 1024;
 
 /** A store on a fresh data directory, fed by `APPENDERS` loops appending batches (of `sizes.payloadBytes` each) until `stop()`. */
 async function loaded(payloadBytes: number) {
@@ -136,16 +136,16 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
   const load = await loaded(64);
   try {
     const first = walSequence(load.wal);
-    // A restart follows the first checkpointer pass (one a second) over a WAL of 32 MiB or more.
+    // A restart follows the first checkpointer pass (one a second) over a WAL of 128 MiB or more.
     await load.until(() => walSequence(load.wal) - first >= 2);
     await load.stop();
 
     // Thousands of commits, each a few pages of the WAL, and yet it was written from its start again and again.
     expect(load.counts.batches).toBeGreaterThan(100);
     expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(2);
-    // Bounded: 32 MiB and about a second of appends (a checkpointer pass a second). The appends
+    // Bounded: 128 MiB and about a second of appends (a checkpointer pass a second). The appends
     // fill the WAL as fast as this machine commits: ~16 MB a second on some hosts, 50–70 MB on
-    // others, so the bound is the larger of the size limit and 32 MiB plus three seconds of appends
+    // others, so the bound is the larger of the size limit and 128 MiB plus three seconds of appends
     // at the rate seen before the first restart (a pass may come late on a loaded machine); without
     // restarts the file grows by that rate for as long as appends go on.
     const perSecond = load.walBytesPerSecond();
@@ -185,7 +185,7 @@ it('lets a reader keep the WAL from restarting, then restarts it and cuts its fi
     expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(seen);
 
     reader.exec('commit');
-    // Small messages again (a restart each time the WAL has grown to 32 MiB again).
+    // Small messages again (a restart each time the WAL has grown to 128 MiB again).
     load.sizes.payloadBytes = 64;
     await load.until(() => walSequence(load.wal) - first >= 2);
     await load.stop();

@@ -32,19 +32,22 @@ const MARK_APPLY_MS = 1000;
  * this (a reader kept it from being restarted during a burst) is truncated, so
  * the disk it took is given back.
  */
-export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+export const WAL_SIZE_LIMIT_BYTES = 256 * 1024 * 1024;
 
 /**
  * How large the WAL grows under load before the writer copies the frames a
  * checkpointer pass left behind so that it restarts, bytes (half the size
- * limit, so a restarted file is rarely cut back). That copy ends with an fsync
- * of the database file that stalls the writer: 1–15 ms on a fast disk, 15–70
- * ms on a slow one. Following every pass (once a second), a bench run of S1 at
- * 5k and 10k msg/s had 28 such stalls, 181–199 ms in all; following only once
- * the WAL holds this much, 14, 120–130 ms in all (BENCHMARKS.md, twenty-first
- * round).
+ * limit, so a restarted file is rarely cut back). That copy stalls the writer
+ * whatever the WAL's size: it copies what was committed while the pass ran and
+ * synced (tens of ms of commits) and syncs those pages, 20–35 ms at 10–12k
+ * messages/s on the bench's host, while sends wait. So the larger the WAL may
+ * grow, the rarer the stall: at 32 MiB it came about once a second at 12k
+ * messages/s, at 128 MiB once every three to four (BENCHMARKS.md,
+ * thirty-third round). The price: the WAL file's disk space, SQLite's WAL
+ * index (about 1 MiB of shared memory at this size) and its recovery read of
+ * the WAL after a crash.
  */
-const FOLLOW_AFTER_WAL_BYTES = 32 * 1024 * 1024;
+const FOLLOW_AFTER_WAL_BYTES = 128 * 1024 * 1024;
 
 /**
  * Heap bounds of each thread, MiB. They hold a few prepared statements and one
