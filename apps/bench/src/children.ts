@@ -7,29 +7,82 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 
 const live = new Set<ChildProcess>();
 
-/** Spawns a tracked child; it is killed with SIGKILL if still alive when the bench exits. */
+/** Children started as the leaders of process groups of their own: signalled group and all. */
+const groups = new WeakSet<ChildProcess>();
+
+/**
+ * Spawns a tracked child; it is killed with SIGKILL if still alive when the bench exits. With
+ * `options.detached` it leads a process group of its own, and every signal the bench sends it goes
+ * to the whole group: a tool the server runs under (`strace -f`, say) may leave its child running
+ * when it is stopped itself, and that child would go on taking the server's core.
+ */
 export function spawnTracked(cmd: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   const child = spawn(cmd, args, options);
   live.add(child);
-  child.on('exit', () => live.delete(child));
+  if (options.detached) groups.add(child);
+  // A group stays tracked after its leader exits: the rest of it may still run.
+  child.on('exit', () => groups.has(child) || live.delete(child));
   return child;
 }
 
-/** Sends `signal` (SIGTERM), then SIGKILL after `graceMs`; resolves once the child has exited. */
+/** Sends `signal` to the child, or to its whole process group when it leads one (`spawnTracked`). */
+export function signalChild(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (groups.has(child) && child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  } else child.kill(signal);
+}
+
+/**
+ * Sends `signal` (SIGTERM), then SIGKILL after `graceMs`; resolves once the child has exited (and,
+ * for a group, once the whole group has, at most `graceMs` more after the SIGKILL).
+ */
 export function stopChild(child: ChildProcess, graceMs = 3000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const settled = child.exitCode !== null || child.signalCode !== null;
+  if (settled && !groups.has(child)) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
+    const timer = setTimeout(() => signalChild(child, 'SIGKILL'), graceMs);
+    const done = () => {
       clearTimeout(timer);
-      resolve();
-    });
-    child.kill(signal);
+      if (groups.has(child))
+        void groupGone(child.pid!, graceMs * 2).then(() => {
+          live.delete(child);
+          resolve();
+        });
+      else resolve();
+    };
+    if (settled) done();
+    else child.once('exit', done);
+    signalChild(child, signal);
   });
 }
 
+/** Resolves once no process of group `pgid` is left, SIGKILLing what is left after `graceMs`. */
+async function groupGone(pgid: number, graceMs: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const giveUp = Date.now() + graceMs;
+  while (alive() && Date.now() < giveUp) await new Promise((r) => setTimeout(r, 50));
+  if (alive()) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+
 function killAll(): void {
-  for (const child of live) child.kill('SIGKILL');
+  for (const child of live) signalChild(child, 'SIGKILL');
 }
 
 let installed = false;

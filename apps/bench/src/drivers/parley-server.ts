@@ -12,7 +12,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnTracked, stopChild } from '../children.ts';
+import { signalChild, spawnTracked, stopChild } from '../children.ts';
 import { pinned } from '../pinning.ts';
 import { measuredPhases } from '../proc-stats.ts';
 import { pool } from '../stats.ts';
@@ -76,6 +76,8 @@ export function startParley(
   if (jitDir) mkdirSync(jitDir, { recursive: true });
   const proc = spawnTracked(cmd, args, {
     ...(jitDir ? { cwd: jitDir } : {}),
+    // Under a wrapping tool the server may be the tool's child: stopped as a process group.
+    detached: wrap.length > 0,
     env: {
       // The launcher runs the `node` it finds first: this one.
       PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
@@ -107,7 +109,7 @@ export function startParley(
   proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-16_384)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
+      signalChild(proc, 'SIGKILL');
       reject(new Error(`parley did not start within ${startLimitMs / 1000} s:\n${err}`));
     }, startLimitMs);
     proc.once('exit', (code) => {
