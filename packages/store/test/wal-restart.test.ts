@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { expect, it } from 'vitest';
 import { openEmbeddedStore, type StoredMessage } from '../src/index.ts';
+import { FOLLOW_AFTER_WAL_BYTES, WAL_SIZE_LIMIT_BYTES } from '../src/sqlite/writer.ts';
 
 /**
  * The embedded store's WAL under appends without a pause: the writer thread
@@ -51,10 +52,6 @@ const APPENDERS = 4;
 const ROWS_PER_BATCH = 10;
 /** Only ends a wait that never ends when the WAL is not restarted (the failure); nothing is asserted on time. */
 const GIVE_UP_AFTER_MS = 45_000;
-/** The store's `journal_size_limit` (`WAL_SIZE_LIMIT_BYTES`). */
-const WAL_LIMIT = 256 * 1024 * 1024;
-/** The WAL size at which the writer follows a checkpointer pass so that the WAL restarts (`FOLLOW_AFTER_WAL_BYTES`). */
-const FOLLOW_AFTER = 128 * 1024 * 1024;
 
 /** A store on a fresh data directory, fed by `APPENDERS` loops appending batches (of `sizes.payloadBytes` each) until `stop()`. */
 async function loaded(payloadBytes: number) {
@@ -150,7 +147,7 @@ it('restarts the WAL while batches are appended without a pause, so its file sta
     // restarts the file grows by that rate for as long as appends go on.
     const perSecond = load.walBytesPerSecond();
     expect(perSecond).toBeGreaterThan(0);
-    expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_LIMIT, FOLLOW_AFTER + 3 * perSecond!));
+    expect(load.maxWalBytes()).toBeLessThan(Math.max(WAL_SIZE_LIMIT_BYTES, FOLLOW_AFTER_WAL_BYTES + 3 * perSecond!));
     // Each restart came after the writer's follow-up checkpoint, a pause of its commits it reports.
     expect(load.followUps.length).toBeGreaterThanOrEqual(1);
     expect(Math.max(...load.followUps)).toBeGreaterThan(0);
@@ -178,9 +175,9 @@ it('lets a reader keep the WAL from restarting, then restarts it and cuts its fi
     reader.exec('begin');
     const seen = reader.prepare('select count(*) from messages').pluck().get() as number;
     const first = walSequence(load.wal);
-    await load.until(() => statSync(load.wal).size > WAL_LIMIT);
+    await load.until(() => statSync(load.wal).size > WAL_SIZE_LIMIT_BYTES);
     expect(walSequence(load.wal)).toBe(first);
-    expect(statSync(load.wal).size).toBeGreaterThan(WAL_LIMIT);
+    expect(statSync(load.wal).size).toBeGreaterThan(WAL_SIZE_LIMIT_BYTES);
     // Its snapshot is unchanged under all those commits.
     expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(seen);
 
@@ -191,7 +188,7 @@ it('lets a reader keep the WAL from restarting, then restarts it and cuts its fi
     await load.stop();
     expect(walSequence(load.wal) - first).toBeGreaterThanOrEqual(2);
     // The commit after the restart cut the file back: it is reused from its start, not grown.
-    expect(statSync(load.wal).size).toBeLessThanOrEqual(WAL_LIMIT);
+    expect(statSync(load.wal).size).toBeLessThanOrEqual(WAL_SIZE_LIMIT_BYTES);
     expect(reader.prepare('select count(*) from messages').pluck().get()).toBe(load.counts.appended);
   } finally {
     reader.close();

@@ -47,7 +47,7 @@ export const WAL_SIZE_LIMIT_BYTES = 256 * 1024 * 1024;
  * index (about 1 MiB of shared memory at this size) and its recovery read of
  * the WAL after a crash.
  */
-const FOLLOW_AFTER_WAL_BYTES = 128 * 1024 * 1024;
+export const FOLLOW_AFTER_WAL_BYTES = 128 * 1024 * 1024;
 
 /**
  * Heap bounds of each thread, MiB. They hold a few prepared statements and one
