@@ -3,7 +3,8 @@
  * run is valid, and a run with one message deliberately not sent and one sent
  * twice is caught as exactly one loss and one duplicate, and marked invalid.
  * The connection storm's warm-up makes its connects in rounds before the
- * measured storm, which then still connects every user; a storm meeting a
+ * measured storm, which then still connects every user (over WKProto with
+ * key pairs made before it); a storm meeting a
  * server that stopped answering (SIGSTOP) ends at its time limit, invalid,
  * saying what was waiting and that the server's threads were stopped.
  */
@@ -72,6 +73,7 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
   }, 20_000);
 
   it('warms the storm up with connects made and closed first, in rounds of the storm size', async () => {
+    const lines: string[] = [];
     const r = await runStorm(driver, {
       count: STORM,
       concurrency: 5,
@@ -81,9 +83,12 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
       phaseSeconds: 1,
       warmupSeconds: 0,
       bodyBytes: 32,
-      log: () => undefined,
+      log: (l) => lines.push(l),
     });
     expect(r.counts).toMatchObject({ warmupConnects: 25, connections: STORM, failed: 0 });
+    // WKProto's storm connects with key pairs made before it (one each: a reused pair would be refused).
+    const made = lines.filter((l) => l.includes('made before the storm'));
+    expect(made).toEqual(protocol === 'wkproto' ? [`  parley-wkproto S4: ${STORM} client key pairs, made before the storm`] : []);
     expect(r.gates.find((g) => g.name === 'deadline')).toMatchObject({ ok: true });
     expect(r.valid).toBe(true);
   }, 20_000);

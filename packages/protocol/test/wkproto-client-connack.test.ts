@@ -11,6 +11,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   encodePacket,
+  generateKeyPair,
   negotiateVersion,
   PacketType,
   ReasonCode,
@@ -203,3 +204,46 @@ for (const path of ['reference', 'in-place'] as const) {
     });
   });
 }
+
+describe('WkprotoClient with a key pair made in advance (keyPair)', { timeout: 30_000 }, () => {
+  it('offers that pair’s public key and derives the session from it', async () => {
+    const offered: string[] = [];
+    const { url } = await scripted((s, connack, session) => {
+      offered.push(session.connect.clientKey);
+      s.write(Buffer.concat([connack, recvFor(session, 'sealed for this pair', 303n)]));
+    });
+    const keyPair = generateKeyPair();
+    const got: string[] = [];
+    const c = new WkprotoClient({ url, uid: 'made-ahead', token: 't', encrypt: true, timeoutMs: 3000, keyPair });
+    c.on('recv', (m: { payload: Buffer }) => got.push(m.payload.toString('utf8')));
+    const errors: unknown[] = [];
+    c.on('recv-error', (e) => errors.push(e));
+    await c.connect();
+    for (let i = 0; i < 100 && got.length === 0; i++) await pause(10);
+    expect(offered).toEqual([keyPair.publicKey]);
+    expect(errors).toEqual([]);
+    expect(got).toEqual(['sealed for this pair']);
+    c.close();
+  });
+
+  it('refuses a pair that already served a connect, before opening a socket', async () => {
+    const { url } = await scripted((s, connack) => void s.write(connack));
+    const keyPair = generateKeyPair();
+    const first = new WkprotoClient({ url, uid: 'first', token: 't', timeoutMs: 3000, keyPair });
+    await first.connect();
+    const before = accepted.size;
+    const second = new WkprotoClient({ url, uid: 'second', token: 't', timeoutMs: 3000, keyPair });
+    await expect(second.connect()).rejects.toThrow(/already served a connect/);
+    // The same client connecting again with its pair is refused too.
+    first.close();
+    await expect(first.connect()).rejects.toThrow(/already served a connect/);
+    await pause(50);
+    expect(accepted.size).toBe(before);
+  });
+
+  it('refuses a pair given with encrypt: false', () => {
+    expect(() => new WkprotoClient({ url: 'tcp://127.0.0.1:1', uid: 'u', token: 't', encrypt: false, keyPair: generateKeyPair() })).toThrow(
+      /encrypt: false/,
+    );
+  });
+});

@@ -6,6 +6,7 @@ import { connectJsonRpc } from './jsonrpc-conn.ts';
 import { getJson, getText, PERF_HZ, startParley, storeTokens, syncChannel, postJson, tokenOf } from './parley-server.ts';
 import { parseWriterTimings } from '../writer-timings.ts';
 import { connectWkproto } from './wkproto-conn.ts';
+import { generateKeyPair, type WkKeyPair } from '@parley/protocol/wkproto';
 import type { Connection, Deliveries, Driver } from './types.ts';
 
 /** Starts a fresh Parley and returns its driver for `protocol`. */
@@ -17,6 +18,8 @@ export async function startParleyDriver(
   perfHz = PERF_HZ,
 ): Promise<Driver> {
   const server = await startParley(nodeArgs, perfFile, env, true, perfHz);
+  /** Key pairs made by `prepareConnects`, each taken by one WKProto connect. */
+  const keyPairs: WkKeyPair[] = [];
   return {
     name: protocol === 'jsonrpc' ? 'parley-jsonrpc' : 'parley-wkproto',
     pid: server.pid,
@@ -28,7 +31,15 @@ export async function startParleyDriver(
     connect(uid: string, deliveries: Deliveries): Promise<Connection> {
       return protocol === 'jsonrpc'
         ? connectJsonRpc(server.ws, uid, tokenOf(uid), deliveries)
-        : connectWkproto(server.tcp, uid, tokenOf(uid), deliveries).catch((e: unknown) => withServerLog(e, server.logTail));
+        : connectWkproto(server.tcp, uid, tokenOf(uid), deliveries, undefined, keyPairs.pop()).catch((e: unknown) =>
+            withServerLog(e, server.logTail),
+          );
+    },
+    prepareConnects(count: number): string {
+      if (protocol !== 'wkproto') return '';
+      keyPairs.length = 0;
+      for (let i = 0; i < count; i++) keyPairs.push(generateKeyPair());
+      return `${count} client key pairs`;
     },
     prepareOffline: async () => undefined,
     async catchUp(uid, fromUid, expected, sink) {

@@ -7,7 +7,7 @@
  * socket read in one write.
  */
 import { execFileSync } from 'node:child_process';
-import { WkprotoClient } from '@parley/protocol/wkproto';
+import { WkprotoClient, type WkKeyPair } from '@parley/protocol/wkproto';
 import { deadline } from '../deadlines.ts';
 import type { Connection, Deliveries, Destination } from './types.ts';
 
@@ -39,13 +39,14 @@ function kernelView(port: number | undefined, serverPort: string): string {
   }
 }
 
-/** Connects `uid` over `tcp://…`; resolves after a successful CONNACK. */
+/** Connects `uid` over `tcp://…`; resolves after a successful CONNACK. `keyPair`: one made in advance for this connect (else a fresh one). */
 export async function connectWkproto(
   tcp: string,
   uid: string,
   token: string,
   deliveries: Deliveries,
   timeoutMs = 10_000,
+  keyPair?: WkKeyPair,
 ): Promise<Connection> {
   const client = new WkprotoClient({
     url: tcp,
@@ -54,6 +55,7 @@ export async function connectWkproto(
     deviceFlag: 1,
     deviceId: `${uid}-bench`,
     encrypt: true,
+    ...(keyPair ? { keyPair } : {}),
     autoRecvAck: true,
     bufferMessages: false,
     timeoutMs,

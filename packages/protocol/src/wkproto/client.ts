@@ -29,6 +29,15 @@ export interface WkprotoClientOptions {
   version?: number;
   /** Send a client_key and encrypt payloads (default true). */
   encrypt?: boolean;
+  /**
+   * The X25519 key pair whose public half the CONNECT offers (with `encrypt`), made in advance
+   * by {@link generateKeyPair} for this connection alone: the session's secret is derived from
+   * it, so a pair must never serve two connections. Default: a fresh pair made at connect. The
+   * benchmark makes its storm's pairs before the storm, so that the generator's measured CPU is
+   * the connects' own work, not key generation the server never sees. A pair that already
+   * served a connect (of any client) is refused, as is a pair without `encrypt`.
+   */
+  keyPair?: WkKeyPair;
   /** Answer every valid RECV with a RECVACK (default true). */
   autoRecvAck?: boolean;
   /** Queue RECVs for {@link WkprotoClient.nextMessage}/{@link WkprotoClient.messages} (default true). */
@@ -73,6 +82,9 @@ export interface ReceivedMessage {
   packet: RecvPacket;
   payload: Buffer;
 }
+
+/** Key pairs given as `keyPair` that a connect has offered already (see {@link WkprotoClientOptions.keyPair}). */
+const USED_KEY_PAIRS = new WeakSet<WkKeyPair>();
 
 /** CONNACK with a non-success reason code. */
 export class WkprotoConnectError extends Error {
@@ -128,6 +140,9 @@ export class WkprotoClient extends EventEmitter {
 
   constructor(readonly options: WkprotoClientOptions) {
     super();
+    if (options.keyPair !== undefined && options.encrypt === false) {
+      throw new TypeError('keyPair was given with encrypt: false: an unencrypted session offers no key');
+    }
     this.version = negotiateVersion(options.version ?? 5);
     this.decoder = new WkprotoDecoder({ version: this.version });
     if (options.onPayload) this.decoder.onRecvBody = (buf, start, end, flags) => this.onRecvBody(buf, start, end, flags);
@@ -140,12 +155,16 @@ export class WkprotoClient extends EventEmitter {
   /** Opens the transport, sends CONNECT and resolves with a success CONNACK (else rejects and closes). */
   async connect(): Promise<ConnackPacket> {
     const o = this.options;
+    if (o.keyPair !== undefined) {
+      if (USED_KEY_PAIRS.has(o.keyPair)) throw new TypeError('keyPair already served a connect: each connection needs a pair of its own');
+      USED_KEY_PAIRS.add(o.keyPair);
+    }
     // With onPayload nothing keeps a view of a read: every read may land in one shared buffer.
     const transport = await openTransport(o.url, this.timeoutMs, { reuseReadBuffer: o.onPayload !== undefined });
     this.transport = transport;
     transport.onData((chunk, length, start) => this.onData(chunk, length, start));
     transport.onClose((e) => this.onClosed(e ?? new Error('connection closed')));
-    const keys = o.encrypt === false ? undefined : generateKeyPair();
+    const keys = o.encrypt === false ? undefined : (o.keyPair ?? generateKeyPair());
     this.connectKeys = keys;
     const done = new Promise<ConnackPacket>((resolve, reject) => {
       this.connack = { resolve, reject };
