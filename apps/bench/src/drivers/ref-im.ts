@@ -1,6 +1,6 @@
 /**
  * The calibration loop as a target: the plainest durable IM loop Node can run
- * (JSON-RPC over `ws`, one fsynced SQLite WAL transaction per event-loop turn,
+ * (JSON-RPC over WebSocket, one fsynced SQLite WAL transaction per event-loop turn,
  * no permissions, conversations or idempotency), kept outside this repository
  * (`--ref-im DIR`, by default `tools/ref-im` of the shared folder beside it).
  * It runs S1 only, pinned like the other servers, so Parley's CPU per message
@@ -11,9 +11,9 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WebSocket } from 'ws';
 import { pinned } from '../pinning.ts';
 import { spawnTracked, stopChild } from '../children.ts';
+import { WsClient } from './ws-client.ts';
 import type { Connection, Deliveries, Destination, Driver } from './types.ts';
 
 /** Where the calibration loop lives unless `--ref-im` says otherwise: `<repo>/../shared/tools/ref-im`. */
@@ -64,17 +64,62 @@ export async function startRefImDriver(dir: string): Promise<Driver> {
   };
 }
 
-/** One user's connection to the loop: the uid rides in the URL; results carry reasonCode 0. */
-function connectRefIm(url: string, uid: string, deliveries: Deliveries): Promise<Connection> {
+/**
+ * One user's connection to the loop: the uid rides in the URL; results carry reasonCode 0. It runs on
+ * the generator's own WebSocket client (`ws-client.ts`), as Parley's JSON-RPC connections do, so that
+ * the loop's figures are not limited by a costlier client: on the `ws` package's client the loop's
+ * generator failed `generator-cpu` at S1 @5k/s in a default run and at the staircase's 6k.
+ */
+function connectRefIm(url: string, uid: string, deliveries: Deliveries, timeoutMs = 10_000): Promise<Connection> {
   return new Promise((resolveConn, reject) => {
-    const socket = new WebSocket(url, { perMessageDeflate: false });
     const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
     let nextId = 1;
+    let open = false;
+    const timer = setTimeout(() => fail(new Error(`ref-im connect of ${uid} timed out`)), timeoutMs);
+    const fail = (e: Error): void => {
+      clearTimeout(timer);
+      socket.terminate();
+      // A later failure (the socket closing after a timeout) rejects a promise already settled: nothing happens.
+      reject(e);
+    };
+    const onText = (text: string): void => {
+      const frame = JSON.parse(text) as {
+        id?: number;
+        method?: string;
+        result?: { reasonCode?: number };
+        params?: { messageId: string; messageSeq: number; payload: { b?: string } };
+      };
+      if (frame.method === 'recv' && frame.params) {
+        const p = frame.params;
+        socket.sendText(`{"method":"recvack","params":{"messageId":"${p.messageId}","messageSeq":${p.messageSeq}}}`);
+        deliveries.text(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
+        return;
+      }
+      if (typeof frame.id !== 'number') return;
+      const w = waiting.get(frame.id);
+      if (!w) return;
+      waiting.delete(frame.id);
+      if (frame.result?.reasonCode === 0) w.resolve();
+      else w.reject(new Error(`send refused: ${text.slice(0, 200)}`));
+    };
+    const socket = new WsClient(url, {
+      open() {
+        open = true;
+        clearTimeout(timer);
+        resolveConn(conn);
+      },
+      text: (buf, start, end) => onText(buf.toString('utf8', start, end)),
+      closed(err) {
+        for (const w of waiting.values()) w.reject(new Error('connection closed'));
+        waiting.clear();
+        if (!open) fail(err ?? new Error(`ref-im connection of ${uid} closed before it opened`));
+      },
+    });
     const conn: Connection = {
       send(to: Destination, body: string) {
         const id = nextId++;
         const done = new Promise<void>((res, rej) => waiting.set(id, { resolve: res, reject: rej }));
-        socket.send(
+        socket.sendText(
           JSON.stringify({
             method: 'send',
             id,
@@ -85,31 +130,5 @@ function connectRefIm(url: string, uid: string, deliveries: Deliveries): Promise
       },
       close: () => socket.close(),
     };
-    socket.on('open', () => resolveConn(conn));
-    socket.on('error', (e) => reject(e));
-    socket.on('close', () => {
-      for (const w of waiting.values()) w.reject(new Error('connection closed'));
-      waiting.clear();
-    });
-    socket.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as {
-        id?: number;
-        method?: string;
-        result?: { reasonCode?: number };
-        params?: { messageId: string; messageSeq: number; payload: { b?: string } };
-      };
-      if (frame.method === 'recv' && frame.params) {
-        const p = frame.params;
-        socket.send(`{"method":"recvack","params":{"messageId":"${p.messageId}","messageSeq":${p.messageSeq}}}`);
-        deliveries.text(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
-        return;
-      }
-      if (typeof frame.id !== 'number') return;
-      const w = waiting.get(frame.id);
-      if (!w) return;
-      waiting.delete(frame.id);
-      if (frame.result?.reasonCode === 0) w.resolve();
-      else w.reject(new Error(`send refused: ${JSON.stringify(frame).slice(0, 200)}`));
-    });
   });
 }
