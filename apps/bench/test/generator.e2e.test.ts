@@ -12,25 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
 import { installCleanup } from '../src/children.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
-import { oneToOneUsers, runOneToOne } from '../src/scenarios/one-to-one.ts';
+import { oneToOneUsers } from '../src/scenarios/one-to-one.ts';
 import { runStorm, stormUsers } from '../src/scenarios/storm.ts';
 import type { Driver } from '../src/drivers/types.ts';
-import type { Faults } from '../src/open-loop.ts';
+import { SHORT_RUN_PAIRS, shortOneToOne } from './short-run.ts';
 
-const PAIRS = 4;
+const PAIRS = SHORT_RUN_PAIRS;
 const STORM = 10;
-const run = (driver: Driver, uidPrefix: string, faults?: Faults) =>
-  runOneToOne(driver, {
-    pairs: PAIRS,
-    rates: [40],
-    phaseSeconds: 1,
-    warmupSeconds: 0.2,
-    bodyBytes: 32,
-    log: () => undefined,
-    drainMs: 1500,
-    uidPrefix,
-    faults,
-  });
+const run = shortOneToOne;
 
 describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', (protocol) => {
   let driver: Driver;

@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixturesRequired } from '../../../test-support/fixtures.ts';
 import { installCleanup } from '../src/children.ts';
 import { DEFAULT_REF_IM_DIR, startRefImDriver } from '../src/drivers/ref-im.ts';
-import { oneToOneUsers, runOneToOne } from '../src/scenarios/one-to-one.ts';
+import { oneToOneUsers } from '../src/scenarios/one-to-one.ts';
 import type { Driver } from '../src/drivers/types.ts';
+import { SHORT_RUN_PAIRS, shortOneToOne } from './short-run.ts';
 
 const present = existsSync(join(DEFAULT_REF_IM_DIR, 'ref-im-server.mjs'));
 if (!present && fixturesRequired) throw new Error(`the calibration loop is missing at ${DEFAULT_REF_IM_DIR}; CI=true requires it`);
@@ -29,18 +30,8 @@ describe.skipIf(!present)('the calibration loop as a target', () => {
   });
 
   it('runs a short S1 with every gate holding', async () => {
-    const pairs = 4;
-    await driver.provisionUsers(oneToOneUsers(pairs, 'loop'));
-    const [r] = await runOneToOne(driver, {
-      pairs,
-      rates: [40],
-      phaseSeconds: 1,
-      warmupSeconds: 0.2,
-      bodyBytes: 32,
-      log: () => undefined,
-      drainMs: 1500,
-      uidPrefix: 'loop',
-    });
+    await driver.provisionUsers(oneToOneUsers(SHORT_RUN_PAIRS, 'loop'));
+    const [r] = await shortOneToOne(driver, 'loop');
     expect(r!.counts).toMatchObject({ offered: 40, acked: 40, deliveries: 40, lost: 0, duplicates: 0, outOfOrder: 0 });
     expect(r!.gates.filter((g) => !g.ok)).toEqual([]);
     expect(r!.valid).toBe(true);

@@ -9,29 +9,22 @@
  * reference path below (`JSON.parse`).
  */
 import { takeRecvs } from './jsonrpc-recv-fast.ts';
+import { connectLimit, JsonSends } from './json-sends.ts';
 import { MAX_MESSAGE_BYTES, WsClient, type FrontReader } from './ws-client.ts';
 import type { Connection, Deliveries, Destination } from './types.ts';
 
 const RECV_PREFIX = '{"jsonrpc":"2.0","method":"recv"';
 
-interface Waiting {
-  resolve: () => void;
-  reject: (e: Error) => void;
-}
-
 /** Opens `ws`, sends `connect` and resolves once the server answers reasonCode 1. */
 export function connectJsonRpc(ws: string, uid: string, token: string, deliveries: Deliveries, timeoutMs = 10_000): Promise<Connection> {
   return new Promise((resolve, reject) => {
-    const waiting = new Map<number, Waiting>();
-    let nextId = 1;
     let connected = false;
-    const timer = setTimeout(() => fail(new Error(`JSON-RPC connect of ${uid} timed out`)), timeoutMs);
-    const fail = (e: Error): void => {
-      clearTimeout(timer);
-      socket.terminate();
-      // A second failure (the socket closing after a timeout) rejects a promise already settled: nothing happens.
-      reject(e);
-    };
+    const limit = connectLimit(
+      timeoutMs,
+      () => new Error(`JSON-RPC connect of ${uid} timed out`),
+      () => socket,
+      reject,
+    );
     const onText = (text: string): void => {
       if (text.startsWith(RECV_PREFIX)) {
         const p = (JSON.parse(text) as { params: { messageId: string; messageSeq: number; payload: { b?: string } } }).params;
@@ -41,18 +34,13 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
       }
       const frame = JSON.parse(text) as { id?: number; result?: { reasonCode?: number }; error?: { message: string }; method?: string };
       if (frame.id === 0 && !connected) {
-        if (frame.result?.reasonCode !== 1) return fail(new Error(`JSON-RPC connect of ${uid} refused: ${text}`));
+        if (frame.result?.reasonCode !== 1) return limit.fail(new Error(`JSON-RPC connect of ${uid} refused: ${text}`));
         connected = true;
-        clearTimeout(timer);
+        limit.opened();
         resolve(conn);
         return;
       }
-      if (typeof frame.id !== 'number') return;
-      const w = waiting.get(frame.id);
-      if (!w) return;
-      waiting.delete(frame.id);
-      if (frame.result?.reasonCode === 1) w.resolve();
-      else w.reject(new Error(`send refused: ${text.slice(0, 200)}`));
+      if (typeof frame.id === 'number') sends.settle(frame.id, frame.result?.reasonCode === 1, text);
     };
     const socket = new WsClient(ws, {
       open() {
@@ -68,25 +56,13 @@ export function connectJsonRpc(ws: string, uid: string, token: string, deliverie
       },
       text: (buf, start, end) => onText(buf.toString('utf8', start, end)),
       closed(err) {
-        for (const w of waiting.values()) w.reject(new Error('connection closed'));
-        waiting.clear();
-        if (!connected) fail(err ?? new Error(`JSON-RPC connection of ${uid} closed before connect`));
+        sends.closed();
+        if (!connected) limit.fail(err ?? new Error(`JSON-RPC connection of ${uid} closed before connect`));
       },
     });
+    const sends = new JsonSends(socket, uid, true);
     const conn: Connection = {
-      send(to: Destination, body: string) {
-        const id = nextId++;
-        const done = new Promise<void>((res, rej) => waiting.set(id, { resolve: res, reject: rej }));
-        socket.sendText(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            method: 'send',
-            id,
-            params: { clientMsgNo: `${uid}-${id}`, channelId: to.id, channelType: to.kind === 'user' ? 1 : 2, payload: { b: body } },
-          }),
-        );
-        return done;
-      },
+      send: (to: Destination, body: string) => sends.send(to, body),
       close() {
         socket.close();
       },

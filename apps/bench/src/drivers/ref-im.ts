@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pinned } from '../pinning.ts';
 import { spawnTracked, stopChild } from '../children.ts';
+import { connectLimit, JsonSends } from './json-sends.ts';
 import { WsClient } from './ws-client.ts';
 import type { Connection, Deliveries, Destination, Driver } from './types.ts';
 
@@ -72,16 +73,13 @@ export async function startRefImDriver(dir: string): Promise<Driver> {
  */
 function connectRefIm(url: string, uid: string, deliveries: Deliveries, timeoutMs = 10_000): Promise<Connection> {
   return new Promise((resolveConn, reject) => {
-    const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-    let nextId = 1;
     let open = false;
-    const timer = setTimeout(() => fail(new Error(`ref-im connect of ${uid} timed out`)), timeoutMs);
-    const fail = (e: Error): void => {
-      clearTimeout(timer);
-      socket.terminate();
-      // A later failure (the socket closing after a timeout) rejects a promise already settled: nothing happens.
-      reject(e);
-    };
+    const limit = connectLimit(
+      timeoutMs,
+      () => new Error(`ref-im connect of ${uid} timed out`),
+      () => socket,
+      reject,
+    );
     const onText = (text: string): void => {
       const frame = JSON.parse(text) as {
         id?: number;
@@ -95,39 +93,23 @@ function connectRefIm(url: string, uid: string, deliveries: Deliveries, timeoutM
         deliveries.text(typeof p.payload?.b === 'string' ? p.payload.b : JSON.stringify(p.payload));
         return;
       }
-      if (typeof frame.id !== 'number') return;
-      const w = waiting.get(frame.id);
-      if (!w) return;
-      waiting.delete(frame.id);
-      if (frame.result?.reasonCode === 0) w.resolve();
-      else w.reject(new Error(`send refused: ${text.slice(0, 200)}`));
+      if (typeof frame.id === 'number') sends.settle(frame.id, frame.result?.reasonCode === 0, text);
     };
     const socket = new WsClient(url, {
       open() {
         open = true;
-        clearTimeout(timer);
+        limit.opened();
         resolveConn(conn);
       },
       text: (buf, start, end) => onText(buf.toString('utf8', start, end)),
       closed(err) {
-        for (const w of waiting.values()) w.reject(new Error('connection closed'));
-        waiting.clear();
-        if (!open) fail(err ?? new Error(`ref-im connection of ${uid} closed before it opened`));
+        sends.closed();
+        if (!open) limit.fail(err ?? new Error(`ref-im connection of ${uid} closed before it opened`));
       },
     });
+    const sends = new JsonSends(socket, uid, false);
     const conn: Connection = {
-      send(to: Destination, body: string) {
-        const id = nextId++;
-        const done = new Promise<void>((res, rej) => waiting.set(id, { resolve: res, reject: rej }));
-        socket.sendText(
-          JSON.stringify({
-            method: 'send',
-            id,
-            params: { clientMsgNo: `${uid}-${id}`, channelId: to.id, channelType: to.kind === 'user' ? 1 : 2, payload: { b: body } },
-          }),
-        );
-        return done;
-      },
+      send: (to: Destination, body: string) => sends.send(to, body),
       close: () => socket.close(),
     };
   });
