@@ -17,9 +17,7 @@ import { runStorm, stormUsers } from '../src/scenarios/storm.ts';
 import type { Driver } from '../src/drivers/types.ts';
 import { SHORT_RUN_PAIRS, shortOneToOne } from './short-run.ts';
 
-const PAIRS = SHORT_RUN_PAIRS;
 const STORM = 10;
-const run = shortOneToOne;
 
 describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', (protocol) => {
   let driver: Driver;
@@ -27,7 +25,11 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
   beforeAll(async () => {
     installCleanup();
     driver = await startParleyDriver(protocol, SOURCE_NODE_ARGS);
-    await driver.provisionUsers([...oneToOneUsers(PAIRS, 'clean'), ...oneToOneUsers(PAIRS, 'fault'), ...stormUsers(STORM)]);
+    await driver.provisionUsers([
+      ...oneToOneUsers(SHORT_RUN_PAIRS, 'clean'),
+      ...oneToOneUsers(SHORT_RUN_PAIRS, 'fault'),
+      ...stormUsers(STORM),
+    ]);
   }, 30_000);
 
   afterAll(async () => {
@@ -35,7 +37,7 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
   });
 
   it('passes a clean run with every gate holding', async () => {
-    const [r] = await run(driver, 'clean');
+    const [r] = await shortOneToOne(driver, 'clean');
     expect(r!.counts).toMatchObject({ offered: 40, acked: 40, deliveries: 40, lost: 0, duplicates: 0, outOfOrder: 0 });
     // The store writer's commits over the phase, read from the server's /metrics: at least one, none slower than all.
     expect(r!.counts.storeCommits).toBeGreaterThanOrEqual(1);
@@ -52,7 +54,7 @@ describe.each(['jsonrpc', 'wkproto'] as const)('generator bookkeeping over %s', 
   }, 20_000);
 
   it('catches a dropped and a duplicated message and marks the run invalid', async () => {
-    const [r] = await run(driver, 'fault', { dropAt: 10, duplicateAt: 20 });
+    const [r] = await shortOneToOne(driver, 'fault', { dropAt: 10, duplicateAt: 20 });
     expect(r!.counts).toMatchObject({ offered: 40, deliveries: 39, lost: 1, duplicates: 1, outOfOrder: 0 });
     expect(r!.valid).toBe(false);
     const failed = r!.gates.filter((g) => !g.ok).map((g) => g.name);

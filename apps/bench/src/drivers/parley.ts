@@ -35,8 +35,8 @@ export async function startParleyDriver(
             withServerLog(e, server.logTail),
           );
     },
-    prepareConnects(count: number): string {
-      if (protocol !== 'wkproto') return '';
+    prepareConnects(count: number): string | undefined {
+      if (protocol !== 'wkproto') return undefined;
       keyPairs.length = 0;
       for (let i = 0; i < count; i++) keyPairs.push(generateKeyPair());
       return `${count} client key pairs`;

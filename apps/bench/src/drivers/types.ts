@@ -58,9 +58,10 @@ export interface Driver {
    * Makes in advance, on the generator's side, what each of the next `count` connects would
    * otherwise make for itself and the server never sees (Parley's WKProto: the client's X25519
    * key pair, one per connection, never reused), so that a measured storm's generator CPU is the
-   * connects' own work; says what it made. Connects beyond `count` make their own as before.
+   * connects' own work; says what it made (undefined: nothing to make for this target). Connects
+   * beyond `count` make their own as before.
    */
-  prepareConnects?(count: number): string;
+  prepareConnects?(count: number): string | undefined;
   /** Prepares `uid` to accumulate messages while offline (MQTT: a persistent QoS 1 session; Parley: nothing). */
   prepareOffline(uid: string): Promise<void>;
   /**

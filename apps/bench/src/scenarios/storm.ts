@@ -146,7 +146,7 @@ export async function runStorm(driver: Driver, o: StormOptions): Promise<Scenari
   // What the coming connects would each make on the generator's side alone (WKProto: key pairs),
   // made now, so that the storm's generator CPU is the connects' own work.
   const prepared = driver.prepareConnects?.(o.count);
-  if (prepared) o.log(`  ${driver.name} S4: ${prepared}, made before the storm`);
+  if (prepared !== undefined) o.log(`  ${driver.name} S4: ${prepared}, made before the storm`);
   await sleep(o.settleMs);
   const rssBefore = rssKb(driver.pid);
   const latency = new Samples();
