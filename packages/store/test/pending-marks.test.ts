@@ -10,10 +10,11 @@ import { spawnTsChild } from './support/ts-child.ts';
 
 /**
  * The embedded store's latest-send marks (`sqlite/writer-thread.ts`): a batch's marks are
- * committed into `pending_marks` with it and applied to `memberships` later, in a transaction
- * of their own. Reads of memberships see a committed mark at once; closing applies what is
- * pending; a process killed with marks pending leaves them in the table, and the next open
- * applies them before its first batch. Real threads, a real file, `sync=full`.
+ * committed into `pending_marks` with it and applied to `memberships` later: while batches keep
+ * coming, a slice at a time inside their own transactions; when the writer is idle, in a
+ * transaction of their own. Reads of memberships see a committed mark at once; closing applies
+ * what is pending; a process killed with marks pending leaves them in the table, and the next
+ * open applies them before its first batch. Real threads, a real file, `sync=full`.
  */
 
 const CHILD = fileURLToPath(new URL('./support/append-marks-child.ts', import.meta.url));
@@ -111,6 +112,53 @@ describe('embedded latest-send marks', () => {
     expect(hits).toHaveLength(1);
     expect((await store.memberships.get('g2', 2, 'alice'))?.lastSendSeq).toBe(2);
     expect(onDisk(dir, 'g2').pending).toBe(0);
+  });
+
+  it('under a steady stream of batches applies the marks in slices inside their transactions, never in one of its own', async () => {
+    const dir = newDir();
+    const store = await open(dir, 100);
+    const paused: string[] = [];
+    store.writerTimings!.onPause((reason) => paused.push(reason));
+    const commits: number[] = [];
+    store.writerTimings!.onCommit((ms) => commits.push(ms));
+    // 300 senders: a sweep of all of them takes several slices (64 a batch).
+    const senders = Array.from({ length: 300 }, (_, i) => `u${String(i).padStart(3, '0')}`);
+    await store.memberships.addMembers('s1', 2, senders, 1);
+    let seq = 0;
+    const sendRound = async () => {
+      // Every sender once, in batches of 30: each batch's marks are its senders' newest seqs.
+      for (let b = 0; b < senders.length; b += 30) {
+        const rows = senders.slice(b, b + 30).map((uid) => message('s1', ++seq, uid));
+        await store.messages.appendBatch(
+          rows,
+          rows.map((r) => mark('s1', r.fromUid, r.messageSeq)),
+        );
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    // Rounds until memberships on disk holds marks while batches are still coming (a sweep ran).
+    let rounds = 0;
+    let seenApplied = false;
+    const deadline = performance.now() + 15_000;
+    while (!seenApplied && performance.now() < deadline) {
+      await sendRound();
+      rounds++;
+      const disk = onDisk(dir, 's1');
+      seenApplied = Object.values(disk.lastSend).every((v) => v > 0) && disk.pending < rounds * senders.length;
+    }
+    expect(seenApplied).toBe(true);
+    // Applied without a transaction of their own: no pause, and one commit per batch.
+    expect(paused.filter((reason) => reason === 'marks')).toEqual([]);
+    expect(commits).toHaveLength(rounds * 10);
+    // Reads see every sender's newest mark, applied or not.
+    const last = seq - senders.length;
+    for (const [i, uid] of senders.entries()) {
+      expect((await store.memberships.get('s1', 2, uid))?.lastSendSeq).toBe(last + i + 1);
+    }
+    await store.close();
+    const disk = onDisk(dir, 's1');
+    expect(disk.pending).toBe(0);
+    expect(senders.map((uid) => disk.lastSend[uid])).toEqual(senders.map((_, i) => last + i + 1));
   });
 
   it('a process killed with marks pending leaves them in pending_marks; the next open applies them first', async () => {

@@ -32,7 +32,8 @@ export interface WriterInit {
   followAfterWalBytes: number;
   /**
    * Writer: how long committed latest-send marks may wait in `pending_marks` before they are
-   * applied to `memberships` in one transaction of their own, ms.
+   * applied to `memberships`, ms: a slice at a time inside the next batches' transactions, or in
+   * one transaction of their own when no batch came for this long.
    */
   markApplyMs: number;
   /**

@@ -66,6 +66,31 @@ const failure = (err: unknown) => {
 const PAGE_CACHE_KIB = 4000;
 /** Marks pending for this many `markApplyMs` are applied inside the next batch's transaction (see `overdueMs`). */
 const MARK_OVERDUE_FACTOR = 10;
+/**
+ * Memberships a batch's transaction raises of the sweep under way (one indexed UPDATE each, well
+ * under a millisecond for all of them); `MARK_SLICE_LATE` once the sweep has taken longer than
+ * `markApplyMs`, so that it keeps up with many senders at few batches a second.
+ */
+const MARK_SLICE = 64;
+const MARK_SLICE_LATE = 512;
+
+/** A sweep of pending marks under way (see `runWriter`). */
+interface Sweep {
+  marks: unknown[][];
+  next: number;
+  through: number;
+  rowid: number;
+  since: number;
+}
+/** The part `[from, to)` of a sweep's marks a batch's transaction applies; `done` once it did. */
+interface SweepSlice {
+  sweep: Sweep;
+  from: number;
+  to: number;
+  done: boolean;
+}
+/** What of the pending marks a batch's transaction applies: a slice, every one, or none. */
+type Slice = SweepSlice | 'all' | undefined;
 /** Shared with the other thread: `CHECKPOINTED` is 1 after a checkpointer pass the writer has not followed yet. */
 const signal = new Int32Array(init.signal);
 
@@ -117,9 +142,11 @@ function runWriter(db: SqliteDatabase.Database): void {
     ));
   // A batch's latest-send marks are appended to `pending_marks` (rows at the table's end: the
   // batch's marks share a page or two) instead of raising each sender's membership row (a random
-  // page per sender and batch); every `markApplyMs` one transaction of their own raises each
-  // membership once to its newest mark and empties the table. A crash leaves the rows in place
-  // and the next start applies them before the first batch.
+  // page per sender and batch). This thread also keeps them in memory, newest per membership
+  // (`fresh`); every `markApplyMs` they become a sweep, applied a slice at a time inside the next
+  // batches' own transactions (no transaction, commit or fsync of their own, so appends never
+  // wait for one under load), and the sweep's last slice deletes its rows. A crash leaves the
+  // rows in place and the next start applies them before the first batch.
   const logs: SqliteDatabase.Statement[] = [];
   const logOf = (rows: number) =>
     (logs[rows] ??= db.prepare(
@@ -133,6 +160,7 @@ function runWriter(db: SqliteDatabase.Database): void {
       `insert into memberships (channel_id, channel_type, uid, join_seq, updated_at)
        values ${Array.from({ length: rows }, () => '(?, ?, ?, 1, ?)').join(', ')} on conflict do nothing`,
     ));
+  // Every pending mark at once, in one statement (start-up, close, an idle writer, overdue marks).
   const applyPending = db.prepare(
     `update memberships set last_send_seq = p.seq
      from (select channel_id, channel_type, uid, max(seq) as seq from pending_marks group by channel_id, channel_type, uid) as p
@@ -144,30 +172,77 @@ function runWriter(db: SqliteDatabase.Database): void {
     applyPending.run();
     clearPending.run();
   });
+  // A sweep's slice: one membership per statement, and its rows deleted with the last slice.
+  const raiseMark = db.prepare(
+    'update memberships set last_send_seq = ? where channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
+  );
+  const clearThrough = db.prepare('delete from pending_marks where rowid <= ?');
+  /**
+   * Applies `marks[from, to)` and, when `rowid` is given, deletes the pending rows up to it. Called
+   * inside a batch's transaction it runs in a savepoint of its own: a failure undoes the slice
+   * alone and the batch commits without it.
+   */
+  const applySlice = db.transaction((marks: readonly (readonly unknown[])[], from: number, to: number, rowid: number | undefined) => {
+    for (let i = from; i < to; i++) {
+      const k = marks[i]!;
+      raiseMark.run(k[3], k[0], k[1], k[2], k[3]);
+    }
+    if (rowid !== undefined) clearThrough.run(rowid);
+  });
   /**
    * How long marks may stay pending before the next batch applies them inside its own
-   * transaction, ms. An apply of its own only fails when the store does (the rows stay and a
-   * later call tries again), and appends then usually fail too. Should applies alone keep
+   * transaction, ms. A slice or an apply of its own only fails when the store does (the rows stay
+   * and a later batch tries again), and appends then usually fail too. Should slices alone keep
    * failing, the marks would pile up in `pending_marks` and in the main thread's list of
-   * unapplied batches without end; past this the apply becomes part of the append, so a
-   * failure that persists fails the batch (and is reported as every append failure is).
+   * unapplied batches without end; past this every pending mark is applied as part of the
+   * append, so a failure that persists fails the batch (and is reported as every append failure is).
    */
   const overdueMs = init.markApplyMs * MARK_OVERDUE_FACTOR;
-  /** Whether `pending_marks` may hold rows (it may after a crash: the first apply runs before `ready`). */
-  let marksPending = true;
-  /** Since when marks have been pending (`performance.now()`), while `marksPending`. */
-  let pendingSince = performance.now();
-  /** The last batch committed with marks: an apply covers every batch up to it. */
+  /** Marks committed since the last sweep began, the newest per membership: `[channel_id, channel_type, uid, seq]` by key. */
+  let fresh = new Map<string, unknown[]>();
+  /** When the oldest batch in `fresh` committed (`performance.now()`); `Infinity` while it is empty. */
+  let freshSince = Infinity;
+  /**
+   * The sweep under way: the marks of every batch up to `through` (an append id), newest per
+   * membership, applied up to `next`; their rows in `pending_marks` are those up to `rowid`; the
+   * oldest of them committed at `since`.
+   */
+  let sweep: Sweep | undefined;
+  /** Whether `pending_marks` may hold rows that neither `fresh` nor `sweep` knows (after a crash: the first apply runs before `ready`). */
+  let unknownRows = true;
+  /** The newest row of `pending_marks` committed, and the batch that committed it. */
+  let lastRowid = 0;
   let lastMarked = 0;
-  let appliedAt = performance.now();
-  /** Applies the pending marks when `markApplyMs` has passed since the last apply (or now, with `force`). */
+  /** When the last sweep began, and when the last batch was handed over (`performance.now()`). */
+  let sweptAt = performance.now();
+  let lastAppendAt = -Infinity;
+  const marksPending = () => unknownRows || sweep !== undefined || fresh.size > 0;
+  /** After every pending mark was applied: nothing is pending any more. */
+  const allApplied = () => {
+    unknownRows = false;
+    sweep = undefined;
+    fresh = new Map();
+    freshSince = Infinity;
+    sweptAt = performance.now();
+  };
+  /** Adds a committed batch's marks (`MARK_FIELDS` values each) to `fresh`. */
+  const remember = (marks: readonly unknown[], at: number) => {
+    if (marks.length === 0) return;
+    if (fresh.size === 0) freshSince = at;
+    for (let i = 0; i < marks.length; i += MARK_FIELDS) {
+      const key = `${marks[i] as string}\u0000${marks[i + 1] as number}\u0000${marks[i + 2] as string}`;
+      const known = fresh.get(key);
+      if (known === undefined) fresh.set(key, [marks[i], marks[i + 1], marks[i + 2], marks[i + 3]]);
+      else if ((known[3] as number) < (marks[i + 3] as number)) known[3] = marks[i + 3];
+    }
+  };
+  /** Applies every pending mark in a transaction of its own when the writer has been idle for `markApplyMs` (or now, with `force`). */
   const maybeApplyMarks = (force: boolean) => {
-    if (!marksPending || (!force && performance.now() - appliedAt < init.markApplyMs)) return;
+    if (!marksPending() || (!force && performance.now() - lastAppendAt < init.markApplyMs)) return;
     const started = performance.now();
     applyMarks.immediate();
-    marksPending = false;
-    appliedAt = performance.now();
-    reply({ kind: 'applied', through: lastMarked, ms: appliedAt - started });
+    allApplied();
+    reply({ kind: 'applied', through: lastMarked, ms: performance.now() - started });
   };
   /** The same, where a failure (busy, disk full) only means a later call tries again: the rows stay in `pending_marks`. */
   const tryApplyMarks = (force: boolean) => {
@@ -222,17 +297,26 @@ function runWriter(db: SqliteDatabase.Database): void {
     }
     return hits;
   };
+  /** The last rowid of `pending_marks` the running batch's transaction inserted, if it inserted any. */
+  let insertedRowid: number | undefined;
   const append = db.transaction(
-    (messages: unknown[], marks: unknown[], members: unknown[], check: boolean, applyFirst: boolean): unknown[] | undefined => {
+    (messages: unknown[], marks: unknown[], members: unknown[], check: boolean, slice: Slice): unknown[] | undefined => {
       if (check) {
         const hits = hitsOf(messages);
         // Nothing written yet: the transaction ends without a change (no WAL frame, no fsync).
         if (hits.length > 0) return hits;
       }
-      // Overdue marks (their own applies kept failing): applied here, before this batch's own.
-      if (applyFirst) {
+      if (slice === 'all') {
+        // Overdue marks (their slices kept failing): every one applied here, before this batch's own.
         applyPending.run();
         clearPending.run();
+      } else if (slice !== undefined) {
+        try {
+          applySlice(slice.sweep.marks, slice.from, slice.to, slice.to === slice.sweep.marks.length ? slice.sweep.rowid : undefined);
+          slice.done = true;
+        } catch {
+          // Undone alone (its savepoint): the batch commits, and a later one tries the slice again.
+        }
       }
       const memberStep = MAX_ROWS_PER_INSERT * MEMBER_FIELDS;
       for (let i = 0; i < members.length; i += memberStep) {
@@ -249,7 +333,7 @@ function runWriter(db: SqliteDatabase.Database): void {
       const markStep = MAX_ROWS_PER_INSERT * MARK_FIELDS;
       for (let i = 0; i < marks.length; i += markStep) {
         const values = i === 0 && marks.length <= markStep ? marks : marks.slice(i, i + markStep);
-        logOf(values.length / MARK_FIELDS).run(...values);
+        insertedRowid = Number(logOf(values.length / MARK_FIELDS).run(...values).lastInsertRowid);
       }
       return undefined;
     },
@@ -337,36 +421,69 @@ function runWriter(db: SqliteDatabase.Database): void {
         reply({ kind: 'failed', id: m.id, ...failure(err) });
       }
     } else appendMessages(m);
-    // After the reply: the batch's acknowledgement does not wait for either.
+    // After the reply: the batch's acknowledgement does not wait for it.
     followCheckpointer();
-    tryApplyMarks(false);
   });
   /** Commits a batch of messages and answers `done`, `hits` or `failed`. */
   function appendMessages(m: Extract<WriterRequest, { kind: 'append' }>): void {
     const started = performance.now();
+    lastAppendAt = started;
     try {
       // Before the transaction: the views and hashes need no lock.
       fillRows(m.messages, m.payloads);
-      const overdue = marksPending && started - pendingSince >= overdueMs;
-      const hits = append.immediate(m.messages, m.marks, m.members, m.check, overdue);
-      if (hits) reply({ kind: 'hits', id: m.id, hits });
-      else {
-        const appliedThrough = lastMarked;
-        if (overdue) {
-          marksPending = false;
-          appliedAt = performance.now();
-        }
-        if (m.marks.length > 0) {
-          if (!marksPending) pendingSince = started;
-          marksPending = true;
-          lastMarked = m.id;
-        }
-        reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
-        if (overdue) reply({ kind: 'applied', through: appliedThrough });
+      const slice = sliceFor(started);
+      insertedRowid = undefined;
+      const hits = append.immediate(m.messages, m.marks, m.members, m.check, slice);
+      if (hits) {
+        reply({ kind: 'hits', id: m.id, hits });
+        return;
       }
+      // Committed: what the transaction did to the pending marks, then this batch's own.
+      const appliedThrough = lastMarked;
+      let applied = false;
+      if (slice === 'all') {
+        allApplied();
+        applied = true;
+      } else if (slice?.done) {
+        if (sweep !== slice.sweep) {
+          // The sweep began with this batch: `fresh` went into it.
+          sweep = slice.sweep;
+          fresh = new Map();
+          freshSince = Infinity;
+          sweptAt = started;
+        }
+        sweep.next = slice.to;
+        if (slice.to === sweep.marks.length) {
+          sweep = undefined;
+          applied = true;
+        }
+      }
+      if (insertedRowid !== undefined) {
+        lastRowid = insertedRowid;
+        lastMarked = m.id;
+        remember(m.marks, started);
+      }
+      reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
+      if (applied) reply({ kind: 'applied', through: slice === 'all' ? appliedThrough : (slice as SweepSlice).sweep.through });
     } catch (err) {
       reply({ kind: 'failed', id: m.id, ...failure(err) });
     }
+  }
+  /**
+   * What of the pending marks the next batch's transaction applies: every one (`all`: overdue, or
+   * rows a crash left), the next slice of the sweep under way, the first slice of a new sweep of
+   * `fresh` once `markApplyMs` has passed since the last one began, or nothing.
+   */
+  function sliceFor(now: number): Slice {
+    const oldest = unknownRows ? -Infinity : Math.min(sweep?.since ?? Infinity, freshSince);
+    if (now - oldest >= overdueMs) return 'all';
+    let s = sweep;
+    if (s === undefined) {
+      if (fresh.size === 0 || now - sweptAt < init.markApplyMs) return undefined;
+      s = { marks: [...fresh.values()], next: 0, through: lastMarked, rowid: lastRowid, since: freshSince };
+    }
+    const size = now - sweptAt > init.markApplyMs ? MARK_SLICE_LATE : MARK_SLICE;
+    return { sweep: s, from: s.next, to: Math.min(s.marks.length, s.next + size), done: false };
   }
   // What a crash left in `pending_marks`, before the first batch.
   try {
