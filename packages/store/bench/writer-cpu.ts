@@ -14,9 +14,13 @@
  * every run appends to a copy. Under callgrind (`--separate-threads=yes`), run with two
  * `messages` values and take the difference per thread: it leaves out start-up, the fill and
  * the warm-up (`WARMUP` messages before the measured ones, every run); `bench/writer-cpu.sh`
- * does that, counting only the measured phase.
+ * does that, counting only the measured phase. With `WRITER_BENCH_RATE=N` the batches are handed
+ * over at N messages a second instead of as fast as they commit (the warm-up too). Besides the
+ * CPU it prints what the process wrote per measured message (`/proc/self/io` on Linux: `wchar`,
+ * the bytes of its write calls, the WAL's frames and the checkpoints' pages; `write_bytes`, what
+ * reached the block layer).
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -44,6 +48,10 @@ const body = 'x'.repeat(40);
  * messages between applies as a real run has.
  */
 const markApplyMs = process.env.WRITER_BENCH_MARK_APPLY_MS === undefined ? undefined : Number(process.env.WRITER_BENCH_MARK_APPLY_MS);
+/** Messages a second the batches are handed over at (`WRITER_BENCH_RATE`; 0, the default: as fast as they commit). */
+const rate = Number(process.env.WRITER_BENCH_RATE ?? 0);
+if (!Number.isFinite(rate) || rate < 0)
+  throw new Error(`WRITER_BENCH_RATE must be a number of messages a second, got ${process.env.WRITER_BENCH_RATE}`);
 /** The store's `walBuffer` (`WRITER_BENCH_WAL_BUFFER`: auto, on or off; default auto), for alternated runs of both. */
 const walBuffer = (process.env.WRITER_BENCH_WAL_BUFFER ?? 'auto') as WalBufferMode;
 if (!['auto', 'on', 'off'].includes(walBuffer)) throw new Error(`WRITER_BENCH_WAL_BUFFER must be auto, on or off, got ${walBuffer}`);
@@ -121,7 +129,10 @@ const seqs = new Array<number>(channels).fill(0);
 for (let n = 0; n < prefill; n++) seqs[(n * 7919) % channels]!++;
 
 async function load(from: number, count: number): Promise<void> {
+  const started = performance.now();
   for (let n = from; n < from + count; n += batch) {
+    const wait = rate > 0 ? started + ((n - from) / rate) * 1000 - performance.now() : 0;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const rows: StoredMessage[] = [];
     const marks: LastSendMark[] = [];
     for (let k = n; k < Math.min(n + batch, from + count); k++) {
@@ -146,13 +157,27 @@ async function handshake(mark: string, wait: string): Promise<void> {
   while (!existsSync(join(sync, wait))) await new Promise((r) => setTimeout(r, 20));
 }
 
+/** The process's write counters (`/proc/self/io`), or undefined where there is none. */
+function written(): { wchar: number; write_bytes: number } | undefined {
+  if (!existsSync('/proc/self/io')) return undefined;
+  const fields = Object.fromEntries(
+    readFileSync('/proc/self/io', 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(': ')),
+  ) as Record<string, string>;
+  return { wchar: Number(fields.wchar), write_bytes: Number(fields.write_bytes) };
+}
+
 await load(prefill, WARMUP);
 await handshake('warm', 'go');
+const io0 = written();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await load(prefill + WARMUP, total);
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
+const io1 = written();
 await handshake('done', 'end');
 await store.close();
 rmSync(run, { recursive: true, force: true });
@@ -166,5 +191,11 @@ console.log(
     // Every thread of the process (the machine may be loaded: not evidence on its own).
     process_cpu_us_per_msg: Number(((cpu.user + cpu.system) / total).toFixed(2)),
     wall_ms: Math.round(ms),
+    ...(io0 && io1
+      ? {
+          wchar_per_msg: Math.round((io1.wchar - io0.wchar) / total),
+          write_bytes_per_msg: Math.round((io1.write_bytes - io0.write_bytes) / total),
+        }
+      : {}),
   }),
 );

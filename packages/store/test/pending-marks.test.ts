@@ -161,6 +161,34 @@ describe('embedded latest-send marks', () => {
     expect(senders.map((uid) => disk.lastSend[uid])).toEqual(senders.map((_, i) => last + i + 1));
   });
 
+  it('a sweep raises a membership deleted and made again under another rowid by its key, and never the row now at its old rowid', async () => {
+    const dir = newDir();
+    const store = await open(dir, 300);
+    await store.memberships.addMembers('r1', 2, ['alice', 'carol'], 1);
+    await store.messages.appendBatch([message('r1', 1, 'alice')], [mark('r1', 'alice', 1)]);
+    // Behind the store's back: alice's row goes, bob takes its rowid, alice comes back under a new one.
+    const db = new SqliteDatabase(join(dir, STORE_FILE));
+    const old = db.prepare(`select rowid from memberships where channel_id = 'r1' and uid = 'alice'`).pluck().get() as number;
+    db.transaction(() => {
+      db.prepare(`delete from memberships where channel_id = 'r1' and uid = 'alice'`).run();
+      db.prepare(`insert into memberships (rowid, channel_id, channel_type, uid, updated_at) values (?, 'r1', 2, 'bob', 0)`).run(old);
+      db.prepare(`insert into memberships (channel_id, channel_type, uid, updated_at) values ('r1', 2, 'alice', 0)`).run();
+    })();
+    db.close();
+    // Batches keep coming (carol's), so the sweep of alice's mark runs inside one of them.
+    const paused: string[] = [];
+    store.writerTimings!.onPause((reason) => paused.push(reason));
+    let seq = 1;
+    const deadline = performance.now() + 10_000;
+    while (onDisk(dir, 'r1').lastSend.alice !== 1 && performance.now() < deadline) {
+      seq++;
+      await store.messages.appendBatch([message('r1', seq, 'carol')], [mark('r1', 'carol', seq)]);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(onDisk(dir, 'r1').lastSend).toMatchObject({ alice: 1, bob: 0 });
+    expect(paused.filter((reason) => reason === 'marks')).toEqual([]);
+  });
+
   it('a process killed with marks pending leaves them in pending_marks; the next open applies them first', async () => {
     const dir = newDir();
     const setup = await open(dir);

@@ -74,9 +74,21 @@ const MARK_OVERDUE_FACTOR = 10;
 const MARK_SLICE = 64;
 const MARK_SLICE_LATE = 512;
 
+/**
+ * A membership's newest mark the writer thread holds: the membership's rowid in `memberships` when
+ * it had one as the mark was taken in (a sweep raises its rows in rowid order, so a slice's rows
+ * share pages), then its key and the seq.
+ */
+interface Mark {
+  rowid: number | undefined;
+  channelId: string;
+  channelType: number;
+  uid: string;
+  seq: number;
+}
 /** A sweep of pending marks under way (see `runWriter`). */
 interface Sweep {
-  marks: unknown[][];
+  marks: Mark[];
   next: number;
   through: number;
   rowid: number;
@@ -145,8 +157,10 @@ function runWriter(db: SqliteDatabase.Database): void {
   // page per sender and batch). This thread also keeps them in memory, newest per membership
   // (`fresh`); every `markApplyMs` they become a sweep, applied a slice at a time inside the next
   // batches' own transactions (no transaction, commit or fsync of their own, so appends never
-  // wait for one under load), and the sweep's last slice deletes its rows. A crash leaves the
-  // rows in place and the next start applies them before the first batch.
+  // wait for one under load) in the order of the memberships' rowids (a slice's rows share
+  // pages: the sweep writes each page of `memberships` about once, as one apply did), and the
+  // sweep's last slice deletes its rows. A crash leaves the rows in place and the next start
+  // applies them before the first batch.
   const logs: SqliteDatabase.Statement[] = [];
   const logOf = (rows: number) =>
     (logs[rows] ??= db.prepare(
@@ -173,19 +187,27 @@ function runWriter(db: SqliteDatabase.Database): void {
     clearPending.run();
   });
   // A sweep's slice: one membership per statement, and its rows deleted with the last slice.
-  const raiseMark = db.prepare(
+  // By rowid where the mark has one, its key compared too (a membership deleted and made again
+  // has another rowid, and its old one may be another's): nothing changed, it is raised by key.
+  const raiseByRowid = db.prepare(
+    'update memberships set last_send_seq = ? where rowid = ? and channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
+  );
+  const raiseByKey = db.prepare(
     'update memberships set last_send_seq = ? where channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
   );
+  const rowidOf = db.prepare('select rowid from memberships where channel_id = ? and channel_type = ? and uid = ?').pluck();
   const clearThrough = db.prepare('delete from pending_marks where rowid <= ?');
   /**
    * Applies `marks[from, to)` and, when `rowid` is given, deletes the pending rows up to it. Called
    * inside a batch's transaction it runs in a savepoint of its own: a failure undoes the slice
    * alone and the batch commits without it.
    */
-  const applySlice = db.transaction((marks: readonly (readonly unknown[])[], from: number, to: number, rowid: number | undefined) => {
+  const applySlice = db.transaction((marks: readonly Mark[], from: number, to: number, rowid: number | undefined) => {
     for (let i = from; i < to; i++) {
       const k = marks[i]!;
-      raiseMark.run(k[3], k[0], k[1], k[2], k[3]);
+      if (k.rowid === undefined || raiseByRowid.run(k.seq, k.rowid, k.channelId, k.channelType, k.uid, k.seq).changes === 0) {
+        raiseByKey.run(k.seq, k.channelId, k.channelType, k.uid, k.seq);
+      }
     }
     if (rowid !== undefined) clearThrough.run(rowid);
   });
@@ -198,8 +220,8 @@ function runWriter(db: SqliteDatabase.Database): void {
    * append, so a failure that persists fails the batch (and is reported as every append failure is).
    */
   const overdueMs = init.markApplyMs * MARK_OVERDUE_FACTOR;
-  /** Marks committed since the last sweep began, the newest per membership: `[channel_id, channel_type, uid, seq]` by key. */
-  let fresh = new Map<string, unknown[]>();
+  /** Marks committed since the last sweep began, the newest per membership, by key. */
+  let fresh = new Map<string, Mark>();
   /** When the oldest batch in `fresh` committed (`performance.now()`); `Infinity` while it is empty. */
   let freshSince = Infinity;
   /**
@@ -225,15 +247,34 @@ function runWriter(db: SqliteDatabase.Database): void {
     freshSince = Infinity;
     sweptAt = performance.now();
   };
-  /** Adds a committed batch's marks (`MARK_FIELDS` values each) to `fresh`. */
-  const remember = (marks: readonly unknown[], at: number) => {
+  /** Adds a committed batch's marks (`MARK_FIELDS` values each) to `fresh`, each membership new to it with its rowid when `lookUp`. */
+  const takeIn = (marks: readonly unknown[], at: number, lookUp: boolean) => {
     if (marks.length === 0) return;
     if (fresh.size === 0) freshSince = at;
     for (let i = 0; i < marks.length; i += MARK_FIELDS) {
-      const key = `${marks[i] as string}\u0000${marks[i + 1] as number}\u0000${marks[i + 2] as string}`;
+      const channelId = marks[i] as string;
+      const channelType = marks[i + 1] as number;
+      const uid = marks[i + 2] as string;
+      const seq = marks[i + 3] as number;
+      const key = `${channelId}\u0000${channelType}\u0000${uid}`;
       const known = fresh.get(key);
-      if (known === undefined) fresh.set(key, [marks[i], marks[i + 1], marks[i + 2], marks[i + 3]]);
-      else if ((known[3] as number) < (marks[i + 3] as number)) known[3] = marks[i + 3];
+      if (known === undefined) {
+        const rowid = lookUp ? (rowidOf.get(channelId, channelType, uid) as number | undefined) : undefined;
+        fresh.set(key, { rowid, channelId, channelType, uid, seq });
+      } else if (known.seq < seq) known.seq = seq;
+    }
+  };
+  /** `takeIn` with the look-ups (one indexed read each) in one read transaction for the batch. */
+  const remember = db.transaction((marks: readonly unknown[], at: number) => takeIn(marks, at, true));
+  /**
+   * Takes a committed batch's marks in, after its reply (no acknowledgement waits for the
+   * look-ups); a failing look-up only costs the order: the marks are then taken in without rowids.
+   */
+  const rememberCommitted = (marks: readonly unknown[], at: number) => {
+    try {
+      remember(marks, at);
+    } catch {
+      takeIn(marks, at, false);
     }
   };
   /** Applies every pending mark in a transaction of its own when the writer has been idle for `markApplyMs` (or now, with `force`). */
@@ -461,10 +502,10 @@ function runWriter(db: SqliteDatabase.Database): void {
       if (insertedRowid !== undefined) {
         lastRowid = insertedRowid;
         lastMarked = m.id;
-        remember(m.marks, started);
       }
       reply({ kind: 'done', id: m.id, commitMs: performance.now() - started });
       if (applied) reply({ kind: 'applied', through: slice === 'all' ? appliedThrough : (slice as SweepSlice).sweep.through });
+      if (insertedRowid !== undefined) rememberCommitted(m.marks, started);
     } catch (err) {
       reply({ kind: 'failed', id: m.id, ...failure(err) });
     }
@@ -480,7 +521,8 @@ function runWriter(db: SqliteDatabase.Database): void {
     let s = sweep;
     if (s === undefined) {
       if (fresh.size === 0 || now - sweptAt < init.markApplyMs) return undefined;
-      s = { marks: [...fresh.values()], next: 0, through: lastMarked, rowid: lastRowid, since: freshSince };
+      const marks = [...fresh.values()].sort((a, b) => (a.rowid ?? Infinity) - (b.rowid ?? Infinity));
+      s = { marks, next: 0, through: lastMarked, rowid: lastRowid, since: freshSince };
     }
     const size = now - sweptAt > init.markApplyMs ? MARK_SLICE_LATE : MARK_SLICE;
     return { sweep: s, from: s.next, to: Math.min(s.marks.length, s.next + size), done: false };
