@@ -73,6 +73,8 @@ const MARK_OVERDUE_FACTOR = 10;
  */
 const MARK_SLICE = 64;
 const MARK_SLICE_LATE = 512;
+/** Memberships whose rowids the writer thread keeps at most (some 100 bytes each): past it, it forgets them all. */
+const ROWID_CACHE_MAX = 100_000;
 
 /**
  * A membership's newest mark the writer thread holds: the membership's rowid in `memberships` when
@@ -81,6 +83,8 @@ const MARK_SLICE_LATE = 512;
  */
 interface Mark {
   rowid: number | undefined;
+  /** channel_id, channel_type and uid, joined by NULs. */
+  key: string;
   channelId: string;
   channelType: number;
   uid: string;
@@ -247,10 +251,20 @@ function runWriter(db: SqliteDatabase.Database): void {
     freshSince = Infinity;
     sweptAt = performance.now();
   };
-  /** Adds a committed batch's marks (`MARK_FIELDS` values each) to `fresh`, each membership new to it with its rowid when `lookUp`. */
-  const takeIn = (marks: readonly unknown[], at: number, lookUp: boolean) => {
-    if (marks.length === 0) return;
+  /**
+   * The rowids of memberships marks were taken in for (by key), so that a membership is looked up
+   * once, not once a sweep; emptied when it reaches `ROWID_CACHE_MAX`. One that went stale (the
+   * membership deleted and made again) costs only the order: the slice compares the key.
+   */
+  const rowids = new Map<string, number>();
+  /**
+   * Adds a committed batch's marks (`MARK_FIELDS` values each) to `fresh`, each membership new to
+   * it with its rowid when `rowids` has it; answers those it lacks.
+   */
+  const takeIn = (marks: readonly unknown[], at: number): Mark[] | undefined => {
+    if (marks.length === 0) return undefined;
     if (fresh.size === 0) freshSince = at;
+    let missing: Mark[] | undefined;
     for (let i = 0; i < marks.length; i += MARK_FIELDS) {
       const channelId = marks[i] as string;
       const channelType = marks[i + 1] as number;
@@ -259,22 +273,34 @@ function runWriter(db: SqliteDatabase.Database): void {
       const key = `${channelId}\u0000${channelType}\u0000${uid}`;
       const known = fresh.get(key);
       if (known === undefined) {
-        const rowid = lookUp ? (rowidOf.get(channelId, channelType, uid) as number | undefined) : undefined;
-        fresh.set(key, { rowid, channelId, channelType, uid, seq });
+        const mark: Mark = { rowid: rowids.get(key), key, channelId, channelType, uid, seq };
+        fresh.set(key, mark);
+        if (mark.rowid === undefined) (missing ??= []).push(mark);
       } else if (known.seq < seq) known.seq = seq;
     }
+    return missing;
   };
-  /** `takeIn` with the look-ups (one indexed read each) in one read transaction for the batch. */
-  const remember = db.transaction((marks: readonly unknown[], at: number) => takeIn(marks, at, true));
+  /** Looks the rowids of `missing` up (one indexed read each), in one read transaction. */
+  const lookUp = db.transaction((missing: readonly Mark[]) => {
+    for (const mark of missing) {
+      const rowid = rowidOf.get(mark.channelId, mark.channelType, mark.uid) as number | undefined;
+      if (rowid === undefined) continue;
+      mark.rowid = rowid;
+      if (rowids.size >= ROWID_CACHE_MAX) rowids.clear();
+      rowids.set(mark.key, rowid);
+    }
+  });
   /**
-   * Takes a committed batch's marks in, after its reply (no acknowledgement waits for the
-   * look-ups); a failing look-up only costs the order: the marks are then taken in without rowids.
+   * Takes a committed batch's marks in, after its reply (no acknowledgement waits for a look-up);
+   * a failing look-up only costs the order: those marks stay without rowids.
    */
   const rememberCommitted = (marks: readonly unknown[], at: number) => {
+    const missing = takeIn(marks, at);
+    if (missing === undefined) return;
     try {
-      remember(marks, at);
+      lookUp(missing);
     } catch {
-      takeIn(marks, at, false);
+      // Raised by key instead.
     }
   };
   /** Applies every pending mark in a transaction of its own when the writer has been idle for `markApplyMs` (or now, with `force`). */
