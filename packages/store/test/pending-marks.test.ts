@@ -116,7 +116,9 @@ describe('embedded latest-send marks', () => {
 
   it('under a steady stream of batches applies the marks in slices inside their transactions, never in one of its own', async () => {
     const dir = newDir();
-    const store = await open(dir, 100);
+    // A writer idle for markApplyMs applies everything in a transaction of its own: 300 ms is far
+    // longer than any gap between these batches, so only the sweeps can apply the marks here.
+    const store = await open(dir, 300);
     const paused: string[] = [];
     store.writerTimings!.onPause((reason) => paused.push(reason));
     const commits: number[] = [];
