@@ -190,13 +190,9 @@ function runWriter(db: SqliteDatabase.Database): void {
     applyPending.run();
     clearPending.run();
   });
-  // A sweep's slice: one membership per statement, and its rows deleted with the last slice.
-  // By rowid where the mark has one, its key compared too (a membership deleted and made again
-  // has another rowid, and its old one may be another's): nothing changed, it is raised by key.
-  const raiseByRowid = db.prepare(
-    'update memberships set last_send_seq = ? where rowid = ? and channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
-  );
-  const raiseByKey = db.prepare(
+  // A sweep's slice: one membership per statement, by key (the rowid only orders the sweep, so a
+  // stale one costs the order, never a wrong row), and its rows deleted with the last slice.
+  const raiseMark = db.prepare(
     'update memberships set last_send_seq = ? where channel_id = ? and channel_type = ? and uid = ? and last_send_seq < ?',
   );
   const rowidOf = db.prepare('select rowid from memberships where channel_id = ? and channel_type = ? and uid = ?').pluck();
@@ -209,9 +205,7 @@ function runWriter(db: SqliteDatabase.Database): void {
   const applySlice = db.transaction((marks: readonly Mark[], from: number, to: number, rowid: number | undefined) => {
     for (let i = from; i < to; i++) {
       const k = marks[i]!;
-      if (k.rowid === undefined || raiseByRowid.run(k.seq, k.rowid, k.channelId, k.channelType, k.uid, k.seq).changes === 0) {
-        raiseByKey.run(k.seq, k.channelId, k.channelType, k.uid, k.seq);
-      }
+      raiseMark.run(k.seq, k.channelId, k.channelType, k.uid, k.seq);
     }
     if (rowid !== undefined) clearThrough.run(rowid);
   });
@@ -254,7 +248,7 @@ function runWriter(db: SqliteDatabase.Database): void {
   /**
    * The rowids of memberships marks were taken in for (by key), so that a membership is looked up
    * once, not once a sweep; emptied when it reaches `ROWID_CACHE_MAX`. One that went stale (the
-   * membership deleted and made again) costs only the order: the slice compares the key.
+   * membership deleted and made again) costs only the order: the slice updates by key.
    */
   const rowids = new Map<string, number>();
   /**
