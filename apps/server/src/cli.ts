@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import type { ListeningEvent } from '@parley/shared';
 import { ConfigError, loadConfig, redactedValues, type Config } from './config/config.ts';
 import { versionInfo } from '@parley/shared/version';
+import { lowerHelperThreads } from './thread-priority.ts';
 
 // `start` loads the server (Fastify, the store, the gateway) when it runs, so
 // `version` and `config validate` answer without loading it.
@@ -49,6 +50,8 @@ program
     const [{ createLogger }, { startServer }] = await Promise.all([import('./log.ts'), import('./server.ts')]);
     const log = createLogger(config.log.level);
     const server = await startServer(config, log).catch(fail);
+    // After the store started (its threads have named themselves) and before any load.
+    const helperThreads = lowerHelperThreads();
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -84,6 +87,7 @@ program
         ws: addr(server.addresses.ws),
         wkcrypto: wkcryptoImplementation.name,
         readPump: readPumpImplementation.name,
+        helperThreads,
       },
       'parley started',
     );
