@@ -33,10 +33,14 @@ export function testEnv(dataDir: string, extra: Record<string, string> = {}): Re
 /** How a test starts `parley`: on the TypeScript sources (the default), or `compiled`: the built dist/ with no loader. */
 export interface StartOptions {
   compiled?: boolean;
+  /** A command that runs node and execs it, with its arguments (e.g. `['taskset', '-c', '0']`: the pid stays node's). */
+  wrap?: readonly string[];
 }
 
 function start(env: Record<string, string>, options: StartOptions = {}): ChildProcess {
-  return spawn(process.execPath, [...(options.compiled ? [] : SOURCE_NODE_ARGS), PARLEY_BIN, 'start'], {
+  const node = [process.execPath, ...(options.compiled ? [] : SOURCE_NODE_ARGS), PARLEY_BIN, 'start'];
+  const [cmd, ...args] = [...(options.wrap ?? []), ...node];
+  return spawn(cmd!, args, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

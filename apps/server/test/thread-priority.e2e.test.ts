@@ -1,11 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import process from 'node:process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listeningEventIn } from '@parley/shared';
-import { SOURCE_NODE_ARGS } from '../../../test-support/source-node.ts';
-import { PARLEY_BIN, tempDir, testEnv } from './helpers.ts';
+import { spawnServer, tempDir, testEnv } from './helpers.ts';
 
 /** `parley start`'s helper threads on one CPU (src/thread-priority.ts) and the store's checkpointer. */
 
@@ -35,32 +33,21 @@ function threadsOf(pid: number): ThreadInfo[] {
   return out;
 }
 
-/** Starts `parley start` on the sources (under `taskset -c 0` with `oneCpu`) and resolves once it listens and logged its start line. */
-async function startServer(oneCpu: boolean): Promise<{ proc: ChildProcess; started: Record<string, unknown> }> {
+/** Starts `parley start` on the sources (under `taskset -c 0` with `oneCpu`) and resolves once it logged its start line. */
+async function startServer(oneCpu: boolean): Promise<{ pid: number; started: Record<string, unknown> }> {
   const dir = tempDir();
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const node = [process.execPath, ...SOURCE_NODE_ARGS, PARLEY_BIN, 'start'];
-  const [cmd, args] = oneCpu ? ['taskset', ['-c', '0', ...node]] : [node[0]!, node.slice(1)];
-  const proc = spawn(cmd, args, {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testEnv(dir, { PARLEY_LOG_LEVEL: 'info' }) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((done) => proc.on('exit', () => done()));
-  cleanups.push(async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGKILL');
-      await exited;
-    }
-  });
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 20_000;
+  const server = await spawnServer(testEnv(dir, { PARLEY_LOG_LEVEL: 'info' }), oneCpu ? { wrap: ['taskset', '-c', '0'] } : {});
+  cleanups.push(async () => void (await server.stop()));
+  // The start line comes after the `listening` event.
+  const deadline = Date.now() + 10_000;
   for (;;) {
-    const line = err.split('\n').find((l) => l.includes('"parley started"'));
-    if (listeningEventIn(out) && line) return { proc, started: JSON.parse(line) as Record<string, unknown> };
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${err}`);
+    const line = server
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('"parley started"'));
+    if (line) return { pid: server.proc.pid!, started: JSON.parse(line) as Record<string, unknown> };
+    if (Date.now() > deadline) throw new Error(`no start line:\n${server.stderr()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -69,10 +56,10 @@ describe('thread priorities', { timeout: 40_000 }, () => {
   it.skipIf(!hasTaskset)(
     "on one CPU, the helper threads run 10 nice steps below the main thread; the writer keeps the main thread's",
     async () => {
-      const { proc, started } = await startServer(true);
-      const threads = threadsOf(proc.pid!);
-      const main = threads.find((t) => t.tid === proc.pid)!;
-      const helpers = threads.filter((t) => t.name === 'node' && t.tid !== proc.pid);
+      const { pid, started } = await startServer(true);
+      const threads = threadsOf(pid);
+      const main = threads.find((t) => t.tid === pid)!;
+      const helpers = threads.filter((t) => t.name === 'node' && t.tid !== pid);
       // Relative to the main thread's: the test runner itself may run at another nice value.
       const lower = Math.min(19, main.nice + 10);
       expect(helpers.length).toBeGreaterThan(0);
@@ -86,9 +73,9 @@ describe('thread priorities', { timeout: 40_000 }, () => {
   it.skipIf(!linux || availableParallelism() < 2)(
     'with several CPUs, only the checkpointer runs lower (the helpers run beside the main thread)',
     async () => {
-      const { proc, started } = await startServer(false);
-      const threads = threadsOf(proc.pid!);
-      const main = threads.find((t) => t.tid === proc.pid)!;
+      const { pid, started } = await startServer(false);
+      const threads = threadsOf(pid);
+      const main = threads.find((t) => t.tid === pid)!;
       for (const t of threads.filter((x) => x.name === 'node')) expect(t).toMatchObject({ nice: main.nice });
       expect(threads.find((t) => t.name === 'parley-writer')).toMatchObject({ nice: main.nice });
       expect(threads.find((t) => t.name === 'parley-ckpt')).toMatchObject({ nice: Math.min(19, main.nice + 10) });
