@@ -5,7 +5,9 @@ export interface WkcryptoNative {
   /** A session of a 16-byte AES key and IV. */
   session(key: Uint8Array, iv: Uint8Array): NativeSession;
   /**
-   * Writes a RECV frame into `out` from `packed`: msgKeyAt, payloadAt, the
+   * Writes a sealed frame into `out` from `packed` (a RECV on the server, a
+   * SEND on the client: any frame whose msg_key, at msgKeyAt, signs a prefix
+   * and the Base64 payload that ends the frame): msgKeyAt, payloadAt, the
    * sign prefix's length and the plaintext's length as little-endian u32s,
    * then the template's first payloadAt bytes, the sign prefix and the
    * plaintext. `out` (payloadAt + the Base64 length of the padded plaintext)

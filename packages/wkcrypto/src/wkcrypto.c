@@ -325,8 +325,9 @@ static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t
 
 /*
  * sealRecv(s, packed, out) -> undefined
- * `packed` is one RECV template's input, made once per template and message
- * (two typed arrays a call instead of five arguments' look-ups): msgKeyAt,
+ * `packed` is one frame template's input (a RECV's on the server, made once
+ * per template and message; a SEND's on the client), two typed arrays a call
+ * instead of five arguments' look-ups: msgKeyAt,
  * payloadAt, the sign prefix's length and the plaintext's length as
  * little-endian u32s, then the template's first payloadAt bytes, the sign
  * prefix and the plaintext. `out` (payloadAt + the Base64 of the padded

@@ -227,9 +227,12 @@ export class WkprotoClient extends EventEmitter {
       topic: m.topic ?? '',
       payload,
     };
-    if (this.crypto) packet = this.crypto.sealSend(packet);
+    const c = this.crypto;
+    const frame = c?.sealSendFrame(packet, this.version);
+    if (frame === undefined && c) packet = c.sealSend(packet);
     const acked = new Promise<SendackPacket>((resolve, reject) => this.pendingSends.set(clientSeq, { resolve, reject }));
-    this.write(packet);
+    if (frame !== undefined) this.writeFrame(frame);
+    else this.write(packet);
     return acked;
   }
 
@@ -253,9 +256,14 @@ export class WkprotoClient extends EventEmitter {
 
   /** Encodes and writes any packet at the session version. */
   write(packet: WkPacket): void {
+    this.writeFrame(encodePacket(packet, this.version));
+  }
+
+  /** Writes one encoded frame (after the RECVACKs queued before it). */
+  private writeFrame(frame: Buffer): void {
     if (this.closedError || !this.transport) throw this.closedError ?? new Error('not connected');
     this.flushAcks();
-    this.put(encodePacket(packet, this.version));
+    this.put(frame);
   }
 
   /**

@@ -300,6 +300,8 @@ export class WkSessionCrypto {
   /** Views of the scratch cut for the last sign text and ciphertext (reused while the length repeats). */
   private signView: Buffer | undefined;
   private rawView: Buffer | undefined;
+  /** {@link sealSendFrame}'s packed input to the native seal (reused, grown on demand). */
+  private sealScratch: Buffer | undefined;
   /** The native session (its own AES contexts), made on first use when the native crypto is in use. */
   private nativeSession: NativeSession | undefined;
   /** Where the native {@link openRecvView} decrypts (reused, grown on demand; {@link opened} points at it). */
@@ -427,6 +429,41 @@ export class WkSessionCrypto {
     const sealed = { ...p, payload: this.encrypt(p.payload) };
     sealed.msgKey = this.sendMsgKey(sealed);
     return sealed;
+  }
+
+  /**
+   * Client side: the complete SEND frame of `p` (its payload the plaintext) at
+   * `version`, byte for byte `encodePacket(sealSend(p), version)`, encrypted
+   * and signed by the native crypto in one call (@parley/wkcrypto's
+   * `sealRecv` writes any frame whose msg_key signs a prefix and the
+   * payload). Undefined when this session uses the JavaScript path or `p`
+   * is not encrypted (Setting.NO_ENCRYPT): the caller seals with
+   * {@link sealSend}.
+   */
+  sealSendFrame(p: SendPacket, version: number): Buffer | undefined {
+    const wk = this.wk;
+    if (wk === undefined || (p.setting & Setting.NO_ENCRYPT) !== 0) return undefined;
+    const plain = p.payload;
+    const sealedBytes = sealedPayloadBytes(plain.length);
+    // The frame with placeholders: the encoder checks every field and writes the length; the native seal fills in the rest.
+    const frame = encodePacket({ ...p, msgKey: MSG_KEY_PLACEHOLDER, payload: zeroBytes(sealedBytes) }, version);
+    const payloadAt = frame.length - sealedBytes;
+    // After the msg_key come the topic (with Setting.TOPIC) and the payload.
+    const topicBytes = (p.setting & Setting.TOPIC) !== 0 ? 2 + Buffer.byteLength(p.topic ?? '', 'utf8') : 0;
+    const prefix = sendSignPrefix(p);
+    const prefixBytes = Buffer.byteLength(prefix, 'utf8');
+    const packedBytes = 16 + payloadAt + prefixBytes + plain.length;
+    let scratch = this.sealScratch;
+    if (scratch === undefined || scratch.length < packedBytes) scratch = this.sealScratch = Buffer.allocUnsafe(Math.max(packedBytes, 512));
+    putUint32LE(scratch, 0, payloadAt - topicBytes - MSG_KEY_CHARS);
+    putUint32LE(scratch, 4, payloadAt);
+    putUint32LE(scratch, 8, prefixBytes);
+    putUint32LE(scratch, 12, plain.length);
+    frame.copy(scratch, 16, 0, payloadAt);
+    scratch.write(prefix, 16 + payloadAt, 'utf8');
+    scratch.set(plain, 16 + payloadAt + prefixBytes);
+    wk.sealRecv(this.native(wk), scratch.subarray(0, packedBytes), frame);
+    return frame;
   }
 
   /**
@@ -727,6 +764,15 @@ function packRecvTemplate(t: RecvTemplate, plain: Uint8Array): Buffer {
 
 /** Length of a msg_key: lower-hex MD5. */
 const MSG_KEY_CHARS = 32;
+/** What a frame holds where its msg_key goes until the seal writes it. */
+const MSG_KEY_PLACEHOLDER = '0'.repeat(MSG_KEY_CHARS);
+
+/** Zeros the encoder copies where a sealed payload goes (one buffer, grown on demand; never written). */
+let zeros = Buffer.alloc(256);
+function zeroBytes(bytes: number): Buffer {
+  if (zeros.length < bytes) zeros = Buffer.alloc(Math.max(bytes, 2 * zeros.length));
+  return zeros.subarray(0, bytes);
+}
 
 /**
  * Builds the {@link RecvTemplate} of `p` (its msgKey and payload ignored) for
