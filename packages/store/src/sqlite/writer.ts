@@ -197,6 +197,13 @@ export class SqliteWriter {
   private unapplied: { batch: number; marks: readonly LastSendMark[] }[] = [];
   /** Raised whenever marks leave `unapplied` (applied to `memberships`): see `readWithMarks`. */
   private applies = 0;
+  /**
+   * The marks of `unapplied` by uid, oldest first: built by the first read that needs it and
+   * dropped whenever `unapplied` changes, so a read looks only at its own user's marks (a
+   * catch-up right after many sends reads memberships once per page while tens of thousands
+   * of marks wait to be applied).
+   */
+  private unappliedByUid: Map<string, LastSendMark[]> | undefined;
   /** What the writer thread reports of its time: each commit's duration, and its pauses beside them while batches waited. */
   readonly timings = new WriterTimings();
 
@@ -213,14 +220,20 @@ export class SqliteWriter {
     private readonly checkpointer: Thread,
     private readonly health: WriteHealth,
   ) {
-    writer.onCommitted = (id, marks) => this.unapplied.push({ batch: id, marks });
+    writer.onCommitted = (id, marks) => {
+      this.unapplied.push({ batch: id, marks });
+      if (marks.length > 0) this.unappliedByUid = undefined;
+    };
     writer.onPause = (reason, ms) => this.timings.pause(reason, ms);
     writer.onCommitMs = (ms) => this.timings.commit(ms);
     writer.onApplied = (through) => {
       this.applies++;
       let n = 0;
       while (n < this.unapplied.length && this.unapplied[n]!.batch <= through) n++;
-      if (n > 0) this.unapplied = this.unapplied.slice(n);
+      if (n > 0) {
+        this.unapplied = this.unapplied.slice(n);
+        this.unappliedByUid = undefined;
+      }
     };
   }
 
@@ -238,17 +251,29 @@ export class SqliteWriter {
       const applies = this.applies;
       const rows = await read();
       if (applies !== this.applies) continue;
-      if (rows.length === 0) return rows;
-      for (const b of this.unapplied) {
-        for (const m of b.marks) {
-          if (m.uid !== uid) continue;
-          for (const r of rows) {
-            if (r.channelId === m.channelId && r.channelType === m.channelType && r.lastSendSeq < m.seq) r.lastSendSeq = m.seq;
-          }
+      if (rows.length === 0 || this.unapplied.length === 0) return rows;
+      const marks = (this.unappliedByUid ??= this.indexUnapplied()).get(uid);
+      if (marks === undefined) return rows;
+      for (const m of marks) {
+        for (const r of rows) {
+          if (r.channelId === m.channelId && r.channelType === m.channelType && r.lastSendSeq < m.seq) r.lastSendSeq = m.seq;
         }
       }
       return rows;
     }
+  }
+
+  /** The marks of `unapplied` by uid, each user's oldest first. */
+  private indexUnapplied(): Map<string, LastSendMark[]> {
+    const byUid = new Map<string, LastSendMark[]>();
+    for (const b of this.unapplied) {
+      for (const m of b.marks) {
+        const mine = byUid.get(m.uid);
+        if (mine === undefined) byUid.set(m.uid, [m]);
+        else mine.push(m);
+      }
+    }
+    return byUid;
   }
 
   /** Starts both threads on `file` (which must already hold the schema). */
