@@ -300,8 +300,6 @@ export class WkSessionCrypto {
   /** Views of the scratch cut for the last sign text and ciphertext (reused while the length repeats). */
   private signView: Buffer | undefined;
   private rawView: Buffer | undefined;
-  /** {@link sealSendFrame}'s packed input to the native seal (reused, grown on demand). */
-  private sealScratch: Buffer | undefined;
   /** The native session (its own AES contexts), made on first use when the native crypto is in use. */
   private nativeSession: NativeSession | undefined;
   /** Where the native {@link openRecvView} decrypts (reused, grown on demand; {@link opened} points at it). */
@@ -453,8 +451,7 @@ export class WkSessionCrypto {
     const prefix = sendSignPrefix(p);
     const prefixBytes = Buffer.byteLength(prefix, 'utf8');
     const packedBytes = 16 + payloadAt + prefixBytes + plain.length;
-    let scratch = this.sealScratch;
-    if (scratch === undefined || scratch.length < packedBytes) scratch = this.sealScratch = Buffer.allocUnsafe(Math.max(packedBytes, 512));
+    const scratch = sendSealInput(packedBytes);
     putUint32LE(scratch, 0, payloadAt - topicBytes - MSG_KEY_CHARS);
     putUint32LE(scratch, 4, payloadAt);
     putUint32LE(scratch, 8, prefixBytes);
@@ -766,6 +763,17 @@ function packRecvTemplate(t: RecvTemplate, plain: Uint8Array): Buffer {
 const MSG_KEY_CHARS = 32;
 /** What a frame holds where its msg_key goes until the seal writes it. */
 const MSG_KEY_PLACEHOLDER = '0'.repeat(MSG_KEY_CHARS);
+
+/**
+ * {@link WkSessionCrypto.sealSendFrame}'s packed input to the native seal, at least `bytes`
+ * long: one buffer for every session (the seal is synchronous), grown on demand, outside Node's
+ * shared pool (kept, it would keep a whole pool slab alive).
+ */
+let sendSeal = Buffer.allocUnsafeSlow(512);
+function sendSealInput(bytes: number): Buffer {
+  if (sendSeal.length < bytes) sendSeal = Buffer.allocUnsafeSlow(Math.max(bytes, 2 * sendSeal.length));
+  return sendSeal;
+}
 
 /** Zeros the encoder copies where a sealed payload goes (one buffer, grown on demand; never written). */
 let zeros = Buffer.alloc(256);
