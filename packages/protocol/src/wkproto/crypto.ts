@@ -450,15 +450,9 @@ export class WkSessionCrypto {
     const topicBytes = (p.setting & Setting.TOPIC) !== 0 ? 2 + Buffer.byteLength(p.topic ?? '', 'utf8') : 0;
     const prefix = sendSignPrefix(p);
     const prefixBytes = Buffer.byteLength(prefix, 'utf8');
-    const packedBytes = 16 + payloadAt + prefixBytes + plain.length;
+    const packedBytes = SEAL_INPUT_HEAD + payloadAt + prefixBytes + plain.length;
     const scratch = sendSealInput(packedBytes);
-    putUint32LE(scratch, 0, payloadAt - topicBytes - MSG_KEY_CHARS);
-    putUint32LE(scratch, 4, payloadAt);
-    putUint32LE(scratch, 8, prefixBytes);
-    putUint32LE(scratch, 12, plain.length);
-    frame.copy(scratch, 16, 0, payloadAt);
-    scratch.write(prefix, 16 + payloadAt, 'utf8');
-    scratch.set(plain, 16 + payloadAt + prefixBytes);
+    writeSealInput(scratch, payloadAt - topicBytes - MSG_KEY_CHARS, frame, payloadAt, prefix, prefixBytes, plain);
     wk.sealRecv(this.native(wk), scratch.subarray(0, packedBytes), frame);
     return frame;
   }
@@ -738,24 +732,42 @@ export interface RecvTemplate {
   sealPlain: Uint8Array | undefined;
 }
 
+/** Bytes of @parley/wkcrypto's `sealRecv` input before the frame: four u32 lengths. */
+const SEAL_INPUT_HEAD = 16;
+
 /**
- * @parley/wkcrypto's `sealRecv` input for `t` and `plain`: msgKeyAt,
- * payloadAt, the sign prefix's and the plaintext's lengths (u32 LE), then the
- * frame up to its payload, the sign prefix and the plaintext.
+ * Writes @parley/wkcrypto's `sealRecv` input into `b` (at least SEAL_INPUT_HEAD +
+ * payloadAt + prefixBytes + plain.length long): msgKeyAt, payloadAt, the sign
+ * prefix's and the plaintext's lengths (u32 LE), then `frame` up to its payload,
+ * the sign prefix (bytes, or text written as its `prefixBytes` of UTF-8) and the
+ * plaintext.
  */
-function packRecvTemplate(t: RecvTemplate, plain: Uint8Array): Buffer {
-  const head = t.payloadAt;
-  const prefix = t.signPrefixBytes;
-  const b = Buffer.allocUnsafe(16 + head + prefix.length + plain.length);
+function writeSealInput(
+  b: Buffer,
+  msgKeyAt: number,
+  frame: Buffer,
+  payloadAt: number,
+  prefix: Uint8Array | string,
+  prefixBytes: number,
+  plain: Uint8Array,
+): void {
   // The lengths byte by byte: Buffer#writeUInt32LE went through a generic property look-up (every
   // kind of buffer reaches it) and argument checks, four times a template.
-  putUint32LE(b, 0, t.msgKeyAt);
-  putUint32LE(b, 4, head);
-  putUint32LE(b, 8, prefix.length);
+  putUint32LE(b, 0, msgKeyAt);
+  putUint32LE(b, 4, payloadAt);
+  putUint32LE(b, 8, prefixBytes);
   putUint32LE(b, 12, plain.length);
-  t.frame.copy(b, 16, 0, head);
-  b.set(prefix, 16 + head);
-  b.set(plain, 16 + head + prefix.length);
+  frame.copy(b, SEAL_INPUT_HEAD, 0, payloadAt);
+  if (typeof prefix === 'string') b.write(prefix, SEAL_INPUT_HEAD + payloadAt, 'utf8');
+  else b.set(prefix, SEAL_INPUT_HEAD + payloadAt);
+  b.set(plain, SEAL_INPUT_HEAD + payloadAt + prefixBytes);
+}
+
+/** @parley/wkcrypto's `sealRecv` input for `t` and `plain` ({@link writeSealInput}). */
+function packRecvTemplate(t: RecvTemplate, plain: Uint8Array): Buffer {
+  const prefix = t.signPrefixBytes;
+  const b = Buffer.allocUnsafe(SEAL_INPUT_HEAD + t.payloadAt + prefix.length + plain.length);
+  writeSealInput(b, t.msgKeyAt, t.frame, t.payloadAt, prefix, prefix.length, plain);
   return b;
 }
 
