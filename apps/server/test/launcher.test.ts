@@ -32,11 +32,13 @@ describe('bin/parley-node', () => {
     expect(JSON.parse(r.stdout)).not.toContain('--single-threaded-gc');
   });
 
-  it('turns allocation-site pretenuring off in every mode, before the flags of PARLEY_NODE_FLAGS', () => {
+  it("turns allocation-site pretenuring and the small heaps' memory reducer off in every mode, before the flags of PARLEY_NODE_FLAGS", () => {
     for (const mode of ['auto', 'single', 'parallel']) {
       const argv = JSON.parse(launch({ PARLEY_GC_THREADS: mode }).stdout) as string[];
-      expect(argv).toContain('--no-allocation-site-pretenuring');
-      expect(argv.indexOf('--no-allocation-site-pretenuring')).toBeLessThan(argv.indexOf('-e'));
+      for (const flag of ['--no-allocation-site-pretenuring', '--no-memory-reducer-for-small-heaps']) {
+        expect(argv).toContain(flag);
+        expect(argv.indexOf(flag)).toBeLessThan(argv.indexOf('-e'));
+      }
     }
   });
 
