@@ -4,6 +4,7 @@
 # thread's count is the figure; V8's compiler threads, still optimising during a run this short under
 # callgrind, move the all-threads total from run to run.
 # Usage: [NODE_EXTRA=--perf-basic-prof] bench/callgrind-group.sh PROTOCOL [MEMBERS] [N] [OUTDIR]
+# (PROTOCOL: jsonrpc, wkproto, or mosquitto for the broker through the bench's MQTT client)
 # (--perf-basic-prof writes /tmp/perf-PID.map: the names of the JIT code addresses in the profile)
 set -e
 cd "$(dirname "$0")/.."

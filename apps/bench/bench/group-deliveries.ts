@@ -2,7 +2,8 @@
  * A fixed amount of group delivery work for measuring the generator's cost
  * per delivery (not part of the bench run): a real Parley server (a child,
  * not traced), one group of `members` receivers connected through the
- * bench's own client (`jsonrpc` or `wkproto`), one publisher sending
+ * bench's own client (`jsonrpc` or `wkproto`; `mosquitto`: the broker and
+ * the bench's MQTT client instead), one publisher sending
  * `messages` bodies in windows of `window` (each window waits for all its
  * deliveries), every delivery checked by the ledger. The default window of
  * one message gives each receiver one frame per socket read, as in S2 and
@@ -40,13 +41,15 @@ import { promisify } from 'node:util';
 import { readPumpImplementation, readPumpStats } from '@parley/protocol/net';
 import { recvBatchStats, setRecvBatchEnabled } from '@parley/protocol/wkproto';
 import { installCleanup } from '../src/children.ts';
+import { startMosquittoDriver } from '../src/drivers/mosquitto.ts';
 import { startParleyDriver } from '../src/drivers/parley.ts';
 import { cpuBreakdown } from '../src/proc-stats.ts';
 import { encodeBody, PhaseLedgers } from '../src/ledger.ts';
 import type { Connection, Deliveries } from '../src/drivers/types.ts';
 
 const [protocol = 'jsonrpc', membersArg = '50', messagesArg = '400', windowArg = '1'] = process.argv.slice(2);
-if (protocol !== 'jsonrpc' && protocol !== 'wkproto') throw new Error(`protocol jsonrpc or wkproto, not ${protocol}`);
+if (protocol !== 'jsonrpc' && protocol !== 'wkproto' && protocol !== 'mosquitto')
+  throw new Error(`protocol jsonrpc, wkproto or mosquitto, not ${protocol}`);
 const members = Number(membersArg);
 const messages = Number(messagesArg);
 const window = Number(windowArg);
@@ -57,12 +60,16 @@ installCleanup();
 if (process.env.GD_RECV_BATCH === '0') setRecvBatchEnabled(false);
 // Under callgrind the server runs for minutes: its once-a-second top sampling would count by the wall clock, not by the work.
 const serverEnv: Record<string, string> = process.env.CALLGRIND_SERVER === '1' ? { PARLEY_TOP_COLLECT_INTERVAL: '1h' } : {};
-const driver = await startParleyDriver(
-  protocol,
-  (process.env.GD_SERVER_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''),
-  undefined,
-  serverEnv,
-);
+// `mosquitto`: the broker through the bench's MQTT client (mqtt-lite.ts), for the generator's cost per delivery.
+const driver =
+  protocol === 'mosquitto'
+    ? await startMosquittoDriver(() => undefined)
+    : await startParleyDriver(
+        protocol,
+        (process.env.GD_SERVER_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''),
+        undefined,
+        serverEnv,
+      );
 try {
   const uids = Array.from({ length: members }, (_, i) => `gd-m${i}`);
   await driver.provisionUsers(['gd-pub', ...uids]);

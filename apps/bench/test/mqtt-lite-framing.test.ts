@@ -61,7 +61,7 @@ describe('MqttLite framing', () => {
 
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  /** A client connected to the peer, its received messages, its socket writes counted, and its onData. */
+  /** A client connected to the peer, its received messages, its writes counted, and its onData. */
   async function client() {
     const got: Received[] = [];
     const c = await MqttLite.connect({
@@ -74,13 +74,13 @@ describe('MqttLite framing', () => {
       onMessage: (buf, start, end, topicStart, topicEnd) =>
         got.push({ topic: buf.toString('utf8', topicStart, topicEnd), payload: buf.toString('utf8', start, end) }),
     });
-    const inner = c as unknown as { socket: Socket; onData(chunk: Buffer): void };
+    const inner = c as unknown as { writer: { write(b: Uint8Array): boolean }; onData(chunk: Buffer): void };
     let writes = 0;
-    const write = inner.socket.write.bind(inner.socket) as (b: Buffer) => boolean;
-    inner.socket.write = ((b: Buffer) => {
+    const write = inner.writer.write.bind(inner.writer);
+    inner.writer.write = (b: Uint8Array) => {
       writes++;
       return write(b);
-    }) as Socket['write'];
+    };
     return { c, got, feed: (chunk: Buffer) => inner.onData(chunk), writes: () => writes, peer: written.at(-1)! };
   }
 

@@ -15,6 +15,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { connect as netConnect, type Socket } from 'node:net';
+import { DirectWriter, takeReads } from '@parley/protocol/net';
 import { deadline } from '../deadlines.ts';
 
 const CONNECT = 1;
@@ -59,9 +60,6 @@ function packet(first: number, parts: readonly (string | number | Buffer)[]): Bu
   }
   return buf;
 }
-
-/** Where every client's socket reads land (see {@link MqttLite.connect}). */
-const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
 /** Options of {@link MqttLite.connect}. */
 export interface MqttLiteOptions {
@@ -114,6 +112,8 @@ export class MqttLite {
   private closed: Error | undefined;
   /** Settles when the socket has closed. */
   private readonly gone: Promise<void>;
+  /** Packets go straight to the socket's handle while nothing is queued (`DirectWriter`), not through the Writable. */
+  private readonly writer: DirectWriter;
 
   private constructor(
     private readonly socket: Socket,
@@ -121,7 +121,14 @@ export class MqttLite {
     ackEvery = 1,
   ) {
     this.ackEvery = ackEvery;
+    this.writer = new DirectWriter(socket);
     socket.setNoDelay(true);
+    // Reads are taken before Node's Readable (`takeReads`: where @parley/readpump is built, many
+    // sockets' reads in one call per event-loop turn, else the handle's own read callback); a read
+    // not offered there (a paused socket) comes as `data`. `onData` handles each read wholly before
+    // the next and copies only a packet left incomplete at its end.
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.once('connect', () => takeReads(socket, (buf, start, n) => (this.onData(buf.subarray(start, start + n)), true)));
     socket.on('error', (e) => this.fail(e));
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('close', () => {
@@ -133,24 +140,13 @@ export class MqttLite {
   static async connect(o: MqttLiteOptions): Promise<MqttLite> {
     if (o.ackEvery !== undefined && (!Number.isInteger(o.ackEvery) || o.ackEvery < 1))
       throw new Error(`ackEvery must be a positive integer, not ${o.ackEvery}`);
-    // Reads land in one buffer shared by every client (each read is handled before the next one is made)
-    // instead of a new Buffer per read pushed through the socket's stream machinery.
-    const socket = netConnect({
-      host: o.host,
-      port: o.port,
-      onread: {
-        buffer: readBuffer,
-        callback: (n: number) => {
-          client.onData(readBuffer.subarray(0, n));
-          return true;
-        },
-      },
-    });
+    const socket = netConnect({ host: o.host, port: o.port });
     const client = new MqttLite(socket, o.onMessage, o.ackEvery);
     const accepted = new Promise<void>((resolve, reject) => (client.connack = { resolve, reject }));
     // Protocol "MQTT" level 4; flags: username, password, clean session (unless o.clean is false); keep-alive 0.
     const flags = o.clean === false ? 0xc0 : 0xc2;
-    socket.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, flags, 0, 0]), o.clientId, o.username, o.password]));
+    // Queued by the socket until it connects (a direct write needs a connected handle).
+    client.writer.write(packet(CONNECT << 4, ['MQTT', Buffer.from([4, flags, 0, 0]), o.clientId, o.username, o.password]));
     const cancel = deadline(o.timeoutMs, () => client.fail(new Error(`MQTT CONNACK timed out after ${o.timeoutMs} ms`)));
     try {
       await accepted;
@@ -169,7 +165,7 @@ export class MqttLite {
     if (this.closed) return Promise.reject(this.closed);
     if (this.waiting.has(id)) return Promise.reject(new Error(`MQTT packet id ${id} is still in flight`));
     const done = new Promise<void>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-    this.socket.write(frame);
+    this.writer.write(frame);
     return done;
   }
 
@@ -253,7 +249,7 @@ export class MqttLite {
       out[4 * i + 1] = 2;
       out.writeUInt16BE(ids[i]!, 4 * i + 2);
     }
-    this.socket.write(out);
+    this.writer.write(out);
   }
 
   /** Handles one packet whose body is buf[start, end); returns an error to close with. */
