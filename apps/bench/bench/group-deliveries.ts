@@ -50,6 +50,12 @@ import type { Connection, Deliveries } from '../src/drivers/types.ts';
 const [protocol = 'jsonrpc', membersArg = '50', messagesArg = '400', windowArg = '1'] = process.argv.slice(2);
 if (protocol !== 'jsonrpc' && protocol !== 'wkproto' && protocol !== 'mosquitto')
   throw new Error(`protocol jsonrpc, wkproto or mosquitto, not ${protocol}`);
+// The switches below that concern Parley's server mean nothing for the broker: refused, not ignored.
+if (protocol === 'mosquitto') {
+  const parleyOnly = ['GD_SERVER_NODE_FLAGS', 'CALLGRIND_SERVER'].filter((k) => (process.env[k] ?? '') !== '');
+  if (parleyOnly.length > 0)
+    throw new Error(`${parleyOnly.join(' and ')} ${parleyOnly.length > 1 ? 'apply' : 'applies'} to Parley's server, not to mosquitto`);
+}
 const members = Number(membersArg);
 const messages = Number(messagesArg);
 const window = Number(windowArg);
